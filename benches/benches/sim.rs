@@ -1,0 +1,85 @@
+//! Simulator speed: simulated IOs per second of wall time on the reference
+//! job (4 KiB random read, O_DIRECT, libaio iodepth 32) on `null` and
+//! `nvme`, and the cost of one event-queue push+pop.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use iolab_sim::cache::dirty::BdpMode;
+use iolab_sim::device::DeviceConfig;
+use iolab_sim::engine::EventQueue;
+use iolab_sim::fio::{self, ParseEnv};
+use iolab_sim::stats::GroupBwMode;
+use iolab_sim::{FsKind, Scenario, parse_variant, run};
+
+const JOB: &str = "[randread]\nioengine=libaio\niodepth=32\ndirect=1\nrw=randread\nbs=4k\nsize=4g\ntime_based\nruntime=200ms\n";
+
+fn scenario(device: &str) -> Scenario {
+    let vars = BTreeMap::new();
+    let include = |_: &str| -> Result<(String, String), String> { Err("no includes".into()) };
+    let env = ParseEnv {
+        mem_bytes: 4 << 30,
+        ncpus: 4,
+        pagesize: 4096,
+        vars: &vars,
+        include: &include,
+    };
+    let jobs = fio::parse_job_file("bench.fio", JOB, &env)
+        .expect("bench job parses")
+        .jobs;
+    Scenario {
+        jobs,
+        device: DeviceConfig::preset(device).expect("preset exists"),
+        mem_bytes: 4 << 30,
+        seed: 1,
+        fs: FsKind::XfsLite,
+        bdp: BdpMode::Paced,
+        group_bw: GroupBwMode::Sum,
+    }
+}
+
+fn ios_of(s: &Scenario) -> u64 {
+    let v = parse_variant("none").expect("none parses");
+    let out = run(s, &v, &mut |_| {}).expect("runs");
+    out.report
+        .jobs
+        .iter()
+        .flat_map(|j| j.dirs.iter())
+        .map(|d| d.total_ios)
+        .sum()
+}
+
+fn simulated_ios(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sim_randread_qd32_direct");
+    g.sample_size(10);
+    for dev in ["null", "nvme"] {
+        let s = scenario(dev);
+        let ios = ios_of(&s);
+        g.throughput(Throughput::Elements(ios));
+        g.bench_function(dev, |b| b.iter(|| black_box(ios_of(black_box(&s)))));
+    }
+    g.finish();
+}
+
+fn event_queue(c: &mut Criterion) {
+    let mut g = c.benchmark_group("event_queue");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("push_pop_1k_pending", |b| {
+        let mut q = EventQueue::with_capacity(2048);
+        for i in 0..1024u64 {
+            q.push(i * 7 % 1000, i as u32);
+        }
+        let mut t = 0u64;
+        b.iter(|| {
+            let (now, e) = q.pop().expect("never empty");
+            t = now;
+            q.push(t + 1 + u64::from(e) % 997, e);
+        });
+        black_box(t);
+    });
+    g.finish();
+}
+
+criterion_group!(benches, simulated_ios, event_queue);
+criterion_main!(benches);

@@ -1,0 +1,83 @@
+//! Reading what the user gave: job files (with includes), device TOML
+//! files, sizes. Every error names the file, line and option.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use iolab_sim::device::DeviceConfig;
+use iolab_sim::fio::{self, JobFile, ParseEnv};
+
+use crate::Failure;
+
+/// Reads a file as UTF-8 text; binary content is an error naming the file.
+fn read_text(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: not a text file (invalid UTF-8 at byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Parses the job file at `path`.
+pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failure> {
+    let p = PathBuf::from(path);
+    let text = read_text(&p).map_err(Failure::input)?;
+    let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+    let vars: BTreeMap<String, String> = std::env::vars().collect();
+    let include = move |name: &str| -> Result<(String, String), String> {
+        let ip = dir.join(name);
+        let text = read_text(&ip)?;
+        Ok((ip.display().to_string(), text))
+    };
+    let env = ParseEnv {
+        mem_bytes,
+        ncpus,
+        pagesize: 4096,
+        vars: &vars,
+        include: &include,
+    };
+    fio::parse_job_file(path, &text, &env).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// A device preset or TOML file.
+pub fn device(spec: &str) -> Result<DeviceConfig, Failure> {
+    if let Some(cfg) = DeviceConfig::preset(spec) {
+        return Ok(cfg);
+    }
+    let p = Path::new(spec);
+    if spec.ends_with(".toml") || p.exists() {
+        let text = read_text(p).map_err(Failure::input)?;
+        return DeviceConfig::from_toml(&text).map_err(|e| Failure::input(format!("{spec}: {e}")));
+    }
+    Err(Failure::input(format!(
+        "--device: '{spec}' is neither a preset ({}) nor a TOML file",
+        DeviceConfig::preset_names().join(", ")
+    )))
+}
+
+/// `--memory`: a size with fio's suffixes (k, m, g, t; base 1024).
+pub fn memory(text: &str) -> Result<u64, Failure> {
+    let v = fio::parse_size(text).map_err(|e| Failure::input(format!("--memory: {e}")))?;
+    if v < 64 << 20 {
+        return Err(Failure::input(format!(
+            "--memory: {v} bytes is below the 64 MiB the model needs"
+        )));
+    }
+    if v > 1 << 44 {
+        return Err(Failure::input(format!(
+            "--memory: {v} bytes is above the 16 TiB the model supports"
+        )));
+    }
+    Ok(v)
+}
+
+/// Peak resident set of this process, from /proc (Linux only).
+pub fn peak_rss() -> Option<String> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .map(|l| l.trim_start_matches("VmHWM:").trim().to_owned())
+}

@@ -1,0 +1,301 @@
+//! `iolab`: run fio job files on a synthetic device and compare policy
+//! variants. Only this crate reads files and talks to the terminal.
+
+mod load;
+mod progress;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use iolab_sim::cache::dirty::BdpMode;
+use iolab_sim::device::DeviceConfig;
+use iolab_sim::stats::{self, GroupBwMode};
+use iolab_sim::{FsKind, Scenario, Variant};
+
+/// Compare storage-stack policies on a simulated device, from fio job files.
+#[derive(Parser, Debug)]
+#[command(name = "iolab", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Normal,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Fs {
+    /// XFS-like journal (log forces on fsync).
+    XfsLite,
+    /// No journal: fsync writes data and flushes the cache.
+    Raw,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FioCompat {
+    /// fio >= 3: a group's bandwidth is the sum of its jobs.
+    Current,
+    /// fio of 2016: a group's bandwidth is the mean over its jobs.
+    #[value(name = "2016")]
+    Y2016,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Bdp {
+    /// IO-less pacing along the kernel's control line.
+    Paced,
+    /// Block until dirty pages fall below the limit.
+    Legacy,
+}
+
+#[derive(clap::Args, Debug)]
+struct Common {
+    /// fio job file.
+    job: String,
+    /// Device: a preset name (see `iolab devices`) or a TOML file.
+    #[arg(long)]
+    device: String,
+    /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
+    #[arg(long, default_value = "4g")]
+    memory: String,
+    /// Master seed; a run is (scenario, seed).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// CPUs of the simulated machine ($ncpus, NUM_LOGICAL_CPUS).
+    #[arg(long, default_value_t = 4)]
+    cpus: u32,
+    /// Filesystem model.
+    #[arg(long, value_enum, default_value_t = Fs::XfsLite)]
+    fs: Fs,
+    /// fio version whose group bandwidth rule to follow.
+    #[arg(long, value_enum, default_value_t = FioCompat::Current)]
+    fio_compat: FioCompat,
+    /// Dirty-page throttling flavour.
+    #[arg(long, value_enum, default_value_t = Bdp::Paced)]
+    bdp: Bdp,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Normal)]
+    output_format: Format,
+    /// List job options accepted without effect on the simulation.
+    #[arg(long)]
+    verbose: bool,
+    /// Print wall time and simulated IO rate on stderr.
+    #[arg(long)]
+    timing: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run one job file under one policy.
+    Run {
+        #[command(flatten)]
+        common: Common,
+        /// Policy variant (default `none`).
+        #[arg(long, default_value = "none")]
+        policy: String,
+    },
+    /// Run a job file under several variants on identical inputs and print
+    /// the mmtests comparison table (first variant is the baseline).
+    Compare {
+        #[command(flatten)]
+        common: Common,
+        /// Comma-separated variants, e.g. none,none.
+        #[arg(long)]
+        policies: String,
+    },
+    /// List device presets and their parameters.
+    Devices {
+        /// Show one preset or TOML file in full.
+        name: Option<String>,
+    },
+}
+
+/// An error for the user: exit code 2 for bad input, 1 for internal.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn input(message: impl Into<String>) -> Self {
+        Self {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("iolab: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> Result<(), Failure> {
+    match cli.cmd {
+        Cmd::Devices { name } => devices(name),
+        Cmd::Run { common, policy } => {
+            let variant = iolab_sim::parse_variant(&policy)
+                .map_err(|e| Failure::input(format!("--policy: {e}")))?;
+            let scenario = build_scenario(&common)?;
+            let out = run_one(&common, &scenario, &variant)?;
+            let mut stdout = std::io::stdout().lock();
+            let text = match common.output_format {
+                Format::Normal => stats::normal_output(&out.report),
+                Format::Json => pretty(&stats::json_output(&out.report, out.extra)),
+            };
+            write_out(&mut stdout, &text)
+        }
+        Cmd::Compare { common, policies } => {
+            let variants = iolab_sim::parse_policies(&policies)
+                .map_err(|e| Failure::input(format!("--policies: {e}")))?;
+            let scenario = build_scenario(&common)?;
+            let mut outs = Vec::with_capacity(variants.len());
+            for v in &variants {
+                outs.push(run_one(&common, &scenario, v)?);
+            }
+            let text = match common.output_format {
+                Format::Normal => {
+                    let runs: Vec<(&str, &stats::RunReport)> = variants
+                        .iter()
+                        .zip(&outs)
+                        .map(|(v, o)| (v.spec.as_str(), &o.report))
+                        .collect();
+                    stats::mmtests_table(&runs)
+                }
+                Format::Json => {
+                    let runs: Vec<serde_json::Value> = variants
+                        .iter()
+                        .zip(outs)
+                        .map(|(v, o)| {
+                            serde_json::json!({
+                                "variant": v.spec,
+                                "result": stats::json_output(&o.report, o.extra),
+                            })
+                        })
+                        .collect();
+                    pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }))
+                }
+            };
+            write_out(&mut std::io::stdout().lock(), &text)
+        }
+    }
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    let mut s =
+        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+fn write_out(w: &mut impl Write, text: &str) -> Result<(), Failure> {
+    match w.write_all(text.as_bytes()).and_then(|()| w.flush()) {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not an error worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("writing output: {e}"),
+        }),
+    }
+}
+
+fn devices(name: Option<String>) -> Result<(), Failure> {
+    let mut out = String::new();
+    match name {
+        Some(n) => {
+            let cfg = load::device(&n)?;
+            out.push_str(&cfg.describe());
+        }
+        None => {
+            for n in DeviceConfig::preset_names() {
+                if let Some(cfg) = DeviceConfig::preset(n) {
+                    out.push_str(&cfg.describe());
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    write_out(&mut std::io::stdout().lock(), &out)
+}
+
+fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
+    let mem_bytes = load::memory(&c.memory)?;
+    let device = load::device(&c.device)?;
+    let jobfile = load::job_file(&c.job, mem_bytes, c.cpus)?;
+    if c.verbose {
+        for a in &jobfile.accepted {
+            eprintln!("iolab: {a}");
+        }
+    }
+    Ok(Scenario {
+        jobs: jobfile.jobs,
+        device,
+        mem_bytes,
+        seed: c.seed,
+        fs: match c.fs {
+            Fs::XfsLite => FsKind::XfsLite,
+            Fs::Raw => FsKind::Raw,
+        },
+        bdp: match c.bdp {
+            Bdp::Paced => BdpMode::Paced,
+            Bdp::Legacy => BdpMode::Legacy,
+        },
+        group_bw: match c.fio_compat {
+            FioCompat::Current => GroupBwMode::Sum,
+            FioCompat::Y2016 => GroupBwMode::PerJobMean,
+        },
+    })
+}
+
+fn run_one(
+    c: &Common,
+    scenario: &Scenario,
+    variant: &Variant,
+) -> Result<iolab_sim::RunOutput, Failure> {
+    let started = Instant::now();
+    let horizon = progress::horizon(scenario);
+    let mut bar = progress::Bar::new(&variant.spec, horizon);
+    let out = iolab_sim::run(scenario, variant, &mut |t| bar.update(t))
+        .map_err(|e| Failure::input(e.to_string()))?;
+    bar.finish();
+    if c.timing {
+        let wall = started.elapsed().as_secs_f64();
+        let ios: u64 = out
+            .report
+            .jobs
+            .iter()
+            .flat_map(|j| j.dirs.iter())
+            .map(|d| d.total_ios)
+            .sum();
+        eprintln!(
+            "iolab: variant {}: {:.3} s wall, {:.1} s simulated, {} events, {} IOs, {:.2} M IOs/s of wall time, peak RSS {}",
+            variant.spec,
+            wall,
+            out.sim_ns as f64 / 1e9,
+            out.events,
+            ios,
+            ios as f64 / wall / 1e6,
+            load::peak_rss().unwrap_or_else(|| "unknown".into()),
+        );
+    }
+    Ok(out)
+}

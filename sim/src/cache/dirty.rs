@@ -1,0 +1,130 @@
+//! Dirty-page limits and `balance_dirty_pages` pacing (spec sim.md §2,
+//! kernel `mm/page-writeback.c`).
+
+use crate::time::{MS, Ns, SEC};
+
+/// Longest pause of a dirtying task (`MAX_PAUSE`, 200 ms).
+pub const MAX_PAUSE_NS: Ns = 200 * MS;
+/// Pages a task dirties between two `balance_dirty_pages` calls (the
+/// kernel adapts this; a fixed 32 is the spec's accepted simplification).
+pub const BATCH_PAGES: u32 = 32;
+/// Pauses shorter than this are not slept; the pages carry over to the
+/// next call (the kernel's `min_pause` idea, simplified).
+pub const MIN_PAUSE_NS: Ns = MS;
+/// Flusher period (`dirty_writeback_centisecs` = 500).
+pub const WRITEBACK_INTERVAL_NS: Ns = 5 * SEC;
+/// Age after which dirty data is written (`dirty_expire_centisecs` = 3000).
+pub const DIRTY_EXPIRE_NS: Ns = 30 * SEC;
+/// Pages per inode per writeback slice (`MAX_WRITEBACK_PAGES`, 4 MiB).
+pub const MAX_WRITEBACK_PAGES: u32 = 1024;
+/// Bandwidth estimation period (200 ms).
+pub const BW_INTERVAL_NS: Ns = 200 * MS;
+/// Initial write bandwidth estimate (`INIT_BW`, 100 MB/s), in pages/s.
+pub const INIT_BW_PAGES: u64 = 100 * 1024 * 1024 / 4096;
+
+/// Thresholds in pages, from memory size and the default ratios
+/// (`dirty_background_ratio` 10 %, `dirty_ratio` 20 %).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirtyLimits {
+    /// Memory that can hold dirty pages: 90 % of RAM *(assumed: free plus
+    /// reclaimable file pages of an otherwise idle machine)*.
+    pub dirtyable: u64,
+    /// Background writeback starts above this.
+    pub bg_thresh: u64,
+    /// The dirty limit.
+    pub thresh: u64,
+    /// Below this a writer is never throttled: `(thresh + bg_thresh) / 2`.
+    pub freerun: u64,
+    /// The control line's setpoint: `(freerun + thresh) / 2`.
+    pub setpoint: u64,
+}
+
+/// How `balance_dirty_pages` throttles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BdpMode {
+    /// IO-less pacing along the kernel's control line (default).
+    Paced,
+    /// Block until dirty falls below the limit (pre-3.2 behaviour).
+    Legacy,
+}
+
+impl DirtyLimits {
+    /// Limits for `mem_bytes` of RAM.
+    pub fn for_memory(mem_bytes: u64) -> Self {
+        let dirtyable = mem_bytes / 4096 * 9 / 10;
+        let bg_thresh = dirtyable / 10;
+        let thresh = dirtyable / 5;
+        let freerun = (thresh + bg_thresh) / 2;
+        let setpoint = (freerun + thresh) / 2;
+        Self {
+            dirtyable,
+            bg_thresh,
+            thresh,
+            freerun,
+            setpoint,
+        }
+    }
+
+    /// The kernel's cubic position ratio: 2 at freerun, 1 at the setpoint,
+    /// 0 at the limit.
+    pub fn pos_ratio(&self, dirty: u64) -> f64 {
+        if dirty >= self.thresh {
+            return 0.0;
+        }
+        let span = (self.thresh - self.setpoint).max(1) as f64;
+        let x = (self.setpoint as f64 - dirty as f64) / span;
+        (1.0 + x * x * x).clamp(0.0, 2.0)
+    }
+
+    /// The pause for a task that dirtied `pages` with `dirty` pages (dirty
+    /// plus writeback) in the system, at a per-task base rate of
+    /// `ratelimit` pages/s. `None`: no throttling.
+    pub fn pause(&self, mode: BdpMode, pages: u32, dirty: u64, ratelimit: u64) -> Option<Ns> {
+        if dirty <= self.freerun {
+            return None;
+        }
+        match mode {
+            BdpMode::Legacy => (dirty >= self.thresh).then_some(MAX_PAUSE_NS / 10),
+            BdpMode::Paced => {
+                let rate = ratelimit.max(1) as f64 * self.pos_ratio(dirty);
+                if rate < 1.0 {
+                    return Some(MAX_PAUSE_NS);
+                }
+                let pause = (f64::from(pages) / rate * SEC as f64).round() as Ns;
+                Some(pause.min(MAX_PAUSE_NS))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_for_six_gib() {
+        let l = DirtyLimits::for_memory(6 << 30);
+        assert_eq!(l.dirtyable, 1_415_577);
+        assert_eq!(l.bg_thresh, 141_557);
+        assert_eq!(l.thresh, 283_115);
+        assert_eq!(l.freerun, 212_336);
+        assert_eq!(l.setpoint, 247_725);
+    }
+
+    #[test]
+    fn control_line_shape() {
+        let l = DirtyLimits::for_memory(1 << 30);
+        assert!((l.pos_ratio(l.setpoint) - 1.0).abs() < 1e-9);
+        assert!(l.pos_ratio(l.freerun) > 1.5);
+        assert_eq!(l.pos_ratio(l.thresh), 0.0);
+        assert_eq!(l.pause(BdpMode::Paced, 32, l.freerun, 1000), None);
+        // At the setpoint, 32 pages at 1000 pages/s pause 32 ms.
+        assert_eq!(l.pause(BdpMode::Paced, 32, l.setpoint, 1000), Some(32 * MS));
+        assert_eq!(
+            l.pause(BdpMode::Paced, 32, l.thresh, 1000),
+            Some(MAX_PAUSE_NS)
+        );
+        assert_eq!(l.pause(BdpMode::Legacy, 32, l.setpoint, 1000), None);
+        assert!(l.pause(BdpMode::Legacy, 32, l.thresh, 1000).is_some());
+    }
+}

@@ -1,0 +1,372 @@
+//! Applying one typed option to a job under construction.
+
+use super::spec::{
+    BsRange, DDIR_READ, DDIR_TRIM, Engine, ExitWhat, Fadvise, Fallocate, FileServiceType, JobSpec,
+    RateProcess, RwMode, SizeRange, SizeSpec,
+};
+use super::table::Opt;
+use super::value::{
+    Size, name_list, parse_bool, parse_bytes, parse_flag, parse_percentiles, parse_plain_u32,
+    parse_range, parse_size, parse_time_ns, parse_u32, per_dir,
+};
+
+/// One second in microseconds: the unit of a bare `runtime`/`ramp_time`.
+const SECOND_US: u64 = 1_000_000;
+
+/// A job (or the `[global]` defaults) while its sections are being applied.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct JobState {
+    pub(crate) spec: JobSpec,
+    /// `bs=` per direction.
+    bs: [u64; 3],
+    /// `bsrange=` per direction; wins over `bs=` where set.
+    bsrange: [Option<BsRange>; 3],
+    /// The job's own `name=`.
+    pub(crate) name: Option<String>,
+}
+
+impl JobState {
+    /// fio's defaults.
+    pub(crate) fn new() -> Self {
+        JobState {
+            spec: JobSpec::fio_default("", "", 0),
+            bs: [4096; 3],
+            bsrange: [None; 3],
+            name: None,
+        }
+    }
+
+    /// The finished job spec for a section.
+    pub(crate) fn finish(
+        mut self,
+        section: &str,
+        file: &str,
+        line: usize,
+        options: Vec<(String, String)>,
+    ) -> JobSpec {
+        for d in DDIR_READ..=DDIR_TRIM {
+            self.spec.bs[d] = self.bsrange[d].unwrap_or(BsRange::fixed(self.bs[d]));
+        }
+        self.spec.name = self.name.unwrap_or_else(|| section.to_string());
+        self.spec.file = file.to_string();
+        self.spec.line = line;
+        self.spec.options = options;
+        self.spec
+    }
+
+    fn kb(&self) -> u32 {
+        self.spec.kb_base
+    }
+
+    /// Applies `opt` with its expanded value (`None` for a bare option).
+    pub(crate) fn apply(&mut self, opt: Opt, value: Option<&str>) -> Result<(), String> {
+        let s = &mut self.spec;
+        match opt {
+            // Booleans and flags accept a bare option as "true".
+            Opt::Direct => s.direct = parse_bool(value)?,
+            Opt::Buffered => s.direct = !parse_bool(value)?,
+            Opt::Invalidate => s.invalidate = parse_bool(value)?,
+            Opt::Overwrite => s.overwrite = parse_bool(value)?,
+            Opt::CreateFsync => s.create_fsync = parse_bool(value)?,
+            Opt::EndFsync => s.end_fsync = parse_bool(value)?,
+            Opt::FsyncOnClose => s.fsync_on_close = parse_bool(value)?,
+            Opt::Randrepeat => s.randrepeat = parse_bool(value)?,
+            Opt::ClatPercentiles => s.clat_percentiles = parse_bool(value)?,
+            Opt::LatPercentiles => s.lat_percentiles = parse_bool(value)?,
+            Opt::TimeBased => s.time_based = parse_flag(value)?,
+            Opt::Norandommap => s.norandommap = parse_flag(value)?,
+            Opt::NewGroup => s.new_group = parse_flag(value)?,
+            Opt::Stonewall => s.stonewall = parse_flag(value)?,
+            Opt::GroupReporting => s.group_reporting = parse_flag(value)?,
+            Opt::Exitall => {
+                // fio's handler ignores the value: any `exitall` turns it on.
+                parse_flag(value)?;
+                s.exitall = true;
+            }
+            _ => {
+                let v = value.ok_or_else(|| "requires a value".to_string())?;
+                self.apply_value(opt, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_value(&mut self, opt: Opt, v: &str) -> Result<(), String> {
+        let kb = self.kb();
+        let t = v.trim();
+        let s = &mut self.spec;
+        match opt {
+            Opt::Description => s.description = Some(t.to_string()),
+            Opt::Name => self.name = Some(non_empty(t)?.to_string()),
+            Opt::Filename => s.filename = non_empty_list(name_list(t))?,
+            Opt::Directory => s.directory = non_empty_list(name_list(t))?,
+            Opt::Cgroup => s.cgroup = Some(non_empty(t)?.to_string()),
+            Opt::Rw => {
+                let (mode, post) = split_postfix(t);
+                s.rw.mode = parse_rw_mode(mode)?;
+                s.rw.seq_n = 1;
+                s.rw.seq_add = 0;
+                if let Some(p) = post {
+                    if s.rw.mode.is_random() {
+                        s.rw.seq_n = at_least(parse_plain_u32(p)?, 1)?;
+                    } else {
+                        s.rw.seq_add = parse_bytes(p, kb)?;
+                    }
+                }
+            }
+            Opt::Ioengine => s.ioengine = parse_engine(t)?,
+            Opt::Iodepth => s.iodepth = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::Size => s.size = parse_size_spec(t, kb)?,
+            Opt::IoSize => s.io_size = parse_size_spec(t, kb)?,
+            Opt::Filesize => {
+                let (min, max) = parse_range(t, kb, true)?;
+                if min == 0 {
+                    return Err("must be at least 1".to_string());
+                }
+                s.filesize = Some(SizeRange { min, max });
+            }
+            Opt::Bs => {
+                for (d, e) in per_dir(t, true)? {
+                    self.bs[d] = at_least_u64(parse_bytes(e, kb)?, 1)?;
+                }
+            }
+            Opt::Bsrange => {
+                for (d, e) in per_dir(t, false)? {
+                    let (min, max) = parse_range(e, kb, false)?;
+                    at_least_u64(min, 1)?;
+                    self.bsrange[d] = Some(BsRange { min, max });
+                }
+            }
+            Opt::Randseed => s.randseed = Some(parse_bytes(t, kb)?),
+            Opt::Nrfiles => s.nrfiles = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::FileServiceType => {
+                let (kind, post) = split_postfix(t);
+                s.file_service_type = match kind {
+                    "roundrobin" => FileServiceType::RoundRobin,
+                    "random" => FileServiceType::Random,
+                    "sequential" => FileServiceType::Sequential,
+                    "zipf" | "pareto" | "normal" | "gauss" => {
+                        return Err(format!("file_service_type={kind} is not simulated"));
+                    }
+                    other => return Err(bad_choice(other, "roundrobin, random, sequential")),
+                };
+                s.file_service_nr = match post {
+                    Some(p) => at_least(parse_plain_u32(p)?, 1)?,
+                    None => 1,
+                };
+            }
+            Opt::Fallocate => {
+                s.fallocate = match t {
+                    "none" | "0" => Fallocate::None,
+                    "native" => Fallocate::Native,
+                    "posix" | "1" => Fallocate::Posix,
+                    "keep" => Fallocate::Keep,
+                    "truncate" => Fallocate::Truncate,
+                    other => {
+                        return Err(bad_choice(
+                            other,
+                            "none, native, posix, keep, truncate, 0, 1",
+                        ));
+                    }
+                }
+            }
+            Opt::FadviseHint => {
+                s.fadvise_hint = match t {
+                    "0" => Fadvise::None,
+                    "1" => Fadvise::Type,
+                    "random" => Fadvise::Random,
+                    "sequential" => Fadvise::Sequential,
+                    "noreuse" => Fadvise::NoReuse,
+                    other => return Err(bad_choice(other, "0, 1, random, sequential, noreuse")),
+                }
+            }
+            Opt::Fsync => s.fsync = parse_u32(t, kb)?,
+            Opt::Fdatasync => s.fdatasync = parse_u32(t, kb)?,
+            Opt::Loops => s.loops = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::Numjobs => s.numjobs = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::Runtime => {
+                let ns = parse_time_ns(t, SECOND_US)?;
+                s.runtime_ns = (ns != 0).then_some(ns);
+            }
+            Opt::RampTime => s.ramp_time_ns = parse_time_ns(t, SECOND_US)?,
+            Opt::Rwmixread => s.rwmixread = at_most(parse_u32(t, kb)?, 100)?,
+            Opt::Rwmixwrite => s.rwmixread = 100 - at_most(parse_u32(t, kb)?, 100)?,
+            Opt::Thinktime => {
+                let ns = parse_time_ns(t, 1)?;
+                if ns / 1_000 > u64::from(u32::MAX) {
+                    return Err(format!("value '{t}' is out of range"));
+                }
+                s.thinktime_ns = ns;
+            }
+            Opt::ThinktimeBlocks => s.thinktime_blocks = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::Rate => {
+                for (d, e) in per_dir(t, true)? {
+                    s.rate[d] = parse_bytes(e, kb)?;
+                }
+            }
+            Opt::RateIops => {
+                for (d, e) in per_dir(t, true)? {
+                    s.rate_iops[d] = parse_u32(e, kb)?;
+                }
+            }
+            Opt::RateProcess => {
+                s.rate_process = match t {
+                    "linear" => RateProcess::Linear,
+                    "poisson" => RateProcess::Poisson,
+                    other => return Err(bad_choice(other, "linear, poisson")),
+                }
+            }
+            Opt::CgroupWeight => {
+                let w = at_least(parse_u32(t, kb)?, 100)?;
+                s.cgroup_weight = Some(at_most(w, 1000)?);
+            }
+            Opt::ExitWhat => {
+                s.exit_what = match t {
+                    "group" => ExitWhat::Group,
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    other => return Err(bad_choice(other, "group, stonewall, all")),
+                }
+            }
+            Opt::LogAvgMsec => s.log_avg_msec = parse_u32(t, kb)?,
+            Opt::KbBase => {
+                s.kb_base = match t {
+                    "1024" => 1024,
+                    "1000" => 1000,
+                    other => return Err(bad_choice(other, "1024, 1000")),
+                }
+            }
+            Opt::UnitBase => {
+                s.unit_base = match t {
+                    "0" => 0,
+                    "8" => 8,
+                    "1" => 1,
+                    other => return Err(bad_choice(other, "0, 8, 1")),
+                }
+            }
+            Opt::PercentileList => s.percentile_list = parse_percentiles(t)?,
+            // Booleans and flags are handled in `apply`.
+            Opt::Direct
+            | Opt::Buffered
+            | Opt::Invalidate
+            | Opt::Overwrite
+            | Opt::CreateFsync
+            | Opt::EndFsync
+            | Opt::FsyncOnClose
+            | Opt::Randrepeat
+            | Opt::ClatPercentiles
+            | Opt::LatPercentiles
+            | Opt::TimeBased
+            | Opt::Norandommap
+            | Opt::NewGroup
+            | Opt::Stonewall
+            | Opt::GroupReporting
+            | Opt::Exitall => {}
+        }
+        Ok(())
+    }
+}
+
+/// Splits `name:postfix`.
+fn split_postfix(t: &str) -> (&str, Option<&str>) {
+    match t.split_once(':') {
+        Some((a, b)) => (a.trim(), Some(b)),
+        None => (t, None),
+    }
+}
+
+fn parse_rw_mode(m: &str) -> Result<RwMode, String> {
+    Ok(match m {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "trim" => RwMode::Trim,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "randtrim" => RwMode::RandTrim,
+        "rw" | "readwrite" => RwMode::ReadWrite,
+        "randrw" => RwMode::RandRw,
+        "trimwrite" => RwMode::TrimWrite,
+        "randtrimwrite" => RwMode::RandTrimWrite,
+        "filecreate" | "filestat" | "filedelete" => {
+            return Err(format!("rw={m} is not simulated"));
+        }
+        other => {
+            return Err(bad_choice(
+                other,
+                "read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, \
+                 trimwrite, randtrimwrite",
+            ));
+        }
+    })
+}
+
+fn parse_engine(t: &str) -> Result<Engine, String> {
+    Ok(match t {
+        "sync" => Engine::Sync,
+        "psync" => Engine::Psync,
+        "vsync" => Engine::Vsync,
+        "pvsync" => Engine::Pvsync,
+        "pvsync2" => Engine::Pvsync2,
+        "libaio" => Engine::Libaio,
+        "io_uring" => Engine::IoUring,
+        "null" => Engine::Null,
+        other => return Err(format!("ioengine {other} is not simulated")),
+    })
+}
+
+/// `size=` / `io_size=`: bytes or 1..=100 percent; zero means "not set".
+fn parse_size_spec(t: &str, kb: u32) -> Result<Option<SizeSpec>, String> {
+    Ok(match parse_size(t, kb, true)? {
+        Size::Bytes(0) => None,
+        Size::Bytes(b) => Some(SizeSpec::Bytes(b)),
+        Size::Percent(p) if (1..=100).contains(&p) => {
+            // `p` is at most 100 here, so the conversion cannot fail.
+            Some(SizeSpec::Percent(u32::try_from(p).unwrap_or(100)))
+        }
+        Size::Percent(p) => return Err(format!("percentage {p}% is outside 1..100")),
+    })
+}
+
+fn bad_choice(got: &str, expected: &str) -> String {
+    format!("unknown value '{got}' (expected one of: {expected})")
+}
+
+fn non_empty(t: &str) -> Result<&str, String> {
+    if t.is_empty() {
+        Err("requires a value".to_string())
+    } else {
+        Ok(t)
+    }
+}
+
+fn non_empty_list(l: Vec<String>) -> Result<Vec<String>, String> {
+    if l.is_empty() {
+        Err("requires at least one name".to_string())
+    } else {
+        Ok(l)
+    }
+}
+
+fn at_least(v: u32, min: u32) -> Result<u32, String> {
+    if v < min {
+        Err(format!("value {v} is below the minimum {min}"))
+    } else {
+        Ok(v)
+    }
+}
+
+fn at_least_u64(v: u64, min: u64) -> Result<u64, String> {
+    if v < min {
+        Err(format!("value {v} is below the minimum {min}"))
+    } else {
+        Ok(v)
+    }
+}
+
+fn at_most(v: u32, max: u32) -> Result<u32, String> {
+    if v > max {
+        Err(format!("value {v} is above the maximum {max}"))
+    } else {
+        Ok(v)
+    }
+}

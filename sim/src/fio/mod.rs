@@ -1,0 +1,144 @@
+//! fio job files: a hand-written parser producing typed job specs.
+//!
+//! The format is fio's INI dialect. `[global]` sections set defaults for the
+//! jobs below them and may repeat (a later `[global]` only changes later
+//! jobs; as in fio, any section whose name starts with `global` is one);
+//! every other `[name]` is a job. Inside a section each line is `key=value`
+//! (blanks around `=` allowed), a bare `key` (true, for booleans and flags)
+//! or `include file` (the file may hold options but no sections). Lines
+//! starting with `;` or `#` are comments, and a value is cut at its first `;`
+//! or `#`, so `ramp_time=5 # warm-up` works.
+//!
+//! Values go through, in order:
+//!
+//! 1. mmtests' `$((expr))` bash arithmetic (64-bit, truncating division,
+//!    `+ - * / % ** ( )`, unary minus; names with or without `$`, looked up
+//!    in `MEMTOTAL_BYTES`, `NUM_LOGICAL_CPUS` and [`ParseEnv::vars`]; an
+//!    unknown name is an error, where bash would use 0);
+//! 2. fio's `${VAR}` from [`ParseEnv::vars`] (unset is an error, where fio
+//!    substitutes an empty string);
+//! 3. fio's keywords `$mb_memory`, `$ncpus`, `$pagesize`; when one was
+//!    replaced and the value is integer arithmetic, it is evaluated (fio
+//!    pipes such values through `bc`);
+//! 4. the option's own syntax: sizes, times, ranges, per-direction lists and
+//!    parenthesised arithmetic `( ... )` with `+ - * / % ^`.
+//!
+//! Every fio option name is classified in one table: typed into [`JobSpec`],
+//! cosmetic (accepted, listed in [`JobFile::accepted`]) or unsupported (an
+//! error unless given a value that keeps fio's default); see
+//! [`classify_option`]. Unknown names are an error with fio's "did you mean"
+//! suggestion.
+//!
+//! Deliberate differences from fio, all refusing input that fio would
+//! silently misread: stray characters, unknown suffixes, fractions and
+//! overflowing numbers are errors (fio reads a numeric prefix); unset
+//! variables are errors; a bare boolean option means true (fio requires a
+//! value for booleans).
+
+// `ParseError` carries the fields the CLI prints (file, line, section,
+// option, message, suggestion); errors are rare, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+mod apply;
+mod error;
+mod expand;
+mod lexer;
+mod parser;
+mod spec;
+mod suggest;
+mod table;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+pub use error::ParseError;
+pub use spec::{
+    BsRange, DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES, Engine, ExitWhat, Fadvise,
+    Fallocate, FileServiceType, JobSpec, RateProcess, Rw, RwMode, SizeRange, SizeSpec,
+};
+pub use suggest::closest;
+pub use table::{OptionClass, OptionInfo, classify_option, known_options};
+
+/// Resolves an `include` target to `(display name, contents)` or an error
+/// message.
+pub type IncludeFn<'a> = dyn Fn(&str) -> Result<(String, String), String> + 'a;
+
+/// The machine the job file is parsed for, and how to find included files.
+pub struct ParseEnv<'a> {
+    /// Scenario RAM in bytes: `MEMTOTAL_BYTES` in `$((...))`, and fio's
+    /// `$mb_memory` (this divided by 2^20).
+    pub mem_bytes: u64,
+    /// Logical CPUs: `$ncpus` and `NUM_LOGICAL_CPUS`.
+    pub ncpus: u32,
+    /// `$pagesize` (normally 4096).
+    pub pagesize: u64,
+    /// Variables for `${VAR}` and extra `$((VAR))` names.
+    pub vars: &'a BTreeMap<String, String>,
+    /// Resolves `include file`: returns the display name used in error
+    /// messages (and include-loop detection) and the file's contents, or an
+    /// error message.
+    pub include: &'a IncludeFn<'a>,
+}
+
+/// A cosmetic option that was accepted but has no effect on the simulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Accepted {
+    /// File the option is in.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// Option name as written.
+    pub option: String,
+    /// Why it does not matter to the simulation.
+    pub why: String,
+}
+
+impl std::fmt::Display for Accepted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}: accepted, not simulated: {}",
+            self.file, self.line, self.option, self.why
+        )
+    }
+}
+
+/// Parses a byte size with fio's suffixes under the default `kb_base=1024`
+/// (`6g`, `512m`, `0x1000`); for command-line values such as `--memory`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    value::parse_bytes(text.trim(), 1024)
+}
+
+/// A parsed job file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobFile {
+    /// Job sections in file order (`numjobs` not expanded).
+    pub jobs: Vec<JobSpec>,
+    /// Accepted options that do not change the simulation, in file order
+    /// (an option in `[global]` is listed once). The CLI shows them with
+    /// `--verbose`.
+    pub accepted: Vec<Accepted>,
+    /// Options of all `[global]` sections, canonical names and expanded
+    /// values, in file order (fio's JSON "global options").
+    pub global_options: Vec<(String, String)>,
+}
+
+/// Parses the job file `text`; `name` is used in error messages.
+///
+/// Never panics: any input, including binary data, yields either a
+/// [`JobFile`] with at least one job or a [`ParseError`].
+///
+/// # Errors
+///
+/// A [`ParseError`] for the first problem found: malformed lines, options
+/// outside a section, unknown or unsupported options, bad values, failed
+/// expansions, include failures or loops, or a file without jobs.
+pub fn parse_job_file(name: &str, text: &str, env: &ParseEnv) -> Result<JobFile, ParseError> {
+    let mut p = parser::Parser::new(env);
+    p.parse_text(name, text, false)?;
+    let lines = text.lines().count();
+    p.finish(name, lines)
+}

@@ -1,0 +1,482 @@
+//! Typed job specification produced by the parser.
+//!
+//! One [`JobSpec`] per job section, with every `[global]` section above it
+//! already applied. Defaults are fio's (Linux build); each field documents
+//! its default and the option(s) that set it.
+
+/// Index of the read direction in per-direction arrays (`bs`, `rate`, ...).
+pub const DDIR_READ: usize = 0;
+/// Index of the write direction in per-direction arrays.
+pub const DDIR_WRITE: usize = 1;
+/// Index of the trim direction in per-direction arrays.
+pub const DDIR_TRIM: usize = 2;
+
+/// I/O engine (`ioengine=`).
+///
+/// `vsync`, `pvsync` and `pvsync2` are vectored variants of `sync`/`psync`;
+/// they issue one I/O at a time exactly like their plain counterparts and the
+/// simulator treats them the same way. The variant is kept so that reports can
+/// print the engine name the job file asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// `sync`: read(2)/write(2) plus lseek(2).
+    Sync,
+    /// `psync`: pread(2)/pwrite(2). fio's default engine on Linux.
+    Psync,
+    /// `vsync`: readv(2)/writev(2); simulated like `sync`.
+    Vsync,
+    /// `pvsync`: preadv(2)/pwritev(2); simulated like `psync`.
+    Pvsync,
+    /// `pvsync2`: preadv2(2)/pwritev2(2); simulated like `psync`.
+    Pvsync2,
+    /// `libaio`: Linux native AIO; `iodepth` I/Os in flight when `direct=1`.
+    Libaio,
+    /// `io_uring`.
+    IoUring,
+    /// `null`: completes every I/O immediately, no device involved.
+    Null,
+}
+
+impl Engine {
+    /// The name fio uses for this engine.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Sync => "sync",
+            Engine::Psync => "psync",
+            Engine::Vsync => "vsync",
+            Engine::Pvsync => "pvsync",
+            Engine::Pvsync2 => "pvsync2",
+            Engine::Libaio => "libaio",
+            Engine::IoUring => "io_uring",
+            Engine::Null => "null",
+        }
+    }
+
+    /// True for engines that can keep more than one I/O in flight per job.
+    pub fn is_async(self) -> bool {
+        matches!(self, Engine::Libaio | Engine::IoUring | Engine::Null)
+    }
+}
+
+/// I/O pattern (`rw=` / `readwrite=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RwMode {
+    /// `read`: sequential reads (fio's default).
+    Read,
+    /// `write`: sequential writes.
+    Write,
+    /// `trim`: sequential trims.
+    Trim,
+    /// `randread`.
+    RandRead,
+    /// `randwrite`.
+    RandWrite,
+    /// `randtrim`.
+    RandTrim,
+    /// `rw` or `readwrite`: sequential mix, split by `rwmixread`.
+    ReadWrite,
+    /// `randrw`: random mix, split by `rwmixread`.
+    RandRw,
+    /// `trimwrite`: sequential trim then write of the same blocks.
+    TrimWrite,
+    /// `randtrimwrite`: like `trimwrite` with random offsets.
+    RandTrimWrite,
+}
+
+impl RwMode {
+    /// The canonical fio spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Trim => "trim",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::RandTrim => "randtrim",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
+        }
+    }
+
+    /// True when offsets are chosen at random.
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandTrim
+                | RwMode::RandRw
+                | RwMode::RandTrimWrite
+        )
+    }
+
+    /// True when the pattern issues reads.
+    pub fn reads(self) -> bool {
+        matches!(
+            self,
+            RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandRw
+        )
+    }
+
+    /// True when the pattern issues writes.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            RwMode::Write
+                | RwMode::RandWrite
+                | RwMode::ReadWrite
+                | RwMode::RandRw
+                | RwMode::TrimWrite
+                | RwMode::RandTrimWrite
+        )
+    }
+
+    /// True when the pattern issues trims.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
+    }
+}
+
+/// `rw=` value including its optional `:N` postfix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rw {
+    /// The pattern. Default [`RwMode::Read`].
+    pub mode: RwMode,
+    /// Random patterns only: number of I/Os issued (sequentially) before a new
+    /// random offset is drawn, from `rw=randread:N`. Default 1.
+    pub seq_n: u32,
+    /// Sequential patterns only: bytes skipped after every I/O, from
+    /// `rw=write:4k` (sequential I/O with holes). Default 0.
+    pub seq_add: u64,
+}
+
+impl Default for Rw {
+    fn default() -> Self {
+        Rw {
+            mode: RwMode::Read,
+            seq_n: 1,
+            seq_add: 0,
+        }
+    }
+}
+
+/// Block-size range for one direction, in bytes. `min == max` for a fixed size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BsRange {
+    /// Smallest block size.
+    pub min: u64,
+    /// Largest block size.
+    pub max: u64,
+}
+
+impl BsRange {
+    /// A fixed block size.
+    pub fn fixed(bs: u64) -> Self {
+        BsRange { min: bs, max: bs }
+    }
+}
+
+/// A size that is either absolute or a percentage of the file/device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SizeSpec {
+    /// Bytes.
+    Bytes(u64),
+    /// Percentage, 1..=100.
+    Percent(u32),
+}
+
+/// Per-file size range (`filesize=`), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SizeRange {
+    /// Smallest file size.
+    pub min: u64,
+    /// Largest file size (equal to `min` unless a range was given).
+    pub max: u64,
+}
+
+/// How the next file is chosen (`file_service_type=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileServiceType {
+    /// `roundrobin` (fio's default).
+    RoundRobin,
+    /// `random`: uniform choice.
+    Random,
+    /// `sequential`: finish one file before moving to the next.
+    Sequential,
+}
+
+/// `fadvise_hint=` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fadvise {
+    /// `0`: no fadvise call.
+    None,
+    /// `1` (fio's default): `FADV_RANDOM` for random jobs, `FADV_SEQUENTIAL` for
+    /// sequential ones.
+    Type,
+    /// `random`: always `FADV_RANDOM`.
+    Random,
+    /// `sequential`: always `FADV_SEQUENTIAL`.
+    Sequential,
+    /// `noreuse`: `FADV_NOREUSE`.
+    NoReuse,
+}
+
+/// `fallocate=` value: how files are preallocated at layout time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fallocate {
+    /// `none` or `0`: no preallocation.
+    None,
+    /// `native` (fio's default on Linux): fallocate(2), falling back to none.
+    Native,
+    /// `posix` or `1`: `posix_fallocate(3)`.
+    Posix,
+    /// `keep`: fallocate(2) with `FALLOC_FL_KEEP_SIZE`.
+    Keep,
+    /// `truncate`: only ftruncate(2) to the final size.
+    Truncate,
+}
+
+/// `exit_what=`: which jobs an `exitall` job stops when it finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExitWhat {
+    /// `group` (fio's default): the jobs of its reporting group.
+    Group,
+    /// `stonewall`: the currently running jobs; continue after the next stonewall.
+    Stonewall,
+    /// `all`: every job.
+    All,
+}
+
+/// `rate_process=`: how rate-limited I/O is spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RateProcess {
+    /// `linear` (fio's default): evenly spaced.
+    Linear,
+    /// `poisson`: exponential inter-arrival times.
+    Poisson,
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// One job section with all `[global]` defaults above it applied.
+///
+/// `numjobs` is not expanded: a section with `numjobs=4` is one `JobSpec`.
+/// Times are nanoseconds, sizes bytes. Per-direction arrays are indexed by
+/// [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    /// Job name: the section name, or the job's own `name=` (a `name=` in
+    /// `[global]` does not rename jobs, as in fio).
+    pub name: String,
+    /// File that holds the section header.
+    pub file: String,
+    /// 1-based line of the section header.
+    pub line: usize,
+    /// Effective options as written (after variable expansion), `[global]`
+    /// options first, in file order; canonical option names. Bare options have
+    /// an empty value. Used for fio's JSON "job options".
+    pub options: Vec<(String, String)>,
+    /// `description=`. Default none.
+    pub description: Option<String>,
+
+    /// `ioengine=`. Default [`Engine::Psync`].
+    pub ioengine: Engine,
+    /// `iodepth=`. Default 1 (minimum 1).
+    pub iodepth: u32,
+    /// `direct=` / inverse of `buffered=`. Default false (buffered I/O).
+    pub direct: bool,
+    /// `rw=` / `readwrite=`. Default `read`.
+    pub rw: Rw,
+    /// `rwmixread=` (and `100 - rwmixwrite=`): percentage of reads in mixed
+    /// patterns. Default 50.
+    pub rwmixread: u32,
+    /// Block size per direction from `bs=`/`blocksize=` and
+    /// `bsrange=`/`blocksize_range=` (a range set for a direction wins over
+    /// `bs=` for that direction, whatever the order, as in fio). Default 4096.
+    pub bs: [BsRange; 3],
+    /// `size=`: total I/O region per job. Default none (fio then uses the
+    /// file sizes); `size=0` also means none.
+    pub size: Option<SizeSpec>,
+    /// `io_size=` / `io_limit=`: bytes of I/O to issue. Default none (= size).
+    pub io_size: Option<SizeSpec>,
+    /// `filesize=`: per-file size (or range). Default none (size / nrfiles).
+    pub filesize: Option<SizeRange>,
+    /// `nrfiles=` / `nr_files=`. Default 1. fio ignores it when `filename=` is
+    /// given and uses the listed files instead.
+    pub nrfiles: u32,
+    /// `filename=`: `:`-separated list (`\:` escapes a colon). Default empty
+    /// (fio generates `jobname.jobnum.filenum`).
+    pub filename: Vec<String>,
+    /// `directory=`: `:`-separated list. Default empty (current directory).
+    pub directory: Vec<String>,
+    /// `file_service_type=`. Default [`FileServiceType::RoundRobin`].
+    pub file_service_type: FileServiceType,
+    /// `file_service_type=...:N`: I/Os issued to a file before switching.
+    /// Default 1.
+    pub file_service_nr: u32,
+    /// `numjobs=`: clones of this job. Default 1.
+    pub numjobs: u32,
+    /// `runtime=` / `timeout=`. Default none (no time limit); `runtime=0` also
+    /// means none.
+    pub runtime_ns: Option<u64>,
+    /// `time_based`. Default false.
+    pub time_based: bool,
+    /// `ramp_time=`. Default 0.
+    pub ramp_time_ns: u64,
+    /// `loops=`. Default 1.
+    pub loops: u32,
+    /// `fsync=`: fsync after this many writes. Default 0 (never).
+    pub fsync: u32,
+    /// `fdatasync=`: fdatasync after this many writes. Default 0 (never).
+    pub fdatasync: u32,
+    /// `end_fsync=`. Default false.
+    pub end_fsync: bool,
+    /// `fsync_on_close=`. Default false.
+    pub fsync_on_close: bool,
+    /// `invalidate=`: drop the file's page cache at job start. Default true.
+    pub invalidate: bool,
+    /// `overwrite=`. Default false. As written; fio also lays files out with
+    /// data for any job that reads, see [`JobSpec::layout_writes_data`].
+    pub overwrite: bool,
+    /// `create_fsync=`: fsync a laid-out file after creation. Default true.
+    pub create_fsync: bool,
+    /// `fallocate=`. Default [`Fallocate::Native`].
+    pub fallocate: Fallocate,
+    /// `fadvise_hint=`. Default [`Fadvise::Type`].
+    pub fadvise_hint: Fadvise,
+    /// `rate=`: bytes/s cap per direction. Default 0 (no cap).
+    pub rate: [u64; 3],
+    /// `rate_iops=`: IOPS cap per direction. Default 0 (no cap).
+    pub rate_iops: [u32; 3],
+    /// `rate_process=`. Default [`RateProcess::Linear`].
+    pub rate_process: RateProcess,
+    /// `thinktime=`: stall after I/O completion (unitless = microseconds).
+    /// Default 0.
+    pub thinktime_ns: u64,
+    /// `thinktime_blocks=`: I/Os between stalls. Default 1.
+    pub thinktime_blocks: u32,
+    /// `cgroup=`. Default none (the root group).
+    pub cgroup: Option<String>,
+    /// `cgroup_weight=` (100..=1000). Default none (the cgroup's default).
+    pub cgroup_weight: Option<u32>,
+    /// `new_group`: start a new reporting group. Default false.
+    pub new_group: bool,
+    /// `stonewall` / `wait_for_previous`: wait for earlier jobs and start a new
+    /// group. Default false.
+    pub stonewall: bool,
+    /// `exitall`: when this job finishes, stop the jobs chosen by
+    /// `exit_what`. Default false. Note: fio sets a process-wide flag, so one
+    /// `exitall` job makes every finishing job stop the others; and any value
+    /// (even `exitall=0`) turns it on.
+    pub exitall: bool,
+    /// `exit_what=`. Default [`ExitWhat::Group`].
+    pub exit_what: ExitWhat,
+    /// `group_reporting`. Default false.
+    pub group_reporting: bool,
+    /// `log_avg_msec=`: averaging window of the bw/iops/lat logs. Default 0
+    /// (one entry per I/O).
+    pub log_avg_msec: u32,
+    /// `randseed=`. Default none (fio then seeds from `randrepeat`; its
+    /// option table default is 0x89).
+    pub randseed: Option<u64>,
+    /// `randrepeat=` / `allrandrepeat=`: repeatable random sequence. Default
+    /// true.
+    pub randrepeat: bool,
+    /// `norandommap`. Default false.
+    pub norandommap: bool,
+    /// `kb_base=`: 1024 (default) or 1000. Applied to the whole section before
+    /// its other options, as fio does.
+    pub kb_base: u32,
+    /// `unit_base=`: 0 (auto, default), 8 (bytes) or 1 (bits) for reports.
+    pub unit_base: u32,
+    /// `percentile_list=`. Default [`DEFAULT_PERCENTILES`].
+    pub percentile_list: Vec<f64>,
+    /// `clat_percentiles=`. Default true.
+    pub clat_percentiles: bool,
+    /// `lat_percentiles=`. Default false.
+    pub lat_percentiles: bool,
+}
+
+impl JobSpec {
+    /// A job with every field at fio's default.
+    pub fn fio_default(name: &str, file: &str, line: usize) -> Self {
+        JobSpec {
+            name: name.to_string(),
+            file: file.to_string(),
+            line,
+            options: Vec::new(),
+            description: None,
+            ioengine: Engine::Psync,
+            iodepth: 1,
+            direct: false,
+            rw: Rw::default(),
+            rwmixread: 50,
+            bs: [BsRange::fixed(4096); 3],
+            size: None,
+            io_size: None,
+            filesize: None,
+            nrfiles: 1,
+            filename: Vec::new(),
+            directory: Vec::new(),
+            file_service_type: FileServiceType::RoundRobin,
+            file_service_nr: 1,
+            numjobs: 1,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            loops: 1,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            fsync_on_close: false,
+            invalidate: true,
+            overwrite: false,
+            create_fsync: true,
+            fallocate: Fallocate::Native,
+            fadvise_hint: Fadvise::Type,
+            rate: [0; 3],
+            rate_iops: [0; 3],
+            rate_process: RateProcess::Linear,
+            thinktime_ns: 0,
+            thinktime_blocks: 1,
+            cgroup: None,
+            cgroup_weight: None,
+            new_group: false,
+            stonewall: false,
+            exitall: false,
+            exit_what: ExitWhat::Group,
+            group_reporting: false,
+            log_avg_msec: 0,
+            randseed: None,
+            randrepeat: true,
+            norandommap: false,
+            kb_base: 1024,
+            unit_base: 0,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            clat_percentiles: true,
+            lat_percentiles: false,
+        }
+    }
+
+    /// True when fio lays the job's files out by writing them (then fsyncs
+    /// them if `create_fsync`): the job reads, or has `overwrite=1`. Otherwise
+    /// fio only sizes them (ftruncate plus `fallocate`), leaving unwritten
+    /// extents.
+    pub fn layout_writes_data(&self) -> bool {
+        self.overwrite || self.rw.mode.reads()
+    }
+
+    /// `rwmixwrite`: percentage of writes in mixed patterns (`100 - rwmixread`).
+    pub fn rwmixwrite(&self) -> u32 {
+        100u32.saturating_sub(self.rwmixread)
+    }
+}

@@ -1,0 +1,906 @@
+//! The one table of every fio job option name (aliases included), sorted by
+//! name, and how iolab treats each:
+//!
+//! - typed: parsed into a [`JobSpec`](super::JobSpec) field;
+//! - cosmetic: does not change the simulated I/O; accepted and listed in
+//!   [`JobFile::accepted`](super::JobFile::accepted);
+//! - unsupported: would change the simulated I/O but is not modelled; a
+//!   parse error, unless the value is one that leaves fio's behaviour
+//!   unchanged (usually its default, e.g. `offset=0`).
+//!
+//! Names come from fio's `options.c` (fio 3.3x up to the 2025 tree, the
+//! union of both so older and newer job files parse) plus the common
+//! `libaio`/`io_uring` engine options.
+
+/// Options parsed into typed [`JobSpec`](super::JobSpec) fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opt {
+    Bs,
+    Bsrange,
+    Buffered,
+    Cgroup,
+    CgroupWeight,
+    ClatPercentiles,
+    CreateFsync,
+    Description,
+    Direct,
+    Directory,
+    EndFsync,
+    ExitWhat,
+    Exitall,
+    FadviseHint,
+    Fallocate,
+    Fdatasync,
+    FileServiceType,
+    Filename,
+    Filesize,
+    Fsync,
+    FsyncOnClose,
+    GroupReporting,
+    Invalidate,
+    IoSize,
+    Iodepth,
+    Ioengine,
+    KbBase,
+    LatPercentiles,
+    LogAvgMsec,
+    Loops,
+    Name,
+    NewGroup,
+    Norandommap,
+    Nrfiles,
+    Numjobs,
+    Overwrite,
+    PercentileList,
+    RampTime,
+    Randrepeat,
+    Randseed,
+    Rate,
+    RateIops,
+    RateProcess,
+    Runtime,
+    Rw,
+    Rwmixread,
+    Rwmixwrite,
+    Size,
+    Stonewall,
+    Thinktime,
+    ThinktimeBlocks,
+    TimeBased,
+    UnitBase,
+}
+
+/// Values of an unsupported option that leave fio's behaviour unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Harmless {
+    /// No value is harmless.
+    Never,
+    /// A value that reads as zero (`0`, `0k`, `0s`, `0,0`).
+    Zero,
+    /// One of these exact spellings.
+    Values(&'static [&'static str]),
+}
+
+use Harmless as H;
+
+/// How iolab treats one option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Typed(Opt),
+    Cosmetic(&'static str),
+    Unsupported(Harmless, &'static str),
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Name as written in a job file.
+    pub(crate) name: &'static str,
+    /// fio's primary name (differs from `name` for aliases).
+    pub(crate) canonical: &'static str,
+    pub(crate) class: Class,
+}
+
+const fn typed(name: &'static str, canonical: &'static str, opt: Opt) -> Entry {
+    Entry {
+        name,
+        canonical,
+        class: Class::Typed(opt),
+    }
+}
+
+const fn cosmetic(name: &'static str, canonical: &'static str, why: &'static str) -> Entry {
+    Entry {
+        name,
+        canonical,
+        class: Class::Cosmetic(why),
+    }
+}
+
+const fn unsupported(
+    name: &'static str,
+    canonical: &'static str,
+    ok: Harmless,
+    what: &'static str,
+) -> Entry {
+    Entry {
+        name,
+        canonical,
+        class: Class::Unsupported(ok, what),
+    }
+}
+
+const R_BUF: &str = "buffer contents are not simulated";
+const R_CPU: &str = "CPU placement is not simulated";
+const R_CRED: &str = "process credentials do not affect simulated I/O";
+const R_DP: &str = "only used with dataplacement, which iolab rejects";
+const R_ENGINE: &str = "engine tuning that only changes CPU cost";
+const R_ERR: &str = "simulated I/O never fails";
+const R_IOLOG: &str = "only used with read_iolog, which iolab rejects";
+const R_LAT: &str = "only used with latency_target, which iolab rejects";
+const R_LOG: &str = "log file detail; iolab writes its own logs";
+const R_MEM: &str = "I/O buffer memory is not simulated";
+const R_PRIO: &str = "CPU and I/O priorities are not simulated";
+const R_SOFTDEP: &str = "deprecated; fio ignores it";
+const R_SPR: &str = "only used with sprandom, which iolab rejects";
+const R_SS: &str = "only used with steadystate_duration, which iolab rejects";
+const R_STAT: &str = "reporting detail only";
+const R_TRIMV: &str = "only used with trim_percentage, which iolab rejects";
+const R_VERIFY: &str = "only used when verify is enabled, which iolab rejects";
+const R_ZBD: &str = "only used with zonemode=zbd, which iolab rejects";
+
+/// Every known option name, sorted bytewise by `name`.
+pub(crate) static OPTIONS: &[Entry] = &[
+    cosmetic(
+        "allow_file_create",
+        "allow_file_create",
+        "only checks whether fio may create files",
+    ),
+    cosmetic(
+        "allow_mounted_write",
+        "allow_mounted_write",
+        "safety check against writing to mounted devices",
+    ),
+    typed("allrandrepeat", "randrepeat", Opt::Randrepeat),
+    unsupported("atomic", "atomic", H::Zero, "atomic writes"),
+    unsupported(
+        "ba",
+        "ba",
+        H::Never,
+        "block alignment different from the block size",
+    ),
+    cosmetic("block_error_percentiles", "block_error_percentiles", R_STAT),
+    unsupported(
+        "blockalign",
+        "ba",
+        H::Never,
+        "block alignment different from the block size",
+    ),
+    typed("blocksize", "bs", Opt::Bs),
+    typed("blocksize_range", "bsrange", Opt::Bsrange),
+    unsupported(
+        "blocksize_unaligned",
+        "bs_unaligned",
+        H::Zero,
+        "unaligned block sizes",
+    ),
+    typed("bs", "bs", Opt::Bs),
+    unsupported(
+        "bs_is_seq_rand",
+        "bs_is_seq_rand",
+        H::Zero,
+        "sequential/random block sizes",
+    ),
+    unsupported(
+        "bs_unaligned",
+        "bs_unaligned",
+        H::Zero,
+        "unaligned block sizes",
+    ),
+    typed("bsrange", "bsrange", Opt::Bsrange),
+    unsupported("bssplit", "bssplit", H::Never, "block size mixes"),
+    cosmetic("buffer_compress_chunk", "buffer_compress_chunk", R_BUF),
+    cosmetic(
+        "buffer_compress_percentage",
+        "buffer_compress_percentage",
+        R_BUF,
+    ),
+    cosmetic("buffer_pattern", "buffer_pattern", R_BUF),
+    typed("buffered", "buffered", Opt::Buffered),
+    unsupported(
+        "bwavgtime",
+        "bwavgtime",
+        H::Values(&["500"]),
+        "bandwidth samples are taken every 500 ms",
+    ),
+    typed("cgroup", "cgroup", Opt::Cgroup),
+    cosmetic(
+        "cgroup_nodelete",
+        "cgroup_nodelete",
+        "cgroup cleanup after the run",
+    ),
+    typed("cgroup_weight", "cgroup_weight", Opt::CgroupWeight),
+    typed("clat_percentiles", "clat_percentiles", Opt::ClatPercentiles),
+    cosmetic(
+        "clocksource",
+        "clocksource",
+        "clock source of the real fio process",
+    ),
+    cosmetic("cmdprio", "cmdprio", R_PRIO),
+    cosmetic("cmdprio_bssplit", "cmdprio_bssplit", R_PRIO),
+    cosmetic("cmdprio_class", "cmdprio_class", R_PRIO),
+    cosmetic("cmdprio_percentage", "cmdprio_percentage", R_PRIO),
+    cosmetic("comm", "comm", "process name only"),
+    cosmetic("continue_on_error", "continue_on_error", R_ERR),
+    cosmetic("cpumask", "cpumask", R_CPU),
+    cosmetic("cpus_allowed", "cpus_allowed", R_CPU),
+    cosmetic("cpus_allowed_policy", "cpus_allowed_policy", R_CPU),
+    typed("create_fsync", "create_fsync", Opt::CreateFsync),
+    unsupported(
+        "create_on_open",
+        "create_on_open",
+        H::Zero,
+        "creating files when they are opened",
+    ),
+    unsupported("create_only", "create_only", H::Zero, "layout-only runs"),
+    cosmetic(
+        "create_serialize",
+        "create_serialize",
+        "order in which jobs lay out their files",
+    ),
+    unsupported(
+        "data_placement",
+        "dataplacement",
+        H::Values(&["none"]),
+        "data placement",
+    ),
+    unsupported(
+        "dataplacement",
+        "dataplacement",
+        H::Values(&["none"]),
+        "data placement",
+    ),
+    cosmetic("dedupe_global", "dedupe_global", R_BUF),
+    cosmetic("dedupe_mode", "dedupe_mode", R_BUF),
+    cosmetic("dedupe_percentage", "dedupe_percentage", R_BUF),
+    cosmetic(
+        "dedupe_working_set_percentage",
+        "dedupe_working_set_percentage",
+        R_BUF,
+    ),
+    typed("description", "description", Opt::Description),
+    typed("direct", "direct", Opt::Direct),
+    typed("directory", "directory", Opt::Directory),
+    cosmetic("disable_bw", "disable_bw_measurement", R_STAT),
+    cosmetic("disable_bw_measurement", "disable_bw_measurement", R_STAT),
+    cosmetic("disable_clat", "disable_clat", R_STAT),
+    cosmetic("disable_lat", "disable_lat", R_STAT),
+    cosmetic("disable_slat", "disable_slat", R_STAT),
+    cosmetic("disk_util", "disk_util", R_STAT),
+    cosmetic("do_verify", "do_verify", R_VERIFY),
+    cosmetic("dp_scheme", "dp_scheme", R_DP),
+    typed("end_fsync", "end_fsync", Opt::EndFsync),
+    unsupported(
+        "end_syncfs",
+        "end_syncfs",
+        H::Zero,
+        "syncfs at the end of the job",
+    ),
+    cosmetic("error_dump", "error_dump", R_ERR),
+    unsupported(
+        "exec_postrun",
+        "exec_postrun",
+        H::Never,
+        "running external commands",
+    ),
+    unsupported(
+        "exec_prerun",
+        "exec_prerun",
+        H::Never,
+        "running external commands",
+    ),
+    typed("exit_what", "exit_what", Opt::ExitWhat),
+    typed("exitall", "exitall", Opt::Exitall),
+    cosmetic("exitall_on_error", "exitall_on_error", R_ERR),
+    cosmetic("experimental_verify", "experimental_verify", R_VERIFY),
+    typed("fadvise_hint", "fadvise_hint", Opt::FadviseHint),
+    typed("fallocate", "fallocate", Opt::Fallocate),
+    typed("fdatasync", "fdatasync", Opt::Fdatasync),
+    unsupported("fdp", "fdp", H::Zero, "flexible data placement"),
+    cosmetic("fdp_pli", "plids", R_DP),
+    cosmetic("fdp_pli_select", "plid_select", R_DP),
+    unsupported(
+        "file_append",
+        "file_append",
+        H::Zero,
+        "appending at the end of files",
+    ),
+    typed(
+        "file_service_type",
+        "file_service_type",
+        Opt::FileServiceType,
+    ),
+    typed("filename", "filename", Opt::Filename),
+    unsupported(
+        "filename_format",
+        "filename_format",
+        H::Values(&["$jobname.$jobnum.$filenum"]),
+        "custom file names, which can make jobs share files",
+    ),
+    unsupported("fileoffset", "offset", H::Zero, "start offsets"),
+    typed("filesize", "filesize", Opt::Filesize),
+    unsupported(
+        "filetype",
+        "filetype",
+        H::Values(&["none"]),
+        "forcing a file type",
+    ),
+    unsupported(
+        "fill_device",
+        "fill_device",
+        H::Zero,
+        "writing until the device is full",
+    ),
+    unsupported(
+        "fill_fs",
+        "fill_device",
+        H::Zero,
+        "writing until the device is full",
+    ),
+    cosmetic("fixedbufs", "fixedbufs", R_ENGINE),
+    unsupported("flow", "flow", H::Zero, "flow control between jobs"),
+    unsupported("flow_id", "flow_id", H::Zero, "flow control between jobs"),
+    unsupported(
+        "flow_sleep",
+        "flow_sleep",
+        H::Zero,
+        "flow control between jobs",
+    ),
+    cosmetic("flow_watermark", "flow_watermark", R_SOFTDEP),
+    cosmetic("force_async", "force_async", R_ENGINE),
+    typed("fsync", "fsync", Opt::Fsync),
+    typed("fsync_on_close", "fsync_on_close", Opt::FsyncOnClose),
+    cosmetic("gid", "gid", R_CRED),
+    cosmetic("gpu_dev_id", "gpu_dev_id", R_CPU),
+    typed("group_reporting", "group_reporting", Opt::GroupReporting),
+    cosmetic("gtod_cpu", "gtod_cpu", R_CPU),
+    cosmetic("gtod_reduce", "gtod_reduce", R_STAT),
+    unsupported("hipri", "hipri", H::Zero, "polled I/O"),
+    cosmetic("hugepage-size", "hugepage-size", R_MEM),
+    cosmetic("ignore_error", "ignore_error", R_ERR),
+    cosmetic("ignore_zone_limits", "ignore_zone_limits", R_ZBD),
+    typed("invalidate", "invalidate", Opt::Invalidate),
+    typed("io_limit", "io_size", Opt::IoSize),
+    typed("io_size", "io_size", Opt::IoSize),
+    unsupported(
+        "io_submit_mode",
+        "io_submit_mode",
+        H::Values(&["inline"]),
+        "offloaded submission",
+    ),
+    typed("iodepth", "iodepth", Opt::Iodepth),
+    unsupported(
+        "iodepth_batch",
+        "iodepth_batch",
+        H::Values(&["1"]),
+        "batched submission",
+    ),
+    unsupported(
+        "iodepth_batch_complete",
+        "iodepth_batch_complete_min",
+        H::Values(&["1"]),
+        "batched completion",
+    ),
+    unsupported(
+        "iodepth_batch_complete_max",
+        "iodepth_batch_complete_max",
+        H::Zero,
+        "batched completion",
+    ),
+    unsupported(
+        "iodepth_batch_complete_min",
+        "iodepth_batch_complete_min",
+        H::Values(&["1"]),
+        "batched completion",
+    ),
+    unsupported(
+        "iodepth_batch_submit",
+        "iodepth_batch",
+        H::Values(&["1"]),
+        "batched submission",
+    ),
+    unsupported(
+        "iodepth_low",
+        "iodepth_low",
+        H::Never,
+        "a queue-depth low-water mark",
+    ),
+    typed("ioengine", "ioengine", Opt::Ioengine),
+    cosmetic("iomem", "mem", R_MEM),
+    cosmetic("iomem_align", "iomem_align", R_MEM),
+    unsupported(
+        "iopsavgtime",
+        "iopsavgtime",
+        H::Values(&["500"]),
+        "IOPS samples are taken every 500 ms",
+    ),
+    unsupported(
+        "ioscheduler",
+        "ioscheduler",
+        H::Never,
+        "switching the I/O scheduler (set it in the iolab scenario)",
+    ),
+    cosmetic("job_max_open_zones", "job_max_open_zones", R_ZBD),
+    cosmetic("job_start_clock_id", "job_start_clock_id", R_LOG),
+    typed("kb_base", "kb_base", Opt::KbBase),
+    typed("lat_percentiles", "lat_percentiles", Opt::LatPercentiles),
+    cosmetic("latency_percentile", "latency_percentile", R_LAT),
+    cosmetic("latency_run", "latency_run", R_LAT),
+    unsupported(
+        "latency_target",
+        "latency_target",
+        H::Zero,
+        "searching for the queue depth that meets a latency target",
+    ),
+    cosmetic("latency_window", "latency_window", R_LAT),
+    unsupported("lockfile", "lockfile", H::Values(&["none"]), "file locking"),
+    unsupported(
+        "lockmem",
+        "lockmem",
+        H::Zero,
+        "locking memory away from the page cache",
+    ),
+    cosmetic("log_alternate_epoch", "log_alternate_epoch", R_LOG),
+    cosmetic(
+        "log_alternate_epoch_clock_id",
+        "log_alternate_epoch_clock_id",
+        R_LOG,
+    ),
+    typed("log_avg_msec", "log_avg_msec", Opt::LogAvgMsec),
+    cosmetic("log_compression", "log_compression", R_LOG),
+    cosmetic("log_compression_cpus", "log_compression_cpus", R_LOG),
+    cosmetic("log_entries", "log_entries", R_LOG),
+    cosmetic("log_hist_coarseness", "log_hist_coarseness", R_LOG),
+    cosmetic("log_hist_msec", "log_hist_msec", R_LOG),
+    cosmetic("log_issue_time", "log_issue_time", R_LOG),
+    cosmetic("log_max_value", "log_window_value", R_LOG),
+    cosmetic("log_offset", "log_offset", R_LOG),
+    cosmetic("log_prio", "log_prio", R_LOG),
+    cosmetic("log_store_compressed", "log_store_compressed", R_LOG),
+    cosmetic("log_unix_epoch", "log_alternate_epoch", R_LOG),
+    cosmetic("log_window_value", "log_window_value", R_LOG),
+    typed("loops", "loops", Opt::Loops),
+    unsupported(
+        "max_latency",
+        "max_latency",
+        H::Zero,
+        "stopping jobs on a latency limit",
+    ),
+    cosmetic("max_open_zones", "max_open_zones", R_ZBD),
+    cosmetic("mem", "mem", R_MEM),
+    cosmetic("mem_align", "iomem_align", R_MEM),
+    cosmetic("merge_blktrace_file", "merge_blktrace_file", R_IOLOG),
+    cosmetic("merge_blktrace_iters", "merge_blktrace_iters", R_IOLOG),
+    cosmetic("merge_blktrace_scalars", "merge_blktrace_scalars", R_IOLOG),
+    typed("name", "name", Opt::Name),
+    typed("new_group", "new_group", Opt::NewGroup),
+    cosmetic("nice", "nice", R_PRIO),
+    cosmetic("nonvectored", "nonvectored", R_ENGINE),
+    typed("norandommap", "norandommap", Opt::Norandommap),
+    unsupported("nowait", "nowait", H::Zero, "RWF_NOWAIT I/O"),
+    typed("nr_files", "nrfiles", Opt::Nrfiles),
+    typed("nrfiles", "nrfiles", Opt::Nrfiles),
+    unsupported(
+        "num_range",
+        "num_range",
+        H::Values(&["1"]),
+        "multi-range trims",
+    ),
+    cosmetic("numa_cpu_nodes", "numa_cpu_nodes", R_CPU),
+    cosmetic("numa_mem_policy", "numa_mem_policy", R_CPU),
+    unsupported(
+        "number_ios",
+        "number_ios",
+        H::Zero,
+        "stopping after a number of I/Os",
+    ),
+    typed("numjobs", "numjobs", Opt::Numjobs),
+    unsupported("offset", "offset", H::Zero, "start offsets"),
+    unsupported("offset_align", "offset_align", H::Zero, "start offsets"),
+    unsupported(
+        "offset_increment",
+        "offset_increment",
+        H::Zero,
+        "per-clone start offsets",
+    ),
+    unsupported(
+        "opendir",
+        "opendir",
+        H::Never,
+        "using the files found in a directory",
+    ),
+    unsupported(
+        "openfiles",
+        "openfiles",
+        H::Never,
+        "limiting the number of open files",
+    ),
+    typed("overwrite", "overwrite", Opt::Overwrite),
+    cosmetic("per_job_logs", "per_job_logs", R_LOG),
+    unsupported(
+        "percentage_random",
+        "percentage_random",
+        H::Values(&["100", "100,100", "100,100,100"]),
+        "mixing sequential and random I/O",
+    ),
+    unsupported(
+        "percentage_sequential",
+        "percentage_sequential",
+        H::Never,
+        "a deprecated option that fio itself rejects",
+    ),
+    typed("percentile_list", "percentile_list", Opt::PercentileList),
+    cosmetic("plid_select", "plid_select", R_DP),
+    cosmetic("plids", "plids", R_DP),
+    unsupported(
+        "pre_read",
+        "pre_read",
+        H::Zero,
+        "pre-reading files into the page cache",
+    ),
+    cosmetic("prio", "prio", R_PRIO),
+    cosmetic("prioclass", "prioclass", R_PRIO),
+    cosmetic("priohint", "priohint", R_PRIO),
+    unsupported("profile", "profile", H::Never, "fio's built-in profiles"),
+    unsupported(
+        "ramp_size",
+        "ramp_size",
+        H::Never,
+        "a ramp period measured in bytes",
+    ),
+    typed("ramp_time", "ramp_time", Opt::RampTime),
+    unsupported(
+        "random_distribution",
+        "random_distribution",
+        H::Values(&["random"]),
+        "non-uniform random offsets",
+    ),
+    cosmetic(
+        "random_generator",
+        "random_generator",
+        "iolab draws offsets from its own deterministic generator",
+    ),
+    typed("randrepeat", "randrepeat", Opt::Randrepeat),
+    typed("randseed", "randseed", Opt::Randseed),
+    typed("rate", "rate", Opt::Rate),
+    cosmetic(
+        "rate_cycle",
+        "rate_cycle",
+        "only used with rate_min, which iolab rejects",
+    ),
+    unsupported(
+        "rate_ignore_thinktime",
+        "rate_ignore_thinktime",
+        H::Zero,
+        "rate limits that ignore thinktime",
+    ),
+    typed("rate_iops", "rate_iops", Opt::RateIops),
+    unsupported(
+        "rate_iops_min",
+        "rate_iops_min",
+        H::Zero,
+        "stopping jobs below a minimum rate",
+    ),
+    unsupported(
+        "rate_min",
+        "rate_min",
+        H::Zero,
+        "stopping jobs below a minimum rate",
+    ),
+    typed("rate_process", "rate_process", Opt::RateProcess),
+    cosmetic(
+        "ratecycle",
+        "rate_cycle",
+        "only used with rate_min, which iolab rejects",
+    ),
+    unsupported(
+        "ratemin",
+        "rate_min",
+        H::Zero,
+        "stopping jobs below a minimum rate",
+    ),
+    cosmetic("read_beyond_wp", "read_beyond_wp", R_ZBD),
+    unsupported("read_iolog", "read_iolog", H::Never, "replaying I/O logs"),
+    cosmetic("read_iolog_chunked", "read_iolog_chunked", R_IOLOG),
+    typed("readwrite", "rw", Opt::Rw),
+    cosmetic("recover_zbd_write_error", "recover_zbd_write_error", R_ZBD),
+    cosmetic("refill_buffers", "refill_buffers", R_BUF),
+    cosmetic("registerfiles", "registerfiles", R_ENGINE),
+    cosmetic("replay_align", "replay_align", R_IOLOG),
+    cosmetic("replay_no_stall", "replay_no_stall", R_IOLOG),
+    cosmetic("replay_redirect", "replay_redirect", R_IOLOG),
+    cosmetic("replay_scale", "replay_scale", R_IOLOG),
+    cosmetic("replay_skip", "replay_skip", R_IOLOG),
+    cosmetic("replay_time_scale", "replay_time_scale", R_IOLOG),
+    typed("runtime", "runtime", Opt::Runtime),
+    typed("rw", "rw", Opt::Rw),
+    unsupported(
+        "rw_sequencer",
+        "rw_sequencer",
+        H::Values(&["sequential"]),
+        "identical-offset sequencing",
+    ),
+    unsupported(
+        "rwmixcycle",
+        "rwmixcycle",
+        H::Never,
+        "a deprecated option that fio itself rejects",
+    ),
+    typed("rwmixread", "rwmixread", Opt::Rwmixread),
+    typed("rwmixwrite", "rwmixwrite", Opt::Rwmixwrite),
+    cosmetic("scramble_buffers", "scramble_buffers", R_BUF),
+    unsupported(
+        "serialize_overlap",
+        "serialize_overlap",
+        H::Zero,
+        "serialising overlapping in-flight I/O",
+    ),
+    cosmetic("significant_figures", "significant_figures", R_STAT),
+    typed("size", "size", Opt::Size),
+    cosmetic("slat_percentiles", "slat_percentiles", R_STAT),
+    cosmetic(
+        "softrandommap",
+        "softrandommap",
+        "only matters when fio cannot allocate its random map",
+    ),
+    cosmetic("spr_cs", "spr_cs", R_SPR),
+    cosmetic("spr_num_regions", "spr_num_regions", R_SPR),
+    cosmetic("spr_op", "spr_op", R_SPR),
+    unsupported(
+        "sprandom",
+        "sprandom",
+        H::Zero,
+        "pseudo-random preconditioning",
+    ),
+    cosmetic("sqthread_poll", "sqthread_poll", R_ENGINE),
+    cosmetic("sqthread_poll_cpu", "sqthread_poll_cpu", R_ENGINE),
+    cosmetic("ss", "steadystate", R_SS),
+    unsupported(
+        "ss_dur",
+        "steadystate_duration",
+        H::Zero,
+        "stopping jobs at steady state",
+    ),
+    cosmetic("ss_interval", "steadystate_check_interval", R_SS),
+    cosmetic("ss_ramp", "steadystate_ramp_time", R_SS),
+    unsupported("startdelay", "startdelay", H::Zero, "delayed job starts"),
+    cosmetic("stats", "stats", R_STAT),
+    cosmetic("steadystate", "steadystate", R_SS),
+    cosmetic(
+        "steadystate_check_interval",
+        "steadystate_check_interval",
+        R_SS,
+    ),
+    unsupported(
+        "steadystate_duration",
+        "steadystate_duration",
+        H::Zero,
+        "stopping jobs at steady state",
+    ),
+    cosmetic("steadystate_ramp_time", "steadystate_ramp_time", R_SS),
+    typed("stonewall", "stonewall", Opt::Stonewall),
+    unsupported(
+        "sync",
+        "sync",
+        H::Values(&["none", "0"]),
+        "O_SYNC/O_DSYNC writes",
+    ),
+    unsupported(
+        "sync_file_range",
+        "sync_file_range",
+        H::Never,
+        "sync_file_range(2)",
+    ),
+    unsupported(
+        "thinkcycles",
+        "thinkcycles",
+        H::Zero,
+        "CPU spinning between I/Os",
+    ),
+    typed("thinktime", "thinktime", Opt::Thinktime),
+    typed("thinktime_blocks", "thinktime_blocks", Opt::ThinktimeBlocks),
+    unsupported(
+        "thinktime_blocks_type",
+        "thinktime_blocks_type",
+        H::Values(&["complete"]),
+        "issue-side thinktime accounting",
+    ),
+    unsupported(
+        "thinktime_iotime",
+        "thinktime_iotime",
+        H::Zero,
+        "thinktime driven by I/O time",
+    ),
+    unsupported(
+        "thinktime_spin",
+        "thinktime_spin",
+        H::Zero,
+        "spinning thinktime",
+    ),
+    cosmetic(
+        "thread",
+        "thread",
+        "threads or processes: no effect on simulated I/O",
+    ),
+    typed("time_based", "time_based", Opt::TimeBased),
+    typed("timeout", "runtime", Opt::Runtime),
+    cosmetic("trim_backlog", "trim_backlog", R_TRIMV),
+    cosmetic("trim_backlog_batch", "trim_backlog_batch", R_TRIMV),
+    unsupported(
+        "trim_percentage",
+        "trim_percentage",
+        H::Zero,
+        "trimming verified blocks",
+    ),
+    cosmetic("trim_verify_zero", "trim_verify_zero", R_TRIMV),
+    cosmetic("uid", "uid", R_CRED),
+    unsupported("uncached", "uncached", H::Zero, "uncached buffered I/O"),
+    cosmetic("unified_rw_reporting", "unified_rw_reporting", R_STAT),
+    cosmetic(
+        "unique_filename",
+        "unique_filename",
+        "client/server file naming only",
+    ),
+    typed("unit_base", "unit_base", Opt::UnitBase),
+    cosmetic(
+        "unlink",
+        "unlink",
+        "files are deleted after the job; measured I/O is unchanged",
+    ),
+    unsupported(
+        "unlink_each_loop",
+        "unlink_each_loop",
+        H::Zero,
+        "deleting files between loops",
+    ),
+    cosmetic("userspace_reap", "userspace_reap", R_ENGINE),
+    unsupported(
+        "verify",
+        "verify",
+        H::Values(&["0"]),
+        "data verification, which adds a read-back phase",
+    ),
+    cosmetic("verify_async", "verify_async", R_VERIFY),
+    cosmetic("verify_async_cpus", "verify_async_cpus", R_VERIFY),
+    cosmetic("verify_backlog", "verify_backlog", R_VERIFY),
+    cosmetic("verify_backlog_batch", "verify_backlog_batch", R_VERIFY),
+    cosmetic("verify_dump", "verify_dump", R_VERIFY),
+    cosmetic("verify_fatal", "verify_fatal", R_VERIFY),
+    cosmetic("verify_header_seed", "verify_header_seed", R_VERIFY),
+    cosmetic("verify_interval", "verify_interval", R_VERIFY),
+    cosmetic("verify_offset", "verify_offset", R_VERIFY),
+    unsupported("verify_only", "verify_only", H::Zero, "verify-only runs"),
+    unsupported(
+        "verify_pattern",
+        "verify_pattern",
+        H::Never,
+        "pattern verification (it also turns verify on)",
+    ),
+    cosmetic(
+        "verify_pattern_interval",
+        "verify_pattern_interval",
+        R_VERIFY,
+    ),
+    cosmetic("verify_state_load", "verify_state_load", R_VERIFY),
+    cosmetic("verify_state_save", "verify_state_save", R_VERIFY),
+    cosmetic("verify_write_sequence", "verify_write_sequence", R_VERIFY),
+    cosmetic("verifysort", "verifysort", R_SOFTDEP),
+    cosmetic("verifysort_nr", "verifysort_nr", R_SOFTDEP),
+    unsupported("wait_for", "wait_for", H::Never, "waiting for a named job"),
+    typed("wait_for_previous", "stonewall", Opt::Stonewall),
+    unsupported("write_barrier", "write_barrier", H::Zero, "barrier writes"),
+    cosmetic("write_bw_log", "write_bw_log", R_LOG),
+    cosmetic(
+        "write_hint",
+        "write_hint",
+        "write-lifetime hints are ignored by iolab devices",
+    ),
+    cosmetic("write_hist_log", "write_hist_log", R_LOG),
+    cosmetic("write_iolog", "write_iolog", R_LOG),
+    cosmetic("write_iops_log", "write_iops_log", R_LOG),
+    cosmetic("write_lat_log", "write_lat_log", R_LOG),
+    cosmetic("write_zone_remainder", "write_zone_remainder", R_ZBD),
+    cosmetic("zero_buffers", "zero_buffers", R_BUF),
+    cosmetic("zone_reset_frequency", "zone_reset_frequency", R_ZBD),
+    cosmetic("zone_reset_threshold", "zone_reset_threshold", R_ZBD),
+    unsupported("zonecapacity", "zonecapacity", H::Zero, "zoned I/O"),
+    unsupported("zonemode", "zonemode", H::Values(&["none"]), "zoned I/O"),
+    unsupported("zonerange", "zonerange", H::Zero, "zoned I/O"),
+    unsupported("zonesize", "zonesize", H::Zero, "zoned I/O"),
+    unsupported("zoneskip", "zoneskip", H::Zero, "zoned I/O"),
+];
+
+/// Finds an option by the name written in the job file (case-sensitive, as
+/// in fio).
+pub(crate) fn lookup(name: &str) -> Option<&'static Entry> {
+    OPTIONS
+        .binary_search_by(|e| e.name.cmp(name))
+        .ok()
+        .map(|i| &OPTIONS[i])
+}
+
+/// True when `value` is one of the harmless values in `ok`.
+pub(crate) fn is_harmless(ok: Harmless, value: Option<&str>) -> bool {
+    match (ok, value) {
+        (Harmless::Never, _) | (_, None) => false,
+        (Harmless::Values(list), Some(v)) => list.contains(&v.trim()),
+        (Harmless::Zero, Some(v)) => {
+            let mut any = false;
+            for part in v.split(',') {
+                let p = part.trim();
+                if p.is_empty() {
+                    continue;
+                }
+                let digits = p.strip_prefix("0x").unwrap_or(p);
+                let n = digits
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(digits.len());
+                let (num, suffix) = digits.split_at(n);
+                let zero = !num.is_empty() && num.bytes().all(|b| b == b'0');
+                if !zero || !suffix.chars().all(|c| c.is_ascii_alphabetic()) {
+                    return false;
+                }
+                any = true;
+            }
+            any
+        }
+    }
+}
+
+/// The option names offered as "did you mean" candidates.
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
+    OPTIONS.iter().map(|e| e.name)
+}
+
+/// How iolab treats an fio option (see [`classify_option`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionClass {
+    /// Parsed into a typed [`JobSpec`](super::JobSpec) field and simulated.
+    Simulated,
+    /// Accepted; does not change the simulated I/O. Carries the reason.
+    Cosmetic(&'static str),
+    /// Rejected (unless given a value that keeps fio's default behaviour);
+    /// carries what the option would change.
+    Unsupported(&'static str),
+}
+
+/// Classification of one option name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionInfo {
+    /// fio's primary name for the option (the name itself unless an alias).
+    pub canonical: &'static str,
+    /// How iolab treats it.
+    pub class: OptionClass,
+}
+
+fn info(e: &Entry) -> OptionInfo {
+    OptionInfo {
+        canonical: e.canonical,
+        class: match e.class {
+            Class::Typed(_) => OptionClass::Simulated,
+            Class::Cosmetic(why) => OptionClass::Cosmetic(why),
+            Class::Unsupported(_, what) => OptionClass::Unsupported(what),
+        },
+    }
+}
+
+/// Looks up how iolab treats the job option `name`; `None` when fio has no
+/// such option.
+pub fn classify_option(name: &str) -> Option<OptionInfo> {
+    lookup(name).map(info)
+}
+
+/// Every known job option name with its classification, sorted by name.
+pub fn known_options() -> impl Iterator<Item = (&'static str, OptionInfo)> {
+    OPTIONS.iter().map(|e| (e.name, info(e)))
+}

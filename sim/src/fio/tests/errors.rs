@@ -1,0 +1,243 @@
+//! Broken inputs: every error names the right line and option.
+
+use super::*;
+
+#[test]
+fn unknown_option_with_suggestion() {
+    let e = err("[job]\nbs=4k\nblocksze=4k\n");
+    assert_err(&e, 3, Some("blocksze"), "Bad option <blocksze>");
+    assert_eq!(e.suggestion.as_deref(), Some("blocksize"));
+    assert_eq!(e.section.as_deref(), Some("job"));
+    assert_eq!(e.file, "test.fio");
+    assert_eq!(
+        e.to_string(),
+        "test.fio:3: blocksze: Bad option <blocksze> (did you mean 'blocksize'?)"
+    );
+}
+
+#[test]
+fn typos() {
+    let cases = [
+        ("ioengin=libaio", "ioengin", Some("ioengine")),
+        ("iodpth=4", "iodpth", Some("iodepth")),
+        ("runtim=10", "runtim", Some("runtime")),
+        ("group_reportin", "group_reportin", Some("group_reporting")),
+        ("BS=4k", "BS", None),
+        ("zzzzzzzzzzzzzzzz=1", "zzzzzzzzzzzzzzzz", None),
+    ];
+    for (line, opt, sugg) in cases {
+        let e = err(&format!("[global]\n[job]\n{line}\n"));
+        assert_err(&e, 3, Some(opt), "Bad option");
+        assert_eq!(e.suggestion.as_deref(), sugg, "{line}");
+    }
+    // No suggestion: no "did you mean" in the message.
+    let e = err("[job]\nqqqqqqqqqqqq\n");
+    assert_eq!(
+        e.to_string(),
+        "test.fio:2: qqqqqqqqqqqq: Bad option <qqqqqqqqqqqq>"
+    );
+}
+
+#[test]
+fn bad_size_suffix() {
+    let e = err("[job]\n\nbs=4q\n");
+    assert_err(&e, 3, Some("bs"), "bad size suffix 'q' in '4q'");
+    for v in ["4kk", "k", "1.5g", "4 k", "0x", "4%", "1k:2k:3k:4k"] {
+        let e = err(&format!("[job]\nbs={v}\n"));
+        assert_eq!(
+            (e.line, e.option.as_deref()),
+            (2, Some("bs")),
+            "bs={v}: {e}"
+        );
+    }
+    let e = err("[job]\nruntime=10x\n");
+    assert_err(&e, 2, Some("runtime"), "bad time suffix 'x'");
+    let e = err("[job]\nsize=150%\n");
+    assert_err(&e, 2, Some("size"), "outside 1..100");
+    let e = err("[job]\nsize=4z\n");
+    assert_err(&e, 2, Some("size"), "zone units");
+}
+
+#[test]
+fn option_outside_section() {
+    let e = err("; comment\nbs=4k\n[job]\n");
+    assert_err(&e, 2, Some("bs"), "option bs outside of [] job section");
+    assert_eq!(e.section, None);
+    let e = err("direct\n");
+    assert_err(&e, 1, Some("direct"), "outside of [] job section");
+}
+
+#[test]
+fn empty_and_jobless_files() {
+    assert_err(&err(""), 1, None, "no jobs defined");
+    assert_err(&err("\n\n; nothing\n"), 3, None, "no jobs defined");
+    assert_err(&err("[global]\nbs=4k\n"), 2, None, "no jobs defined");
+}
+
+#[test]
+fn binary_bytes() {
+    let e = err("\0\u{1}\u{7f}");
+    assert_err(&e, 1, None, "control character U+0000");
+    let e = err("[job]\nbs=4k\u{0}\n");
+    assert_err(&e, 2, None, "control character U+0000");
+    let e = err("[job]\n\u{1b}[1m\n");
+    assert_err(&e, 2, None, "control character U+001B");
+}
+
+#[test]
+fn absurd_numbers() {
+    let e = err("[job]\nsize=99999999999999999999999\n");
+    assert_err(&e, 2, Some("size"), "out of range");
+    let e = err("[job]\nsize=99999999999p\n");
+    assert_err(&e, 2, Some("size"), "out of range");
+    let e = err("[job]\niodepth=5g\n");
+    assert_err(&e, 2, Some("iodepth"), "out of range");
+    let e = err("[job]\nruntime=999999999999d\n");
+    assert_err(&e, 2, Some("runtime"), "out of range");
+    let e = err("[job]\nsize=$((9223372036854775807+1))\n");
+    assert_err(&e, 2, Some("size"), "overflow");
+    let e = err("[job]\nsize=(2^64)\n");
+    assert_err(&e, 2, Some("size"), "overflow");
+    let e = err("[job]\nsize=(1-2)\n");
+    assert_err(&e, 2, Some("size"), "negative");
+}
+
+#[test]
+fn unknown_arith_variable() {
+    let e = err("[job]\nbs=4k\nsize=$((NOPE*2))\n");
+    assert_err(&e, 3, Some("size"), "unknown variable 'NOPE'");
+    let e = parse_vars("[job]\nsize=$((X))\n", &[("X", "abc")]).expect_err("bad var");
+    assert_err(&e, 2, Some("size"), "X='abc' is not an integer");
+    let e = err("[job]\nsize=$((1+2)\n");
+    assert_err(&e, 2, Some("size"), "unterminated $((");
+    let e = err("[job]\nsize=$((1 << 2))\n");
+    assert_err(&e, 2, Some("size"), "unsupported operator '<'");
+}
+
+#[test]
+fn division_by_zero() {
+    let e = err("[job]\nsize=$((MEMTOTAL_BYTES/0))\n");
+    assert_err(&e, 2, Some("size"), "division by zero");
+    let e = err("[job]\n\nsize=(1/0)\n");
+    assert_err(&e, 3, Some("size"), "division by zero");
+    let e = err("[job]\niodepth=(5%0)\n");
+    assert_err(&e, 2, Some("iodepth"), "division by zero");
+    let e = err("[job]\nsize=$mb_memory/0\n");
+    assert_err(&e, 2, Some("size"), "division by zero");
+}
+
+#[test]
+fn unset_env_var() {
+    let e = err("[job]\nfilename=${NOPE}/f\n");
+    assert_err(
+        &e,
+        2,
+        Some("filename"),
+        "environment variable 'NOPE' is not set",
+    );
+    let e = err("[job]\nfilename=${}\n");
+    assert_err(&e, 2, Some("filename"), "empty variable name");
+}
+
+#[test]
+fn unsupported_options() {
+    let e = err("[job]\noffset=4k\n");
+    assert_err(
+        &e,
+        2,
+        Some("offset"),
+        "option offset changes the simulated IO but is not implemented",
+    );
+    let e = err("[global]\nrandom_distribution=zipf:1.2\n[job]\n");
+    assert_err(&e, 2, Some("random_distribution"), "not implemented");
+    assert_eq!(e.section.as_deref(), Some("global"));
+    let e = err("[job]\nbssplit=4k/50:8k/50\n");
+    assert_err(&e, 2, Some("bssplit"), "block size mixes");
+    let e = err("[job]\nverify=md5\n");
+    assert_err(&e, 2, Some("verify"), "not implemented");
+    let e = err("[job]\nverify_only\n");
+    assert_err(&e, 2, Some("verify_only"), "not implemented");
+    let e = err("[job]\nzonemode=zbd\n");
+    assert_err(&e, 2, Some("zonemode"), "zoned I/O");
+    let e = err("[job]\nioengine=mmap\n");
+    assert_err(&e, 2, Some("ioengine"), "ioengine mmap is not simulated");
+    let e = err("[job]\nfile_service_type=zipf:1.1\n");
+    assert_err(&e, 2, Some("file_service_type"), "not simulated");
+    let e = err("[job]\nrw=filecreate\n");
+    assert_err(&e, 2, Some("rw"), "not simulated");
+}
+
+#[test]
+fn bad_values() {
+    let cases = [
+        ("rw=randomread", "rw", "unknown value 'randomread'"),
+        ("readwrite=randread:0", "readwrite", "below the minimum 1"),
+        ("direct=2", "direct", "expected 0 or 1"),
+        ("time_based=yes", "time_based", "expected an integer"),
+        ("iodepth=0", "iodepth", "below the minimum 1"),
+        ("rwmixread=101", "rwmixread", "above the maximum 100"),
+        ("cgroup_weight=50", "cgroup_weight", "below the minimum 100"),
+        ("kb_base=1023", "kb_base", "unknown value '1023'"),
+        ("exit_what=some", "exit_what", "unknown value 'some'"),
+        ("bs=", "bs", "missing value"),
+        ("bs", "bs", "requires a value"),
+        ("bs=1k,2k,3k,4k", "bs", "more than 3 entries"),
+        ("bsrange=4k", "bsrange", "not a range"),
+        ("filesize=0", "filesize", "at least 1"),
+        ("filename=", "filename", "requires at least one name"),
+        (
+            "percentile_list=50:abc",
+            "percentile_list",
+            "not a floating point value",
+        ),
+        ("percentile_list=101", "percentile_list", "outside 0..100"),
+        (
+            "file_service_type=random:x",
+            "file_service_type",
+            "expected a number",
+        ),
+        ("size=(1+", "size", "malformed expression"),
+        ("size=(", "size", "malformed expression"),
+        ("size=()", "size", "malformed expression"),
+        ("size=(2))", "size", "malformed expression"),
+        ("size=(1)k", "size", "not a number"),
+    ];
+    for (line, opt, msg) in cases {
+        let e = err(&format!("[job]\n{line}\n"));
+        assert_err(&e, 2, Some(opt), msg);
+    }
+}
+
+#[test]
+fn malformed_lines() {
+    assert_err(&err("[job\nbs=4k\n"), 1, None, "missing ']'");
+    assert_err(&err("[]\n"), 1, None, "empty section name");
+    assert_err(&err("[ ]\n"), 1, None, "empty section name");
+    assert_err(&err("[job]\n=4k\n"), 2, None, "missing option name");
+    assert_err(
+        &err("[job]\ninclude\n"),
+        2,
+        Some("include"),
+        "missing file name",
+    );
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let deep = format!(
+        "[job]\nsize={}1{}\n",
+        "(".repeat(10_000),
+        ")".repeat(10_000)
+    );
+    assert_err(&err(&deep), 2, Some("size"), "nested too deeply");
+    let deep = format!("[job]\nsize={}\n", "-".repeat(10_000) + "1");
+    assert_eq!(err(&deep).option.as_deref(), Some("size"));
+    let deep = format!(
+        "[job]\nsize=$(({}1{}))\n",
+        "(".repeat(5_000),
+        ")".repeat(5_000)
+    );
+    assert_err(&err(&deep), 2, Some("size"), "nested too deeply");
+    let nested = format!("[job]\nsize={}1{}\n", "$((".repeat(200), "))".repeat(200));
+    assert_err(&err(&nested), 2, Some("size"), "nested too deeply");
+}

@@ -1,0 +1,24 @@
+//! iolab's simulator: a deterministic discrete-event model of
+//! workload → page cache → filesystem → block layer → device.
+//!
+//! Start with [`scenario::run`]: give it parsed fio jobs, a device
+//! configuration, memory size and a seed; get fio-shaped statistics back.
+//! See ARCHITECTURE.md at the repository root for the map.
+
+pub mod block;
+pub mod cache;
+pub mod device;
+pub mod engine;
+pub mod fio;
+pub mod fs;
+pub mod rng;
+pub mod scenario;
+pub mod slab;
+pub mod stats;
+pub mod time;
+pub mod variant;
+pub mod workload;
+mod world;
+
+pub use scenario::{FsKind, RunOutput, Scenario, SimError, run};
+pub use variant::{Variant, parse_policies, parse_variant};

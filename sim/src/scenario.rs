@@ -1,0 +1,386 @@
+//! A run: parsed jobs, a device, memory and a seed in; a report out.
+//!
+//! [`Scenario`] holds everything a run depends on. [`run`] builds the
+//! simulated machine for one [`Variant`], runs it and returns the fio-shaped
+//! report plus iolab's own counters. Same scenario and seed, same output,
+//! byte for byte.
+
+use std::collections::BTreeMap;
+
+use crate::block::{NoPolicy, Policy};
+use crate::cache::dirty::BdpMode;
+use crate::device::{Device, DeviceConfig};
+use crate::fio::{self, JobSpec};
+use crate::fs::journal::{Journal, log_size_for};
+use crate::fs::{self, Layout, PAGE, Prep};
+use crate::rng::{Entity, Stream};
+use crate::stats::{GroupBwMode, RunReport};
+use crate::time::{MS, Ns};
+use crate::variant::{BlockChoice, Variant};
+use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
+use crate::world::{Ctx, Job, World};
+
+/// Which filesystem sits on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum FsKind {
+    /// XFS-like journal (default; fidelity.md F1.2).
+    XfsLite,
+    /// No journal: fsync is data writeback plus a cache flush.
+    Raw,
+}
+
+/// Everything one run depends on.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Job sections as parsed.
+    pub jobs: Vec<JobSpec>,
+    /// The device.
+    pub device: DeviceConfig,
+    /// RAM in bytes.
+    pub mem_bytes: u64,
+    /// Master seed.
+    pub seed: u64,
+    /// Filesystem.
+    pub fs: FsKind,
+    /// Dirty throttling flavour.
+    pub bdp: BdpMode,
+    /// How group bandwidth is aggregated (fio >= 3 sums).
+    pub group_bw: GroupBwMode,
+}
+
+/// Errors that stop a run before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The device configuration is unusable.
+    #[error("device: {0}")]
+    Device(#[from] crate::device::DeviceError),
+    /// A job needs something the simulator cannot give it.
+    #[error("{file}:{line}: job '{job}': {message}")]
+    Job {
+        /// Job file.
+        file: String,
+        /// Section line.
+        line: usize,
+        /// Job name.
+        job: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The files do not fit.
+    #[error("{0}")]
+    Fs(#[from] fs::FsError),
+    /// The variant cannot run yet.
+    #[error("{0}")]
+    Variant(String),
+}
+
+/// The result of one run.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// fio-shaped per-job/group statistics.
+    pub report: RunReport,
+    /// iolab's own counters (the JSON `iolab` object).
+    pub extra: serde_json::Value,
+    /// Simulated time at the end.
+    pub sim_ns: Ns,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// Runs `scenario` under `variant`.
+pub fn run(
+    scenario: &Scenario,
+    variant: &Variant,
+    progress: &mut dyn FnMut(Ns),
+) -> Result<RunOutput, SimError> {
+    match variant.block {
+        BlockChoice::None => run_with(scenario, NoPolicy, &variant.spec, progress),
+    }
+}
+
+fn job_err(spec: &JobSpec, message: impl Into<String>) -> SimError {
+    SimError::Job {
+        file: spec.file.clone(),
+        line: spec.line,
+        job: spec.name.clone(),
+        message: message.into(),
+    }
+}
+
+/// Expands job sections into clones with reporting groups, stonewall
+/// sections, files and offsets.
+pub fn plan_jobs(
+    scenario: &Scenario,
+    capacity: u64,
+) -> Result<(Vec<JobPlan>, BTreeMap<String, u16>), SimError> {
+    let mut plans = Vec::new();
+    let mut cgroups: BTreeMap<String, u16> = BTreeMap::new();
+    let mut groupid = 0u32;
+    let mut wall = 0u32;
+    for (si, spec) in scenario.jobs.iter().enumerate() {
+        if si > 0 {
+            if spec.stonewall {
+                wall += 1;
+                groupid += 1;
+            } else if spec.new_group {
+                groupid += 1;
+            }
+        }
+        let mode = spec.rw.mode;
+        if mode.trims() && mode.writes() {
+            return Err(job_err(
+                spec,
+                format!(
+                    "rw={} is not simulated (trim then write of the same blocks)",
+                    mode.name()
+                ),
+            ));
+        }
+        let engine = match spec.ioengine {
+            fio::Engine::Libaio => EngineKind::Libaio,
+            fio::Engine::IoUring => EngineKind::IoUring,
+            fio::Engine::Null => EngineKind::Null,
+            _ => EngineKind::Sync,
+        };
+        let pct = |p: u32| capacity / 100 * u64::from(p);
+        let size = spec.size.map(|s| match s {
+            fio::SizeSpec::Bytes(b) => b,
+            fio::SizeSpec::Percent(p) => pct(p),
+        });
+        let io_size = spec.io_size.map(|s| match s {
+            fio::SizeSpec::Bytes(b) => b,
+            fio::SizeSpec::Percent(p) => pct(p),
+        });
+        let nrfiles = if spec.filename.is_empty() {
+            spec.nrfiles.max(1)
+        } else {
+            spec.filename.len() as u32
+        };
+        let file_size = match (spec.filesize, size) {
+            (Some(r), _) => r.min,
+            (None, Some(s)) => s / u64::from(nrfiles),
+            (None, None) => {
+                return Err(job_err(spec, "no size given: set size= or filesize="));
+            }
+        };
+        if file_size < PAGE {
+            return Err(job_err(
+                spec,
+                format!("file size {file_size} is smaller than one 4 KiB page"),
+            ));
+        }
+        let cgroup = match &spec.cgroup {
+            None => 0,
+            Some(name) => {
+                let next = cgroups.len() as u16 + 1;
+                *cgroups.entry(name.clone()).or_insert(next)
+            }
+        };
+        let random = mode.is_random();
+        let fadvise = match spec.fadvise_hint {
+            fio::Fadvise::Type if random => workload::Fadvise::Random,
+            fio::Fadvise::Type => workload::Fadvise::Sequential,
+            fio::Fadvise::Random => workload::Fadvise::Random,
+            fio::Fadvise::Sequential => workload::Fadvise::Sequential,
+            fio::Fadvise::None | fio::Fadvise::NoReuse => workload::Fadvise::None,
+        };
+        let rate_iops = spec.rate_iops.map(u64::from);
+        for clone in 0..spec.numjobs.max(1) {
+            let files = (0..nrfiles)
+                .map(|k| {
+                    let name = if spec.filename.is_empty() {
+                        format!("{}.{}.{}", spec.name, clone, k)
+                    } else {
+                        spec.filename[k as usize].clone()
+                    };
+                    let name = match spec.directory.first() {
+                        Some(d) => format!("{d}/{name}"),
+                        None => name,
+                    };
+                    FilePlan {
+                        name,
+                        size: file_size,
+                    }
+                })
+                .collect::<Vec<_>>();
+            let total: u64 = files.iter().map(|f| f.size).sum();
+            plans.push(JobPlan {
+                name: spec.name.clone(),
+                section: si as u32,
+                clone,
+                groupid,
+                wall,
+                engine,
+                iodepth: spec.iodepth.max(1),
+                direct: spec.direct,
+                reads: mode.reads(),
+                writes: mode.writes(),
+                trims: mode.trims(),
+                random,
+                rw_suffix: if random {
+                    u64::from(spec.rw.seq_n.max(1))
+                } else {
+                    spec.rw.seq_add
+                },
+                rwmixread: spec.rwmixread,
+                bs: spec.bs.map(|b| (b.min.max(1), b.max.max(b.min).max(1))),
+                files,
+                file_service: (
+                    match spec.file_service_type {
+                        fio::FileServiceType::RoundRobin => workload::FileService::RoundRobin,
+                        fio::FileServiceType::Random => workload::FileService::Random,
+                        fio::FileServiceType::Sequential => workload::FileService::Sequential,
+                    },
+                    spec.file_service_nr.max(1),
+                ),
+                io_limit: if spec.time_based {
+                    None
+                } else {
+                    Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
+                },
+                runtime: spec.runtime_ns,
+                time_based: spec.time_based && spec.runtime_ns.is_some(),
+                ramp: spec.ramp_time_ns,
+                fsync_every: spec.fsync,
+                fdatasync_every: spec.fdatasync,
+                end_fsync: spec.end_fsync || spec.fsync_on_close,
+                invalidate: spec.invalidate,
+                rate: spec.rate,
+                rate_iops,
+                poisson: spec.rate_process == fio::RateProcess::Poisson,
+                thinktime: spec.thinktime_ns,
+                thinktime_blocks: spec.thinktime_blocks,
+                cgroup,
+                exitall: spec.exitall.then_some(match spec.exit_what {
+                    fio::ExitWhat::Group => workload::ExitWhat::Group,
+                    fio::ExitWhat::Stonewall => workload::ExitWhat::Stonewall,
+                    fio::ExitWhat::All => workload::ExitWhat::All,
+                }),
+                group_reporting: spec.group_reporting,
+                log_avg: if spec.log_avg_msec > 0 {
+                    u64::from(spec.log_avg_msec) * MS
+                } else {
+                    10 * MS
+                },
+                seed: spec.randseed,
+                norandommap: spec.norandommap,
+                fadvise,
+                written_out: spec.overwrite || mode.reads(),
+                loops: spec.loops.max(1),
+                options: spec.options.clone(),
+            });
+        }
+    }
+    Ok((plans, cgroups))
+}
+
+/// Runs `scenario` with block-layer policy `policy`.
+pub fn run_with<P: Policy>(
+    scenario: &Scenario,
+    policy: P,
+    variant: &str,
+    progress: &mut dyn FnMut(Ns),
+) -> Result<RunOutput, SimError> {
+    let device = Device::new(&scenario.device)?;
+    let capacity = device.capacity();
+    let (plans, cgroups) = plan_jobs(scenario, capacity)?;
+    let log_size = log_size_for(capacity);
+    let mut layout = Layout::new(capacity, log_size);
+    let (log_off, log_len) = layout.log();
+    let journal = Journal::new(log_off, log_len);
+    let journal_on = scenario.fs == FsKind::XfsLite;
+    let mut world = World::new(
+        vec![device],
+        scenario.mem_bytes,
+        policy,
+        journal,
+        scenario.bdp,
+        journal_on,
+    );
+
+    // Files: one per distinct name, sized by the largest user; written out
+    // if any user reads it or asks for overwrite (fio's layout rule).
+    let mut by_name: BTreeMap<String, (u64, bool, usize)> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for p in &plans {
+        for f in &p.files {
+            let e = by_name.entry(f.name.clone()).or_insert_with(|| {
+                order.push(f.name.clone());
+                (0, false, order.len() - 1)
+            });
+            e.0 = e.0.max(f.size);
+            e.1 |= p.written_out;
+        }
+    }
+    let mut file_id: BTreeMap<String, u32> = BTreeMap::new();
+    for name in &order {
+        let (size, written, _) = by_name[name];
+        let off = layout.place(name, size)?;
+        let prep = if written {
+            Prep::WrittenOut
+        } else {
+            Prep::Unwritten
+        };
+        let file = fs::new_file(name, 0, off, size, prep);
+        let id = world.cache.add_file(file.pages);
+        debug_assert_eq!(id as usize, world.files.len());
+        world.files.push(file);
+        file_id.insert(name.clone(), id);
+    }
+
+    // Jobs and their contexts.
+    let mut walls: Vec<u32> = Vec::new();
+    for (i, plan) in plans.into_iter().enumerate() {
+        let rng = match plan.seed {
+            Some(s) => Stream::from_seed(s ^ u64::from(plan.clone)),
+            None => Stream::new(scenario.seed, Entity::Job(i as u32)),
+        };
+        let ids: Vec<u32> = plan.files.iter().map(|f| file_id[&f.name]).collect();
+        let unit = plan.bs.iter().map(|b| b.0).min().unwrap_or(PAGE).max(1);
+        let gens = plan
+            .files
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                OffsetGen::new(
+                    f.size,
+                    unit,
+                    scenario.seed ^ ((i as u64) << 20) ^ k as u64,
+                    !plan.norandommap,
+                )
+            })
+            .collect();
+        let nctx = match plan.engine {
+            EngineKind::Libaio if plan.direct => plan.iodepth,
+            EngineKind::IoUring => plan.iodepth,
+            _ => 1,
+        };
+        let ctx_first = world.ctxs.len() as u32;
+        for _ in 0..nctx {
+            world.ctxs.push(Ctx::new(i as u32));
+        }
+        let wall = plan.wall as usize;
+        if walls.len() <= wall {
+            walls.resize(wall + 1, 0);
+        }
+        walls[wall] += 1;
+        world
+            .jobs
+            .push(Job::new(plan, rng, ids, gens, ctx_first, nctx));
+    }
+    world.walls_left = walls;
+    world.jobs_left = world.jobs.len() as u32;
+
+    world.run(progress);
+
+    let sim_ns = world.q.now();
+    let inputs = world.job_inputs(sim_ns);
+    let report = RunReport::build(inputs, scenario.group_bw);
+    let extra = world.extra_json(scenario, variant, &cgroups);
+    Ok(RunOutput {
+        report,
+        extra,
+        sim_ns,
+        events: world.events,
+    })
+}

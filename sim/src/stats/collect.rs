@@ -1,0 +1,539 @@
+//! Hot-path collectors: one [`JobStats`] per fio job (thread).
+//!
+//! Everything here is O(1) per recorded IO and allocation-free once the
+//! per-direction histogram exists and the window series has grown its buffer
+//! (amortised `Vec` growth: a few bytes per 10 ms window of simulated time).
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::time::{MS, Ns, SEC};
+
+use super::Dir;
+
+/// Highest latency the histograms track (100 s); larger values saturate.
+pub(crate) const HIST_MAX_NS: u64 = 100 * SEC;
+/// Significant digits of the latency histograms.
+pub(crate) const HIST_SIGFIG: u8 = 3;
+
+pub(crate) fn new_histogram() -> Option<Histogram<u64>> {
+    Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIG).ok()
+}
+
+/// Exact running latency statistics plus a lazily created HDR histogram.
+///
+/// Sums are kept in `u128`, so count, mean and variance are exact (up to the
+/// final conversion to `f64`) and merging jobs of a group is exact as well.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LatAcc {
+    pub(crate) n: u64,
+    pub(crate) min: u64,
+    pub(crate) max: u64,
+    pub(crate) sum: u128,
+    pub(crate) sumsq: u128,
+    pub(crate) hist: Option<Histogram<u64>>,
+}
+
+impl LatAcc {
+    #[inline]
+    pub(crate) fn record(&mut self, v: u64) {
+        if self.n == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.n += 1;
+        let w = u128::from(v);
+        self.sum += w;
+        self.sumsq += w * w;
+        if self.hist.is_none() {
+            self.hist = new_histogram();
+        }
+        if let Some(h) = self.hist.as_mut() {
+            h.saturating_record(v);
+        }
+    }
+
+    /// Adds another accumulator (exact pooled statistics).
+    pub(crate) fn merge(&mut self, o: &LatAcc) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            self.min = o.min;
+            self.max = o.max;
+        } else {
+            self.min = self.min.min(o.min);
+            self.max = self.max.max(o.max);
+        }
+        self.n += o.n;
+        self.sum += o.sum;
+        self.sumsq += o.sumsq;
+        if let Some(oh) = o.hist.as_ref() {
+            match self.hist.as_mut() {
+                // Identical bounds on both sides: adding cannot fail.
+                Some(h) => {
+                    let _ = h.add(oh);
+                }
+                None => self.hist = Some(oh.clone()),
+            }
+        }
+    }
+
+    pub(crate) fn mean(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
+    }
+
+    /// Sample standard deviation (divisor n − 1), 0 for fewer than two
+    /// samples: the same convention as fio's `calc_lat`.
+    pub(crate) fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = u128::from(self.n);
+        // n·Σx² − (Σx)² is exact in u128 unless the run is enormous; fall
+        // back to f64 arithmetic in that case.
+        let exact = n
+            .checked_mul(self.sumsq)
+            .zip(self.sum.checked_mul(self.sum))
+            .map(|(a, b)| a.saturating_sub(b));
+        let var = match exact {
+            Some(num) => num as f64 / (self.n as f64 * (self.n - 1) as f64),
+            None => {
+                let s = self.sum as f64;
+                let v = (self.sumsq as f64 - s * s / self.n as f64) / (self.n - 1) as f64;
+                v.max(0.0)
+            }
+        };
+        var.sqrt()
+    }
+}
+
+/// fio's `struct io_stat` for bandwidth / IOPS samples: min, max and a
+/// Welford running mean and sum of squared deviations, in `f64` exactly like
+/// fio's `add_stat_sample`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunningStat {
+    pub samples: u64,
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// Sum of squared deviations from the mean ("S" in fio).
+    pub s: f64,
+}
+
+impl RunningStat {
+    pub(crate) fn add(&mut self, v: u64) {
+        if self.samples == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        let val = v as f64;
+        let delta = val - self.mean;
+        if delta != 0.0 {
+            self.mean += delta / (self.samples as f64 + 1.0);
+            self.s += delta * (val - self.mean);
+        }
+        self.samples += 1;
+    }
+
+    /// fio ≥ 3 group merge (`sum_stat(.., pure_sum = true)`): min, max, mean,
+    /// S and sample counts are all added up.
+    pub(crate) fn merge_sum(&mut self, o: &RunningStat) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *o;
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.samples += o.samples;
+        self.mean += o.mean;
+        self.s += o.s;
+    }
+
+    /// 2016 fio group merge (parallel variance algorithm): the result
+    /// describes the pool of all jobs' samples, i.e. a per-job mean.
+    pub(crate) fn merge_pooled(&mut self, o: &RunningStat) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *o;
+            return;
+        }
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        let (n1, n2) = (self.samples as f64, o.samples as f64);
+        let delta = o.mean - self.mean;
+        let mean = (o.mean * n2 + self.mean * n1) / (n1 + n2);
+        let s = o.s + self.s + delta * delta * (n1 * n2) / (n1 + n2);
+        self.samples += o.samples;
+        self.mean = mean;
+        self.s = s;
+    }
+
+    /// Sample standard deviation, 0 for fewer than two samples (fio).
+    pub fn dev(&self) -> f64 {
+        if self.samples > 1 {
+            (self.s / (self.samples as f64 - 1.0)).sqrt()
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The fio latency log with `log_avg_msec`: one entry per window that saw at
+/// least one completion, `(window end in ms since job start, mean latency in
+/// ns)`. Stored as two parallel vectors (12 bytes per entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowSeries {
+    end_ms: Vec<u32>,
+    avg_ns: Vec<u64>,
+}
+
+impl WindowSeries {
+    pub fn len(&self) -> usize {
+        self.end_ms.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.end_ms.is_empty()
+    }
+    pub fn push(&mut self, end_ms: u32, avg_ns: u64) {
+        self.end_ms.push(end_ms);
+        self.avg_ns.push(avg_ns);
+    }
+    /// `(window end ms, average latency ns)` pairs in time order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.end_ms.iter().copied().zip(self.avg_ns.iter().copied())
+    }
+    /// The average latencies (ns) alone, in time order.
+    pub fn values(&self) -> &[u64] {
+        &self.avg_ns
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DirStats {
+    pub(crate) lat: LatAcc,
+    pub(crate) io_bytes: u64,
+    // Open latency-log window.
+    win_end_ns: Ns,
+    win_idx: u64,
+    win_sum: u128,
+    win_count: u64,
+    pub(crate) series: WindowSeries,
+    // 500 ms bandwidth / IOPS sampling.
+    sampled_bytes: u64,
+    sampled_ios: u64,
+    pub(crate) bw: RunningStat,
+    pub(crate) iops: RunningStat,
+}
+
+/// Statistics of one fio job, fed by the simulator as IOs complete.
+///
+/// Directions are independent; completions must arrive in non-decreasing
+/// `now` order (true for a discrete-event loop). A completion earlier than
+/// the open window is folded into that window.
+#[derive(Clone, Debug)]
+pub struct JobStats {
+    start_ns: Ns,
+    window_ns: Ns,
+    bw_sample_ns: Ns,
+    next_sample_ns: Ns,
+    last_ns: Ns,
+    end_ns: Option<Ns>,
+    pub(crate) dirs: [DirStats; 3],
+    pub(crate) sync: LatAcc,
+}
+
+impl JobStats {
+    /// `window_ns` is fio's `log_avg_msec` window (10 ms in mmtests),
+    /// `bw_sample_ns` fio's `bw_avg_time`/`iops_avg_time` (500 ms default).
+    /// Zero values are replaced by 1 ms and 500 ms respectively.
+    pub fn new(start_ns: Ns, window_ns: Ns, bw_sample_ns: Ns) -> Self {
+        let window_ns = if window_ns == 0 { MS } else { window_ns };
+        let bw_sample_ns = if bw_sample_ns == 0 {
+            500 * MS
+        } else {
+            bw_sample_ns
+        };
+        let mut dirs: [DirStats; 3] = Default::default();
+        for d in &mut dirs {
+            d.win_end_ns = start_ns.saturating_add(window_ns);
+        }
+        JobStats {
+            start_ns,
+            window_ns,
+            bw_sample_ns,
+            next_sample_ns: start_ns.saturating_add(bw_sample_ns),
+            last_ns: start_ns,
+            end_ns: None,
+            dirs,
+            sync: LatAcc::default(),
+        }
+    }
+
+    /// One completed IO of `bytes` with completion latency `clat_ns`,
+    /// completing at `now`.
+    #[inline]
+    pub fn record(&mut self, dir: Dir, now: Ns, clat_ns: u64, bytes: u64) {
+        if now >= self.next_sample_ns {
+            self.take_samples(now);
+        }
+        self.last_ns = self.last_ns.max(now);
+        let d = &mut self.dirs[dir.index()];
+        if now >= d.win_end_ns {
+            Self::roll_window(d, self.start_ns, self.window_ns, now);
+        }
+        d.win_sum += u128::from(clat_ns);
+        d.win_count += 1;
+        d.io_bytes += bytes;
+        d.lat.record(clat_ns);
+    }
+
+    /// One completed fsync/fdatasync with latency `lat_ns`.
+    pub fn record_sync(&mut self, now: Ns, lat_ns: u64) {
+        if now >= self.next_sample_ns {
+            self.take_samples(now);
+        }
+        self.last_ns = self.last_ns.max(now);
+        self.sync.record(lat_ns);
+    }
+
+    /// Closes the open latency windows and every complete bandwidth period
+    /// ending at or before `end_ns` (a trailing partial period yields no
+    /// sample, as in fio). Runtime = `end_ns − start`.
+    pub fn finish(&mut self, end_ns: Ns) {
+        if self.end_ns.is_some() {
+            return;
+        }
+        let end_ns = end_ns.max(self.start_ns);
+        if end_ns >= self.next_sample_ns {
+            self.take_samples(end_ns);
+        }
+        for d in &mut self.dirs {
+            Self::flush_window(d, self.window_ns);
+        }
+        self.end_ns = Some(end_ns);
+    }
+
+    pub fn start_ns(&self) -> Ns {
+        self.start_ns
+    }
+    pub fn window_ns(&self) -> Ns {
+        self.window_ns
+    }
+    pub fn bw_sample_ns(&self) -> Ns {
+        self.bw_sample_ns
+    }
+    pub fn is_finished(&self) -> bool {
+        self.end_ns.is_some()
+    }
+    /// Latest completion time seen (or the start).
+    pub fn last_ns(&self) -> Ns {
+        self.last_ns
+    }
+    /// `end − start` once finished, else time up to the last completion.
+    pub fn runtime_ns(&self) -> Ns {
+        self.end_ns.unwrap_or(self.last_ns) - self.start_ns
+    }
+    pub fn io_bytes(&self, dir: Dir) -> u64 {
+        self.dirs[dir.index()].io_bytes
+    }
+    pub fn total_ios(&self, dir: Dir) -> u64 {
+        self.dirs[dir.index()].lat.n
+    }
+    pub fn sync_ios(&self) -> u64 {
+        self.sync.n
+    }
+    /// Closed latency-log windows of one direction.
+    pub fn windows(&self, dir: Dir) -> &WindowSeries {
+        &self.dirs[dir.index()].series
+    }
+    /// Bandwidth samples (KiB/s) of one direction.
+    pub fn bw_stat(&self, dir: Dir) -> RunningStat {
+        self.dirs[dir.index()].bw
+    }
+    /// IOPS samples of one direction.
+    pub fn iops_stat(&self, dir: Dir) -> RunningStat {
+        self.dirs[dir.index()].iops
+    }
+
+    #[cold]
+    fn roll_window(d: &mut DirStats, start: Ns, window: Ns, now: Ns) {
+        Self::flush_window(d, window);
+        let idx = (now - start) / window;
+        d.win_idx = idx;
+        d.win_end_ns = start.saturating_add((idx + 1).saturating_mul(window));
+    }
+
+    fn flush_window(d: &mut DirStats, window: Ns) {
+        if d.win_count == 0 {
+            return;
+        }
+        let n = u128::from(d.win_count);
+        let avg = ((d.win_sum + n / 2) / n) as u64;
+        let end_ms = (u128::from(d.win_idx + 1) * u128::from(window) / u128::from(MS))
+            .min(u128::from(u32::MAX)) as u32;
+        d.series.push(end_ms, avg);
+        d.win_sum = 0;
+        d.win_count = 0;
+    }
+
+    /// Takes the bandwidth/IOPS samples of every period boundary `<= now`.
+    #[cold]
+    fn take_samples(&mut self, now: Ns) {
+        let p = self.bw_sample_ns;
+        // Only the first elapsed boundary can see new bytes; later ones in a
+        // gap have zero delta and produce no sample (fio skips them too).
+        for d in &mut self.dirs {
+            let db = d.io_bytes - d.sampled_bytes;
+            if db > 0 {
+                let bw = u128::from(db) * u128::from(SEC) / u128::from(p) / 1024;
+                d.bw.add(bw.min(u128::from(u64::MAX)) as u64);
+                d.sampled_bytes = d.io_bytes;
+            }
+            let di = d.lat.n - d.sampled_ios;
+            if di > 0 {
+                let iops = u128::from(di) * u128::from(SEC) / u128::from(p);
+                d.iops.add(iops.min(u128::from(u64::MAX)) as u64);
+                d.sampled_ios = d.lat.n;
+            }
+        }
+        let k = (now - self.start_ns) / p;
+        self.next_sample_ns = self.start_ns.saturating_add((k + 1).saturating_mul(p));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_window_ios_average_together_and_empty_windows_are_skipped() {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        s.record(Dir::Read, MS, 100, 4096);
+        s.record(Dir::Read, 9 * MS, 201, 4096); // avg (100+201)/2 = 150.5 -> 151
+        // window [10,20) empty
+        s.record(Dir::Read, 25 * MS, 1000, 4096);
+        s.record(Dir::Read, 29_999_999, 3000, 4096);
+        s.record(Dir::Read, 30 * MS, 7, 4096); // boundary belongs to next window
+        s.record(Dir::Write, 5 * MS, 50, 4096);
+        s.finish(40 * MS);
+        let r: Vec<_> = s.windows(Dir::Read).iter().collect();
+        assert_eq!(r, vec![(10, 151), (30, 2000), (40, 7)]);
+        let w: Vec<_> = s.windows(Dir::Write).iter().collect();
+        assert_eq!(w, vec![(10, 50)]);
+        assert!(s.windows(Dir::Trim).is_empty());
+    }
+
+    #[test]
+    fn window_offset_by_job_start() {
+        let mut s = JobStats::new(5 * SEC, 10 * MS, 500 * MS);
+        s.record(Dir::Write, 5 * SEC + 15 * MS, 10, 512);
+        s.finish(6 * SEC);
+        assert_eq!(
+            s.windows(Dir::Write).iter().collect::<Vec<_>>(),
+            vec![(20, 10)]
+        );
+        assert_eq!(s.runtime_ns(), SEC);
+    }
+
+    #[test]
+    fn bw_samples_follow_500ms_boundaries() {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        // Period 0: 4 x 1 MiB.
+        for i in 0..4 {
+            s.record(Dir::Write, i * 100 * MS, 1000, 1 << 20);
+        }
+        // Completion exactly at 500 ms belongs to period 1; 2 MiB in period 1.
+        s.record(Dir::Write, 500 * MS, 1000, 1 << 20);
+        s.record(Dir::Write, 999 * MS, 1000, 1 << 20);
+        // Periods 2 and 3 idle, period 4 has 1 MiB, partial period 5 dropped.
+        s.record(Dir::Write, 2100 * MS, 1000, 1 << 20);
+        s.record(Dir::Write, 2600 * MS, 1000, 1 << 20);
+        s.finish(2700 * MS);
+        let bw = s.bw_stat(Dir::Write);
+        // 4 MiB / 0.5 s = 8192 KiB/s; 2 MiB -> 4096; 1 MiB -> 2048.
+        assert_eq!(bw.samples, 3);
+        assert_eq!(bw.min, 2048);
+        assert_eq!(bw.max, 8192);
+        assert!((bw.mean - (8192.0 + 4096.0 + 2048.0) / 3.0).abs() < 1e-9);
+        let m = bw.mean;
+        let hand = (((8192.0 - m) * (8192.0 - m)
+            + (4096.0 - m) * (4096.0 - m)
+            + (2048.0 - m) * (2048.0 - m))
+            / 2.0f64)
+            .sqrt();
+        assert!((bw.dev() - hand).abs() < 1e-9);
+        let iops = s.iops_stat(Dir::Write);
+        assert_eq!((iops.samples, iops.min, iops.max), (3, 2, 8));
+        assert_eq!(s.bw_stat(Dir::Read).samples, 0);
+    }
+
+    #[test]
+    fn bw_sample_at_finish_boundary_is_kept() {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        s.record(Dir::Read, 100 * MS, 10, 3000);
+        s.finish(500 * MS);
+        let bw = s.bw_stat(Dir::Read);
+        assert_eq!(bw.samples, 1);
+        assert_eq!(bw.min, 3000 * 2 / 1024); // floor(5.859) = 5
+    }
+
+    #[test]
+    fn clat_stddev_matches_hand_computation() {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        for (i, v) in [2u64, 4, 4, 4, 5, 5, 7, 9].iter().enumerate() {
+            s.record(Dir::Read, i as u64, *v, 4096);
+        }
+        let l = &s.dirs[0].lat;
+        assert_eq!((l.n, l.min, l.max), (8, 2, 9));
+        assert_eq!(l.mean(), 5.0);
+        // Σ(x−5)² = 32, sample variance 32/7.
+        assert!((l.stddev() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        let mut one = LatAcc::default();
+        one.record(42);
+        assert_eq!(one.stddev(), 0.0);
+    }
+
+    #[test]
+    fn running_stat_merges() {
+        let mut a = RunningStat::default();
+        let mut b = RunningStat::default();
+        for v in [10, 20, 30] {
+            a.add(v);
+        }
+        for v in [100, 200] {
+            b.add(v);
+        }
+        let mut sum = a;
+        sum.merge_sum(&b);
+        assert_eq!((sum.min, sum.max, sum.samples), (110, 230, 5));
+        assert!((sum.mean - 170.0).abs() < 1e-9);
+        let mut pool = a;
+        pool.merge_pooled(&b);
+        assert_eq!((pool.min, pool.max, pool.samples), (10, 200, 5));
+        assert!((pool.mean - 72.0).abs() < 1e-9);
+        let mut all = RunningStat::default();
+        for v in [10, 20, 30, 100, 200] {
+            all.add(v);
+        }
+        assert!((pool.dev() - all.dev()).abs() < 1e-9);
+        let mut e = RunningStat::default();
+        e.merge_sum(&RunningStat::default());
+        assert_eq!(e.samples, 0);
+    }
+}

@@ -1,0 +1,597 @@
+//! fio-like normal (human) and JSON output of a [`RunReport`].
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+
+use crate::time::MS;
+
+use super::Dir;
+use super::report::{DirReport, JobReport, LatSummary, RunReport};
+
+/// Units of fio's `num2str` (lib/num2str.h) that the reports use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum N2sUnit {
+    None,
+    PerSec,
+    Byte,
+    BytePerSec,
+}
+
+/// fio's `num2str`: shortens `num` to at most `maxlen` digits with an SI
+/// (`pow2 == false`) or IEC prefix, keeping as many decimals as fit and
+/// with fio's own carry rounding. `base` is the multiplier of `num`.
+pub fn num2str(num: u64, maxlen: usize, base: u64, pow2: bool, unit: N2sUnit) -> String {
+    const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+    let prefixes = if pow2 { &IEC } else { &SI };
+    let unit_str = match unit {
+        N2sUnit::None => "",
+        N2sUnit::PerSec => "/s",
+        N2sUnit::Byte => "B",
+        N2sUnit::BytePerSec => "B/s",
+    };
+    let thousand: u64 = if pow2 { 1024 } else { 1000 };
+    let mut num = num;
+    let mut post = 0usize;
+    let mut b = base;
+    while b > 1 {
+        b /= thousand;
+        post += 1;
+    }
+    let mut modulo: Option<u64> = None;
+    let mut carry = false;
+    while post < SI.len() {
+        if digits(num) <= maxlen {
+            break;
+        }
+        let m = num % thousand;
+        modulo = Some(m);
+        num /= thousand;
+        carry = m >= thousand / 2;
+        post += 1;
+    }
+    if post >= SI.len() {
+        post = 0;
+    }
+    let Some(m) = modulo else {
+        return format!("{num}{}{unit_str}", prefixes[post]);
+    };
+    let len = digits(num);
+    if maxlen as i64 - len as i64 <= 1 {
+        if carry {
+            num += 1;
+        }
+        return format!("{num}{}{unit_str}", prefixes[post]);
+    }
+    let prec = maxlen - len - 1;
+    let frac = format!("{:.*}", prec, m as f64 / thousand as f64);
+    if frac.starts_with('1') {
+        num += 1;
+    }
+    let decimals = frac.get(2..).unwrap_or("");
+    format!("{num}.{decimals}{}{unit_str}", prefixes[post])
+}
+
+fn digits(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 10 {
+        v /= 10;
+        n += 1;
+    }
+    n
+}
+
+const SIG_FIGS: usize = 4;
+
+/// fio's human-readable summary (`--output-format=normal`), restricted to
+/// what the simulator models: per entry the header line, per direction the
+/// IOPS/BW line, `clat` min/max/avg/stdev, clat percentiles (fio's layout,
+/// precision 2), `bw` and `iops` sample lines, then fsync/fdatasync latency;
+/// finally the "Run status group" lines. No pid, date, cpu, IO-depth or
+/// latency-bucket lines (nothing is measured for them); the slat/lat lines
+/// are omitted because lat = clat in the simulator. `kb_base=1024` and
+/// `unit_base` bytes are assumed.
+pub fn normal_output(r: &RunReport) -> String {
+    let mut out = String::new();
+    for j in &r.jobs {
+        write_job(&mut out, j);
+    }
+    for g in &r.groups {
+        let _ = writeln!(out, "\nRun status group {} (all jobs):", g.groupid);
+        const LABEL: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
+        for (i, d) in g.dirs.iter().enumerate() {
+            if d.max_run_ms == 0 {
+                continue;
+            }
+            let rate = |v: u64, p2: bool| num2str(v, SIG_FIGS, 1, p2, N2sUnit::BytePerSec);
+            let io = |p2: bool| num2str(d.io_bytes, SIG_FIGS, 1, p2, N2sUnit::Byte);
+            let _ = writeln!(
+                out,
+                "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+                LABEL[i],
+                rate(d.agg, true),
+                rate(d.agg, false),
+                rate(d.min_bw, true),
+                rate(d.max_bw, true),
+                rate(d.min_bw, false),
+                rate(d.max_bw, false),
+                io(true),
+                io(false),
+                d.min_run_ms,
+                d.max_run_ms
+            );
+        }
+    }
+    out
+}
+
+fn write_job(out: &mut String, j: &JobReport) {
+    let any_io = j.dirs.iter().any(|d| d.io_bytes > 0 || d.total_ios > 0);
+    if !any_io {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{}: (groupid={}, jobs={}): err={:2}",
+        j.name, j.groupid, j.members, j.error
+    );
+    for d in Dir::ALL {
+        let dr = j.dir(d);
+        if dr.io_bytes > 0 && dr.runtime_ms > 0 {
+            write_dir(out, d, dr);
+        }
+    }
+    if j.sync.total_ios > 0 && j.sync.lat.n > 0 {
+        let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
+        display_lat(out, "sync", &j.sync.lat);
+        show_percentiles(out, &j.sync.lat.percentiles, "sync");
+    }
+}
+
+fn write_dir(out: &mut String, d: Dir, dr: &DirReport) {
+    let runt = dr.runtime_ms;
+    let bw = dr.bw_bytes;
+    let iops = (u128::from(dr.total_ios) * 1000 / u128::from(runt)) as u64;
+    let _ = writeln!(
+        out,
+        "  {}: IOPS={}, BW={} ({})({}/{}msec)",
+        d.name(),
+        num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
+        num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
+        num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
+        num2str(dr.io_bytes, SIG_FIGS, 1, true, N2sUnit::Byte),
+        runt
+    );
+    if dr.clat.n > 0 {
+        display_lat(out, "clat", &dr.clat);
+        show_percentiles(out, &dr.clat.percentiles, "clat");
+    }
+    let b = &dr.bw_samples;
+    if b.samples > 0 {
+        let (mut min, mut max, mut mean, mut dev, mut unit) = (b.min, b.max, b.mean, b.dev, "KiB");
+        if mean > 1024.0 * 1024.0 {
+            min = (min as f64 / 1024.0) as u64;
+            max = (max as f64 / 1024.0) as u64;
+            mean /= 1024.0;
+            dev /= 1024.0;
+            unit = "MiB";
+        }
+        let _ = writeln!(
+            out,
+            "   bw ({unit:>5}/s): min={min:5}, max={max:5}, per={:3.2}%, avg={mean:5.2}, stdev={dev:5.2}, samples={}",
+            dr.bw_agg, b.samples
+        );
+    }
+    let i = &dr.iops_samples;
+    if i.samples > 0 {
+        let _ = writeln!(
+            out,
+            "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
+            i.min, i.max, i.mean, i.dev, i.samples
+        );
+    }
+}
+
+/// fio `display_lat`: switches to µs/ms only when min, max and stdev are all
+/// large enough.
+fn display_lat(out: &mut String, name: &str, l: &LatSummary) {
+    let (mut min, mut max, mut mean, mut dev) = (l.min, l.max, l.mean, l.stddev);
+    let base = if min > 2_000_000 && max > 99_999_999 && dev > 1_000_000.0 {
+        min /= 1_000_000;
+        max /= 1_000_000;
+        mean /= 1_000_000.0;
+        dev /= 1_000_000.0;
+        "(msec)"
+    } else if min > 2000 && max > 99_999 && dev > 1000.0 {
+        min /= 1000;
+        max /= 1000;
+        mean /= 1000.0;
+        dev /= 1000.0;
+        "(usec)"
+    } else {
+        "(nsec)"
+    };
+    let _ = writeln!(
+        out,
+        "    {name} {base}: min={}, max={}, avg={mean:5.2}, stdev={dev:5.2}",
+        num2str(min, 6, 1, false, N2sUnit::None),
+        num2str(max, 6, 1, false, N2sUnit::None)
+    );
+}
+
+/// fio `show_clat_percentiles` with `percentile_precision=2`.
+fn show_percentiles(out: &mut String, pl: &[(f64, u64)], pre: &str) {
+    if pl.is_empty() {
+        return;
+    }
+    let minv = pl.iter().map(|p| p.1).min().unwrap_or(0);
+    let maxv = pl.iter().map(|p| p.1).max().unwrap_or(0);
+    let (scale, divisor, unit) = if minv > 2_000_000 && maxv > 99_999_999 {
+        (2, 1_000_000u64, "msec")
+    } else if minv > 2000 && maxv > 99_999 {
+        (1, 1000, "usec")
+    } else {
+        (0, 1, "nsec")
+    };
+    let _ = write!(out, "    {pre} percentiles ({unit}):\n     |");
+    let scaled_max = maxv / divisor;
+    let tw = if scaled_max == 0 {
+        5
+    } else {
+        digits(scaled_max).max(5)
+    };
+    let precision = 2usize;
+    let per_line = (80 - 7) / (precision + 10 + tw);
+    let len = pl.len();
+    for (j, &(p, v)) in pl.iter().enumerate() {
+        if j != 0 && j % per_line == 0 {
+            out.push_str("     |");
+        }
+        let last = j == len - 1;
+        let mut v = v;
+        for _ in 0..scale {
+            v = v.div_ceil(1000);
+        }
+        let _ = write!(
+            out,
+            " {p:5.2}th=[{v:>tw$}]{}",
+            if last { '\n' } else { ',' }
+        );
+        if last {
+            break;
+        }
+        if j % per_line == per_line - 1 {
+            out.push('\n');
+        }
+    }
+}
+
+fn num(v: f64) -> Value {
+    if v.is_finite() {
+        Value::from(v)
+    } else {
+        Value::from(0.0)
+    }
+}
+
+fn lat_json(l: &LatSummary, percentiles: bool) -> Value {
+    let mut m = Map::new();
+    m.insert("min".into(), Value::from(l.min));
+    m.insert("max".into(), Value::from(l.max));
+    m.insert("mean".into(), num(l.mean));
+    m.insert("stddev".into(), num(l.stddev));
+    m.insert("N".into(), Value::from(l.n));
+    if percentiles && l.n > 0 && !l.percentiles.is_empty() {
+        let mut p = Map::new();
+        for &(q, v) in &l.percentiles {
+            p.insert(format!("{q:.6}"), Value::from(v));
+        }
+        m.insert("percentile".into(), Value::Object(p));
+    }
+    Value::Object(m)
+}
+
+fn dir_json(d: &DirReport) -> Value {
+    let mut m = Map::new();
+    m.insert("io_bytes".into(), Value::from(d.io_bytes));
+    m.insert("io_kbytes".into(), Value::from(d.io_bytes >> 10));
+    m.insert("bw_bytes".into(), Value::from(d.bw_bytes));
+    m.insert("bw".into(), Value::from(d.bw));
+    m.insert("iops".into(), num(d.iops));
+    m.insert("runtime".into(), Value::from(d.runtime_ms));
+    m.insert("total_ios".into(), Value::from(d.total_ios));
+    m.insert("short_ios".into(), Value::from(0u64));
+    m.insert("drop_ios".into(), Value::from(0u64));
+    m.insert("slat_ns".into(), lat_json(&LatSummary::default(), false));
+    m.insert("clat_ns".into(), lat_json(&d.clat, true));
+    // No submission latency is modelled: lat = clat (without percentiles,
+    // fio's default lat_percentiles=0).
+    m.insert("lat_ns".into(), lat_json(&d.clat, false));
+    let b = &d.bw_samples;
+    m.insert("bw_min".into(), Value::from(b.min));
+    m.insert("bw_max".into(), Value::from(b.max));
+    m.insert("bw_agg".into(), num(d.bw_agg));
+    m.insert("bw_mean".into(), num(b.mean));
+    m.insert("bw_dev".into(), num(b.dev));
+    m.insert("bw_samples".into(), Value::from(b.samples));
+    let i = &d.iops_samples;
+    m.insert("iops_min".into(), Value::from(i.min));
+    m.insert("iops_max".into(), Value::from(i.max));
+    m.insert("iops_mean".into(), num(i.mean));
+    m.insert("iops_stddev".into(), num(i.dev));
+    m.insert("iops_samples".into(), Value::from(i.samples));
+    Value::Object(m)
+}
+
+fn job_json(j: &JobReport) -> Value {
+    let mut m = Map::new();
+    m.insert("jobname".into(), Value::from(j.name.clone()));
+    m.insert("groupid".into(), Value::from(j.groupid));
+    m.insert("error".into(), Value::from(j.error));
+    let mut opts = Map::new();
+    for (k, v) in &j.options {
+        opts.insert(k.clone(), Value::from(v.clone()));
+    }
+    m.insert("job options".into(), Value::Object(opts));
+    for d in Dir::ALL {
+        m.insert(d.name().into(), dir_json(j.dir(d)));
+    }
+    let mut s = Map::new();
+    s.insert("total_ios".into(), Value::from(j.sync.total_ios));
+    s.insert("lat_ns".into(), lat_json(&j.sync.lat, true));
+    m.insert("sync".into(), Value::Object(s));
+    m.insert("job_runtime".into(), Value::from(j.job_runtime_ms));
+    m.insert("usr_cpu".into(), num(0.0));
+    m.insert("sys_cpu".into(), num(0.0));
+    m.insert("ctx".into(), Value::from(0u64));
+    m.insert("majf".into(), Value::from(0u64));
+    m.insert("minf".into(), Value::from(0u64));
+    Value::Object(m)
+}
+
+/// The windowed latency series of every job, as placed under
+/// `iolab.lat_log`.
+pub fn lat_log_json(r: &RunReport) -> Value {
+    let jobs: Vec<Value> = r
+        .series
+        .iter()
+        .map(|s| {
+            let mut m = Map::new();
+            m.insert("jobname".into(), Value::from(s.name.clone()));
+            m.insert("groupid".into(), Value::from(s.groupid));
+            m.insert("log_avg_msec".into(), Value::from(s.window_ns / MS));
+            for d in Dir::ALL {
+                let pts: Vec<Value> = s.dirs[d.index()]
+                    .iter()
+                    .map(|(t, v)| Value::Array(vec![Value::from(t), Value::from(v)]))
+                    .collect();
+                m.insert(d.name().into(), Value::Array(pts));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("jobs".into(), Value::Array(jobs));
+    Value::Object(m)
+}
+
+/// fio-shaped JSON document.
+///
+/// Layout: `{"fio version": "iolab-<crate version>", "jobs": [...],
+/// "iolab": <extra>}`. Each job carries fio's key names (`jobname`,
+/// `groupid`, `error`, `"job options"`, `read`/`write`/`trim` with
+/// `io_bytes` … `iops_samples`, `sync`, `job_runtime`, zeroed
+/// `usr_cpu`/`sys_cpu`/`ctx`/`majf`/`minf`). No wall-clock fields
+/// (`timestamp`, `time`) are emitted.
+///
+/// The 10 ms window series (fio's averaged latency log, one per job even
+/// under group reporting) is stored at `iolab.lat_log`:
+/// `{"jobs": [{"jobname", "groupid", "log_avg_msec", "read": [[end_ms,
+/// avg_ns], ...], "write": [...], "trim": [...]}]}`. If `extra` is an
+/// object the key `lat_log` is inserted into it (replacing one the caller
+/// put there); `null` becomes an object holding only `lat_log`; any other
+/// value is kept under `iolab.extra`.
+///
+/// Key order: objects are `serde_json::Map`s filled in fio's order; without
+/// serde_json's `preserve_order` feature they serialise with sorted keys.
+/// Either way the output is a pure function of the report, so identical
+/// reports give byte-identical text.
+pub fn json_output(r: &RunReport, extra: Value) -> Value {
+    let lat_log = lat_log_json(r);
+    let iolab = match extra {
+        Value::Object(mut m) => {
+            m.insert("lat_log".into(), lat_log);
+            Value::Object(m)
+        }
+        Value::Null => {
+            let mut m = Map::new();
+            m.insert("lat_log".into(), lat_log);
+            Value::Object(m)
+        }
+        other => {
+            let mut m = Map::new();
+            m.insert("extra".into(), other);
+            m.insert("lat_log".into(), lat_log);
+            Value::Object(m)
+        }
+    };
+    let mut top = Map::new();
+    top.insert(
+        "fio version".into(),
+        Value::from(format!("iolab-{}", env!("CARGO_PKG_VERSION"))),
+    );
+    top.insert(
+        "jobs".into(),
+        Value::Array(r.jobs.iter().map(job_json).collect()),
+    );
+    top.insert("iolab".into(), iolab);
+    Value::Object(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{GroupBwMode, JobInput, JobStats};
+    use crate::time::{MS, SEC, US};
+
+    #[test]
+    fn num2str_matches_fio() {
+        assert_eq!(
+            num2str(48 << 20, 4, 1, true, N2sUnit::BytePerSec),
+            "48.0MiB/s"
+        );
+        assert_eq!(
+            num2str(50_331_648, 4, 1, false, N2sUnit::BytePerSec),
+            "50.3MB/s"
+        );
+        assert_eq!(num2str(2880 << 20, 4, 1, true, N2sUnit::Byte), "2880MiB");
+        assert_eq!(num2str(12_345, 4, 1, false, N2sUnit::None), "12.3k");
+        assert_eq!(num2str(999, 4, 1, false, N2sUnit::None), "999");
+        assert_eq!(num2str(0, 4, 1, true, N2sUnit::Byte), "0B");
+        // Carry without room for decimals: 99_999 -> 99.999k -> "100k".
+        assert_eq!(num2str(99_999, 4, 1, false, N2sUnit::None), "100.0k");
+        assert_eq!(num2str(1_234_567, 6, 1, false, N2sUnit::None), "1234.6k");
+        assert_eq!(num2str(12_345_678, 6, 1, false, N2sUnit::None), "12346k");
+        assert_eq!(num2str(123_456, 6, 1, false, N2sUnit::None), "123456");
+    }
+
+    fn small_run() -> RunReport {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        // 1000 reads of 4 KiB over 1 s, latency 100 µs .. 199.9 µs.
+        for i in 0..1000u64 {
+            s.record(Dir::Read, i * MS, 100 * US + i * 100, 4096);
+        }
+        s.record_sync(SEC - 1, 3 * MS);
+        s.finish(SEC);
+        RunReport::build(
+            vec![JobInput {
+                name: "reader".into(),
+                groupid: 0,
+                group_reporting: false,
+                options: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
+                stats: s,
+            }],
+            GroupBwMode::Sum,
+        )
+    }
+
+    #[test]
+    fn normal_output_lines() {
+        let r = small_run();
+        let out = normal_output(&r);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "reader: (groupid=0, jobs=1): err= 0");
+        // 1000 IOs / 1000 ms; 4 000 KiB/s = 4096000 B/s.
+        assert_eq!(
+            lines[1],
+            "  read: IOPS=1000, BW=4000KiB/s (4096kB/s)(4000KiB/1000msec)"
+        );
+        assert!(
+            lines[2].starts_with("    clat (usec): min=100, max=199, avg=149.95, stdev="),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(lines[3], "    clat percentiles (usec):");
+        assert!(lines[4].starts_with("     |  1.00th=[  101],  5.00th=[  105], 10.00th=[  110],"));
+        assert!(lines[8].starts_with("     | 99.99th=["), "{}", lines[8]);
+        assert_eq!(
+            lines[9],
+            "   bw (  KiB/s): min= 4000, max= 4000, per=100.00%, avg=4000.00, stdev= 0.00, samples=2"
+        );
+        assert_eq!(
+            lines[10],
+            "   iops        : min= 1000, max= 1000, avg=1000.00, stdev= 0.00, samples=2"
+        );
+        assert_eq!(lines[11], "  fsync/fdatasync/sync_file_range:");
+        assert_eq!(
+            lines[12],
+            "    sync (nsec): min=3000.0k, max=3000.0k, avg=3000000.00, stdev= 0.00"
+        );
+        assert_eq!(lines[13], "    sync percentiles (usec):");
+        assert!(out.contains("\nRun status group 0 (all jobs):\n"));
+        assert!(out.ends_with(
+            "   READ: bw=4000KiB/s (4096kB/s), 4000KiB/s-4000KiB/s (4096kB/s-4096kB/s), io=4000KiB (4096kB), run=1000-1000msec\n"
+        ));
+    }
+
+    #[test]
+    fn json_keys_and_determinism() {
+        let r = small_run();
+        let extra = serde_json::json!({"seed": 1, "device": "null"});
+        let v = json_output(&r, extra.clone());
+        assert!(
+            v["fio version"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("iolab-")
+        );
+        let job = &v["jobs"][0];
+        for k in [
+            "jobname",
+            "groupid",
+            "error",
+            "job options",
+            "read",
+            "write",
+            "trim",
+            "sync",
+            "job_runtime",
+        ] {
+            assert!(job.get(k).is_some(), "missing {k}");
+        }
+        let rd = &job["read"];
+        for k in [
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "iops",
+            "runtime",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+            "clat_ns",
+            "lat_ns",
+            "slat_ns",
+            "bw_min",
+            "bw_max",
+            "bw_agg",
+            "bw_mean",
+            "bw_dev",
+            "bw_samples",
+            "iops_min",
+            "iops_max",
+            "iops_mean",
+            "iops_stddev",
+            "iops_samples",
+        ] {
+            assert!(rd.get(k).is_some(), "missing read.{k}");
+        }
+        for k in ["min", "max", "mean", "stddev", "N", "percentile"] {
+            assert!(rd["clat_ns"].get(k).is_some(), "missing clat_ns.{k}");
+        }
+        assert!(rd["clat_ns"]["percentile"].get("99.990000").is_some());
+        assert!(rd["clat_ns"]["percentile"].get("1.000000").is_some());
+        assert_eq!(rd["io_kbytes"], 4000);
+        assert_eq!(rd["total_ios"], 1000);
+        assert_eq!(rd["bw"], 4000);
+        assert_eq!(job["sync"]["total_ios"], 1);
+        assert!(job["sync"]["lat_ns"].get("N").is_some());
+        assert_eq!(job["job options"]["rw"], "randread");
+        assert_eq!(v["iolab"]["seed"], 1);
+        let lat = &v["iolab"]["lat_log"]["jobs"][0];
+        assert_eq!(lat["log_avg_msec"], 10);
+        assert_eq!(lat["read"].as_array().map(|a| a.len()), Some(100));
+        assert_eq!(lat["read"][0][0], 10);
+        // Byte-identical on rebuild.
+        let a = serde_json::to_string_pretty(&v).unwrap_or_default();
+        let b = serde_json::to_string_pretty(&json_output(&small_run(), extra)).unwrap_or_default();
+        assert!(!a.is_empty());
+        assert_eq!(a, b);
+        assert_eq!(normal_output(&r), normal_output(&small_run()));
+        // Null extra.
+        let n = json_output(&r, Value::Null);
+        assert!(n["iolab"]["lat_log"].is_object());
+    }
+}

@@ -1,0 +1,608 @@
+//! mmtests-style comparison tables (`compare-kernels.sh` output).
+//!
+//! # What mmtests compares for fio (checked against gormanm/mmtests)
+//!
+//! * `kb/sec-<job>-read|write` — `bin/lib/MMTests/ExtractFio.pm` reads
+//!   `fio.log`, the `--minimal` (terse v3) output, and adds **one sample per
+//!   terse line**: field 44 (read) or 85 (write), i.e. fio's `bw_mean`, the
+//!   mean of the 500 ms bandwidth samples in KiB/s, for lines whose total
+//!   read (field 5) / write (field 46) KiB is > 0. One terse line is one fio
+//!   "thread status": a job, or a whole group named after its first job
+//!   under `group_reporting`. So the Min/Hmean/Stddev/CoeffVar/Max rows range
+//!   over *those per-entry means* — one value per job (jobs sharing a name,
+//!   e.g. `numjobs` clones without `group_reporting`, pool into one row) per
+//!   iteration — never over the 500 ms samples themselves. With one
+//!   group-reported run, n = 1: Min = Hmean = Max = `bw_mean`, and the
+//!   sample Stddev is undefined (mmtests prints it as 0). The terse field is
+//!   printed with `%f`, so samples are rounded to 6 decimals here as well.
+//!   Comparison ops (`CompareFio.pm` / `SummariseMultiops.pm`): Min pdiff,
+//!   Hmean pdiff, Stddev pndiff, CoeffVar pndiff, Max pdiff.
+//! * `latency-read|write` — `ExtractFiolatency.pm` globs every
+//!   `fio_lat.*.log` (one per job, regardless of group reporting) and takes
+//!   the raw value column of each line (direction 0 read, 1 write; trim lines
+//!   are skipped) without any unit conversion. With `log_avg_msec=10` each
+//!   line is a 10 ms window average. fio < 3.0 logged µs (integers, the
+//!   window mean rounded), fio ≥ 3.0 logs ns; mmtests prints whichever it
+//!   got (its unit label was `DATA_TIME_MSECONDS` in 2016–2017 and
+//!   `DATA_TIME_NSECONDS` later). [`LatencyUnit::Usec`] (default) reproduces
+//!   the 2016–2019 reports. Rows (`SummariseVariabletime.pm`): Min,
+//!   1st/2nd/3rd-qrtle, Max-90%/93%/95%/99% (element `int((n−1)·p + 0.5)` of
+//!   the sorted samples, `calc_quartiles`), Max, Mean; all pndiff.
+//! * `Stat.pm`: Hmean returns −1 when a sample is ≤ 0 (we return NaN);
+//!   `Compare.pm` prints a cell whose value (or whose baseline) is −1/NaN as
+//!   `0.00 (0.00%)`, which is what [`mmtests_table`] does for any NaN.
+//!   `calc_stddev` uses n − 1 and returns NaN for n ≤ 1; CoeffVar treats a
+//!   NaN stddev as 0.
+//!
+//! Layout: one block per comparison module (throughput, then latency), rows
+//! statistic-major (all `Min` rows, then all `Hmean` rows, …) as in
+//! `Compare.pm`; row label `%-Ss %-Os`; cells `%12.2f (%7.2f%%)`; a single
+//! header line with the variant names right-aligned over their cells.
+
+use std::fmt::Write as _;
+
+use super::Dir;
+use super::report::RunReport;
+
+/// Index of mmtests' quantile rule: element `int((n−1)·p + 0.5)` of the
+/// ascending samples (`n ≥ 1`), computed in `f64` like Perl.
+pub fn quantile_index(n: usize, p: f64) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let i = ((n - 1) as f64 * p + 0.5) as usize;
+    i.min(n - 1)
+}
+
+/// mmtests quantile of already sorted samples; NaN when empty.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[quantile_index(sorted.len(), p)]
+}
+
+/// Higher-is-better percentage difference (`Stat.pm` `pdiff`):
+/// equal ⇒ 0, new 0 ⇒ 0, base 0 or NaN ⇒ 100, else `new·100/base − 100`.
+pub fn pdiff(new: f64, base: f64) -> f64 {
+    if new == base || new == 0.0 {
+        return 0.0;
+    }
+    if base == 0.0 || base.is_nan() {
+        return 100.0;
+    }
+    new * 100.0 / base - 100.0
+}
+
+/// Lower-is-better percentage difference (`Stat.pm` `pndiff`):
+/// equal ⇒ 0, new 0 ⇒ 100, base 0 ⇒ −99, else `100 − new·100/base`.
+pub fn pndiff(new: f64, base: f64) -> f64 {
+    if new == base {
+        return 0.0;
+    }
+    if new == 0.0 {
+        return 100.0;
+    }
+    if base == 0.0 {
+        return -99.0;
+    }
+    100.0 - new * 100.0 / base
+}
+
+/// Harmonic mean `n / Σ 1/xᵢ`; NaN when empty or when any sample is ≤ 0.
+pub fn hmean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut sum = 0.0;
+    for &x in xs {
+        if x.is_nan() || x <= 0.0 {
+            return f64::NAN;
+        }
+        sum += 1.0 / x;
+    }
+    xs.len() as f64 / sum
+}
+
+/// Arithmetic mean; NaN when empty.
+pub fn amean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Divisor of the standard deviation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StddevForm {
+    /// `÷(n−1)`, NaN for n ≤ 1 (`calc_stddev` in the mmtests trees read).
+    #[default]
+    Sample,
+    /// `÷n`, 0 for n = 1 (the older population form).
+    Population,
+}
+
+/// Standard deviation in the chosen form; NaN when undefined.
+pub fn stddev(xs: &[f64], form: StddevForm) -> f64 {
+    let n = xs.len();
+    let div = match form {
+        StddevForm::Sample if n <= 1 => return f64::NAN,
+        StddevForm::Sample => (n - 1) as f64,
+        StddevForm::Population if n == 0 => return f64::NAN,
+        StddevForm::Population => n as f64,
+    };
+    let m = amean(xs);
+    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    (ss / div).sqrt()
+}
+
+/// `100·stddev/mean`, with a NaN stddev or mean taken as 0 and 0 returned
+/// for a zero mean (`calc_coeffvar`).
+pub fn coeffvar(xs: &[f64], form: StddevForm) -> f64 {
+    let mut sd = stddev(xs, form);
+    let mut m = amean(xs);
+    if sd.is_nan() {
+        sd = 0.0;
+    }
+    if m.is_nan() {
+        m = 0.0;
+    }
+    if m != 0.0 { sd * 100.0 / m } else { 0.0 }
+}
+
+fn min_of(xs: &[f64]) -> f64 {
+    xs.iter().copied().reduce(f64::min).unwrap_or(f64::NAN)
+}
+
+fn max_of(xs: &[f64]) -> f64 {
+    xs.iter().copied().reduce(f64::max).unwrap_or(f64::NAN)
+}
+
+/// Unit of the `latency-*` rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LatencyUnit {
+    /// fio < 3.0 latency logs: integer µs (window mean in ns, rounded).
+    #[default]
+    Usec,
+    /// fio ≥ 3.0 latency logs: ns.
+    Nsec,
+}
+
+/// Formatting and statistics knobs of [`mmtests_table_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmtestsOptions {
+    pub stddev: StddevForm,
+    pub latency_unit: LatencyUnit,
+    /// Width of the value field (`%12.2f`).
+    pub field_width: usize,
+    /// Width of the percentage field (`%7.2f`).
+    pub compare_width: usize,
+}
+
+impl Default for MmtestsOptions {
+    fn default() -> Self {
+        MmtestsOptions {
+            stddev: StddevForm::Sample,
+            latency_unit: LatencyUnit::Usec,
+            field_width: 12,
+            compare_width: 7,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmp {
+    PDiff,
+    PnDiff,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Stat {
+    Min,
+    Max,
+    Hmean,
+    Amean,
+    Stddev,
+    CoeffVar,
+    Quantile(f64),
+}
+
+const THROUGHPUT_ROWS: [(&str, Stat, Cmp); 5] = [
+    ("Min", Stat::Min, Cmp::PDiff),
+    ("Hmean", Stat::Hmean, Cmp::PDiff),
+    ("Stddev", Stat::Stddev, Cmp::PnDiff),
+    ("CoeffVar", Stat::CoeffVar, Cmp::PnDiff),
+    ("Max", Stat::Max, Cmp::PDiff),
+];
+
+const LATENCY_ROWS: [(&str, Stat, Cmp); 10] = [
+    ("Min", Stat::Min, Cmp::PnDiff),
+    ("1st-qrtle", Stat::Quantile(0.25), Cmp::PnDiff),
+    ("2nd-qrtle", Stat::Quantile(0.50), Cmp::PnDiff),
+    ("3rd-qrtle", Stat::Quantile(0.75), Cmp::PnDiff),
+    ("Max-90%", Stat::Quantile(0.90), Cmp::PnDiff),
+    ("Max-93%", Stat::Quantile(0.93), Cmp::PnDiff),
+    ("Max-95%", Stat::Quantile(0.95), Cmp::PnDiff),
+    ("Max-99%", Stat::Quantile(0.99), Cmp::PnDiff),
+    ("Max", Stat::Max, Cmp::PnDiff),
+    ("Mean", Stat::Amean, Cmp::PnDiff),
+];
+
+fn compute(stat: Stat, xs: &[f64], form: StddevForm) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    match stat {
+        Stat::Min => min_of(xs),
+        Stat::Max => max_of(xs),
+        Stat::Hmean => hmean(xs),
+        Stat::Amean => amean(xs),
+        Stat::Stddev => stddev(xs, form),
+        Stat::CoeffVar => coeffvar(xs, form),
+        Stat::Quantile(p) => {
+            let mut s = xs.to_vec();
+            s.sort_by(f64::total_cmp);
+            quantile(&s, p)
+        }
+    }
+}
+
+/// Named sample sets of one variant, in first-appearance order.
+type SampleSets = Vec<(String, Vec<f64>)>;
+
+fn push_sample(sets: &mut SampleSets, op: String, v: f64) {
+    match sets.iter_mut().find(|(name, _)| *name == op) {
+        Some((_, xs)) => xs.push(v),
+        None => sets.push((op, vec![v])),
+    }
+}
+
+/// `kb/sec-<job>-read|write` samples of one variant (see module docs).
+pub fn kbsec_samples(iterations: &[&RunReport]) -> Vec<(String, Vec<f64>)> {
+    let mut sets = SampleSets::new();
+    for r in iterations {
+        for j in &r.jobs {
+            for d in [Dir::Read, Dir::Write] {
+                let dr = j.dir(d);
+                if dr.io_bytes >> 10 == 0 {
+                    continue;
+                }
+                // What mmtests parses back from fio's "%f".
+                let mean = format!("{:.6}", dr.bw_samples.mean)
+                    .parse::<f64>()
+                    .unwrap_or(0.0);
+                push_sample(&mut sets, format!("kb/sec-{}-{}", j.name, d.name()), mean);
+            }
+        }
+    }
+    sets
+}
+
+/// `latency-read|write` samples of one variant: every 10 ms window average
+/// of every job (see module docs).
+pub fn latency_samples(iterations: &[&RunReport], unit: LatencyUnit) -> Vec<(String, Vec<f64>)> {
+    let mut sets = SampleSets::new();
+    for d in [Dir::Read, Dir::Write] {
+        let mut xs = Vec::new();
+        for r in iterations {
+            for s in &r.series {
+                xs.extend(s.dirs[d.index()].values().iter().map(|&ns| match unit {
+                    LatencyUnit::Usec => (ns.saturating_add(500) / 1000) as f64,
+                    LatencyUnit::Nsec => ns as f64,
+                }));
+            }
+        }
+        if !xs.is_empty() {
+            sets.push((format!("latency-{}", d.name()), xs));
+        }
+    }
+    sets
+}
+
+/// One formatted cell, `Compare.pm` style: NaN on either side prints
+/// `0.00 (0.00%)`.
+fn cell(v: f64, base: f64, cmp: Cmp, opts: &MmtestsOptions) -> String {
+    let (val, pct) = if v.is_nan() || base.is_nan() {
+        (0.0, 0.0)
+    } else {
+        let p = match cmp {
+            Cmp::PDiff => pdiff(v, base),
+            Cmp::PnDiff => pndiff(v, base),
+        };
+        (v, p)
+    };
+    format!(
+        "{:fw$.2} ({:cw$.2}%)",
+        val,
+        pct,
+        fw = opts.field_width,
+        cw = opts.compare_width
+    )
+}
+
+fn render_block(
+    out: &mut String,
+    names: &[&str],
+    per_variant: &[SampleSets],
+    rows: &[(&str, Stat, Cmp)],
+    opts: &MmtestsOptions,
+) {
+    // Union of operations, baseline first.
+    let mut ops: Vec<&str> = Vec::new();
+    for sets in per_variant {
+        for (op, _) in sets {
+            if !ops.contains(&op.as_str()) {
+                ops.push(op);
+            }
+        }
+    }
+    if ops.is_empty() {
+        return;
+    }
+    let sw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let ow = ops.iter().map(|o| o.len()).max().unwrap_or(0);
+    let cellw = opts.field_width + opts.compare_width + 4;
+    let _ = write!(out, "{:w$}", "", w = sw + 1 + ow);
+    for n in names {
+        let _ = write!(out, "{n:>cellw$}");
+    }
+    out.push('\n');
+    for &(label, stat, cmp) in rows {
+        for op in &ops {
+            let vals: Vec<f64> = per_variant
+                .iter()
+                .map(|sets| {
+                    sets.iter()
+                        .find(|(name, _)| name == op)
+                        .map_or(f64::NAN, |(_, xs)| compute(stat, xs, opts.stddev))
+                })
+                .collect();
+            let base = vals.first().copied().unwrap_or(f64::NAN);
+            let _ = write!(out, "{label:<sw$} {op:<ow$}");
+            for &v in &vals {
+                out.push_str(&cell(v, base, cmp, opts));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+/// mmtests comparison of single runs; the first run is the baseline.
+pub fn mmtests_table(runs: &[(&str, &RunReport)]) -> String {
+    let iters: Vec<[&RunReport; 1]> = runs.iter().map(|(_, r)| [*r]).collect();
+    let with: Vec<(&str, &[&RunReport])> = runs
+        .iter()
+        .zip(iters.iter())
+        .map(|((n, _), it)| (*n, &it[..]))
+        .collect();
+    mmtests_table_with(&with, &MmtestsOptions::default())
+}
+
+/// mmtests comparison where each variant may have several iterations (their
+/// samples pool, as mmtests pools iterations). Throughput block first, then
+/// a blank line and the latency block; empty blocks are left out.
+pub fn mmtests_table_with(runs: &[(&str, &[&RunReport])], opts: &MmtestsOptions) -> String {
+    let names: Vec<&str> = runs.iter().map(|(n, _)| *n).collect();
+    let tput: Vec<SampleSets> = runs.iter().map(|(_, it)| kbsec_samples(it)).collect();
+    let lat: Vec<SampleSets> = runs
+        .iter()
+        .map(|(_, it)| latency_samples(it, opts.latency_unit))
+        .collect();
+    let mut out = String::new();
+    render_block(&mut out, &names, &tput, &THROUGHPUT_ROWS, opts);
+    let mut lat_out = String::new();
+    render_block(&mut lat_out, &names, &lat, &LATENCY_ROWS, opts);
+    if !out.is_empty() && !lat_out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&lat_out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{GroupBwMode, JobInput, JobStats};
+    use crate::time::{MS, SEC, US};
+
+    #[test]
+    fn quantile_rule_on_known_vectors() {
+        let v: Vec<f64> = vec![1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.25), 2.0);
+        assert_eq!(quantile(&v, 0.50), 3.0);
+        assert_eq!(quantile(&v, 0.75), 4.0);
+        assert_eq!(quantile(&v, 0.90), 5.0); // int(4·0.9+0.5) = int(4.1) = 4
+        let ten: Vec<f64> = (1..=10).map(f64::from).collect();
+        // n−1 = 9: 2.75→2, 5.0→5, 7.25→7, 8.6→8, 8.87→8, 9.05→9, 9.41→9
+        let got: Vec<f64> = [0.25, 0.5, 0.75, 0.9, 0.93, 0.95, 0.99]
+            .iter()
+            .map(|&p| quantile(&ten, p))
+            .collect();
+        assert_eq!(got, vec![3.0, 6.0, 8.0, 9.0, 9.0, 10.0, 10.0]);
+        let hundred_one: Vec<f64> = (0..=100).map(f64::from).collect();
+        assert_eq!(quantile(&hundred_one, 0.93), 93.0);
+        assert_eq!(quantile(&hundred_one, 0.99), 99.0);
+        assert_eq!(quantile(&[7.0], 0.99), 7.0);
+        assert!(quantile(&[], 0.5).is_nan());
+        assert_eq!(quantile_index(4, 0.5), 2); // int(1.5+0.5) = 2
+    }
+
+    #[test]
+    fn pdiff_pndiff_and_edge_cases() {
+        assert_eq!(pdiff(110.0, 100.0), 10.0);
+        assert_eq!(pdiff(90.0, 100.0), -10.0);
+        assert_eq!(pdiff(5.0, 5.0), 0.0);
+        assert_eq!(pdiff(0.0, 0.0), 0.0);
+        assert_eq!(pdiff(0.0, 100.0), 0.0); // new 0 => 0
+        assert_eq!(pdiff(50.0, 0.0), 100.0); // base 0 => 100
+        assert_eq!(pdiff(50.0, f64::NAN), 100.0); // base NaN => 100
+        assert_eq!(pndiff(90.0, 100.0), 10.0);
+        assert_eq!(pndiff(110.0, 100.0), -10.0);
+        assert_eq!(pndiff(5.0, 5.0), 0.0);
+        assert_eq!(pndiff(0.0, 0.0), 0.0); // equal wins over new 0
+        assert_eq!(pndiff(0.0, 100.0), 100.0); // new 0 => 100
+        assert_eq!(pndiff(50.0, 0.0), -99.0); // base 0 => -99
+        assert_eq!(pndiff(-5.0, 0.0), -99.0);
+    }
+
+    #[test]
+    fn hmean_amean_stddev_coeffvar() {
+        let h = hmean(&[1.0, 2.0, 4.0]);
+        assert!((h - 3.0 / 1.75).abs() < 1e-12);
+        assert!(hmean(&[1.0, 0.0]).is_nan());
+        assert!(hmean(&[3.0, -1.0]).is_nan());
+        assert!(hmean(&[]).is_nan());
+        assert_eq!(amean(&[1.0, 2.0, 6.0]), 3.0);
+        let xs = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        assert!((stddev(&xs, StddevForm::Population) - 2.0).abs() < 1e-12);
+        assert!((stddev(&xs, StddevForm::Sample) - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert!(stddev(&[3.0], StddevForm::Sample).is_nan());
+        assert_eq!(stddev(&[3.0], StddevForm::Population), 0.0);
+        assert!((coeffvar(&xs, StddevForm::Population) - 40.0).abs() < 1e-12);
+        assert_eq!(coeffvar(&[3.0], StddevForm::Sample), 0.0);
+        assert_eq!(coeffvar(&[0.0, 0.0], StddevForm::Sample), 0.0);
+        // A NaN cell (e.g. Hmean of a zero sample) prints like mmtests.
+        let o = MmtestsOptions::default();
+        assert_eq!(
+            cell(f64::NAN, 5.0, Cmp::PDiff, &o),
+            "        0.00 (   0.00%)"
+        );
+        assert_eq!(
+            cell(5.0, f64::NAN, Cmp::PDiff, &o),
+            "        0.00 (   0.00%)"
+        );
+        assert_eq!(
+            cell(110.0, 100.0, Cmp::PDiff, &o),
+            "      110.00 (  10.00%)"
+        );
+        assert_eq!(
+            cell(150.0, 100.0, Cmp::PnDiff, &o),
+            "      150.00 ( -50.00%)"
+        );
+    }
+
+    fn run(lat_scale: u64, bytes: u64) -> RunReport {
+        let mut w = JobStats::new(0, 10 * MS, 500 * MS);
+        let mut r = JobStats::new(0, 10 * MS, 500 * MS);
+        for i in 0..200u64 {
+            w.record(Dir::Write, i * 5 * MS, 50 * US, bytes);
+            r.record(Dir::Read, i * 5 * MS + 1, (100 + i) * US * lat_scale, 4096);
+        }
+        w.finish(SEC);
+        r.finish(SEC);
+        let job = |name: &str, gid: u32, stats| JobInput {
+            name: name.into(),
+            groupid: gid,
+            group_reporting: true,
+            options: vec![],
+            stats,
+        };
+        RunReport::build(
+            vec![job("writer", 0, w), job("reader", 1, r)],
+            GroupBwMode::Sum,
+        )
+    }
+
+    #[test]
+    fn identical_variants_show_zero_deltas() {
+        let a = run(1, 65536);
+        let b = run(1, 65536);
+        let t = mmtests_table(&[("baseline", &a), ("same", &b)]);
+        let cells = t.matches('(').count();
+        assert_eq!(cells, t.matches("(   0.00%)").count());
+        // 5 throughput rows x 2 ops + 10 latency rows x 2 ops, 2 columns each.
+        assert_eq!(cells, (5 * 2 + 10 * 2) * 2);
+        assert!(t.contains("Hmean    kb/sec-writer-write"), "{t}");
+        assert!(t.contains("Max-99%   latency-read "), "{t}");
+    }
+
+    #[test]
+    fn table_values_and_layout() {
+        let a = run(1, 65536);
+        let b = run(2, 32768);
+        let t = mmtests_table(&[("base", &a), ("slow", &b)]);
+        let lines: Vec<&str> = t.lines().collect();
+        // Header: label width 8 + 1 + len("kb/sec-writer-write") = 28, then 23-wide names.
+        assert_eq!(lines[0], format!("{:28}{:>23}{:>23}", "", "base", "slow"));
+        // writer: 64 KiB every 5 ms = 12800 KiB/s; halved in the variant.
+        assert_eq!(
+            lines[1],
+            "Min      kb/sec-writer-write    12800.00 (   0.00%)     6400.00 ( -50.00%)"
+        );
+        assert!(lines[2].starts_with("Min      kb/sec-reader-read "));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("Stddev   kb/sec-writer-write")
+                    && l.ends_with("        0.00 (   0.00%)        0.00 (   0.00%)"))
+        );
+        // Latency block: reader windows average two IOs each; µs values.
+        let min_line = lines
+            .iter()
+            .find(|l| l.starts_with("Min       latency-read"))
+            .copied()
+            .unwrap_or("");
+        // Window 1 holds IOs 0 and 1: (100 + 101)/2 = 100.5 µs -> 101 (rounded).
+        assert_eq!(
+            min_line,
+            "Min       latency-read       101.00 (   0.00%)      201.00 ( -99.01%)"
+        );
+        let max_line = lines
+            .iter()
+            .find(|l| l.starts_with("Max       latency-write"))
+            .copied()
+            .unwrap_or("");
+        assert!(max_line.contains("50.00 (   0.00%)"), "{max_line}");
+        assert!(t.contains("\n\n"));
+    }
+
+    #[test]
+    fn short_job_without_bw_samples_prints_hmean_as_zero() {
+        // 100 ms of IO: no complete 500 ms period, so bw_mean = 0 and the
+        // Hmean of {0} is undefined (mmtests: -1, printed as 0.00).
+        let mk = |lat: u64| {
+            let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+            for i in 0..10u64 {
+                s.record(Dir::Read, i * 10 * MS, lat, 4096);
+            }
+            s.finish(100 * MS);
+            RunReport::build(
+                vec![JobInput {
+                    name: "r".into(),
+                    groupid: 0,
+                    group_reporting: false,
+                    options: vec![],
+                    stats: s,
+                }],
+                GroupBwMode::Sum,
+            )
+        };
+        let (a, b) = (mk(100 * US), mk(50 * US));
+        let t = mmtests_table(&[("a", &a), ("b", &b)]);
+        assert!(
+            t.contains("Hmean    kb/sec-r-read        0.00 (   0.00%)        0.00 (   0.00%)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("Min      kb/sec-r-read        0.00 (   0.00%)        0.00 (   0.00%)\n"),
+            "{t}"
+        );
+        // Halved latency: pndiff = +50 %.
+        assert!(
+            t.contains("Mean      latency-read      100.00 (   0.00%)       50.00 (  50.00%)\n"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn kbsec_samples_pool_same_named_entries() {
+        let a = run(1, 65536);
+        let s = kbsec_samples(&[&a, &a]);
+        assert_eq!(s[0].0, "kb/sec-writer-write");
+        assert_eq!(s[0].1, vec![12800.0, 12800.0]);
+        let l = latency_samples(&[&a], LatencyUnit::Nsec);
+        assert_eq!(l[0].0, "latency-read");
+        assert_eq!(l[0].1.len(), 100);
+        assert_eq!(l[1].0, "latency-write");
+    }
+}

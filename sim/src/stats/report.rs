@@ -1,0 +1,515 @@
+//! Turning finished [`JobStats`] into fio-shaped per-job / per-group reports.
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::{MS, Ns};
+
+use super::Dir;
+use super::collect::{JobStats, LatAcc, RunningStat, WindowSeries};
+
+/// fio's default `percentile_list` (options.c).
+pub const FIO_DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// One job handed to [`RunReport::build`].
+#[derive(Clone, Debug)]
+pub struct JobInput {
+    pub name: String,
+    pub groupid: u32,
+    pub group_reporting: bool,
+    /// Job options as written, echoed under `"job options"` in JSON.
+    pub options: Vec<(String, String)>,
+    pub stats: JobStats,
+}
+
+/// How bandwidth/IOPS sample statistics of the jobs of one reporting group
+/// are combined (fidelity.md F1.1 `fio_compat`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GroupBwMode {
+    /// fio ≥ 3: min, max, mean and deviation sums are added up over jobs, so
+    /// `bw_mean` is the group's total bandwidth.
+    #[default]
+    Sum,
+    /// 2016 fio: the samples of all jobs are pooled, so `bw_mean` is the mean
+    /// bandwidth of one job.
+    PerJobMean,
+}
+
+/// Latency summary in ns, fio's `{min, max, mean, stddev, N, percentile}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatSummary {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1), 0 below two samples (fio).
+    pub stddev: f64,
+    pub n: u64,
+    /// `(percentile, ns)` from the HDR histogram (3 significant digits,
+    /// highest equivalent value of the bucket); empty when `n == 0`.
+    pub percentiles: Vec<(f64, u64)>,
+}
+
+impl LatSummary {
+    pub(crate) fn from_acc(acc: &LatAcc, plist: &[f64]) -> Self {
+        let percentiles = match (&acc.hist, acc.n) {
+            (Some(h), n) if n > 0 => plist
+                .iter()
+                .map(|&p| (p, h.value_at_quantile(p / 100.0)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        LatSummary {
+            min: acc.min,
+            max: acc.max,
+            mean: acc.mean(),
+            stddev: acc.stddev(),
+            n: acc.n,
+            percentiles,
+        }
+    }
+}
+
+/// Summary of periodic samples (bandwidth in KiB/s or IOPS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleSummary {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub dev: f64,
+    pub samples: u64,
+}
+
+impl SampleSummary {
+    fn from_stat(s: &RunningStat) -> Self {
+        if s.samples == 0 {
+            return SampleSummary::default();
+        }
+        SampleSummary {
+            min: s.min,
+            max: s.max,
+            mean: s.mean,
+            dev: s.dev(),
+            samples: s.samples,
+        }
+    }
+}
+
+/// One direction of one report entry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirReport {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    /// ms; the longest member runtime among jobs that did IO this direction.
+    pub runtime_ms: u64,
+    /// `1000·io_bytes / runtime_ms` (bytes/s, integer as in fio).
+    pub bw_bytes: u64,
+    /// `bw_bytes / 1024` (KiB/s).
+    pub bw: u64,
+    /// `1000·total_ios / runtime_ms`.
+    pub iops: f64,
+    pub clat: LatSummary,
+    /// 500 ms bandwidth samples, KiB/s.
+    pub bw_samples: SampleSummary,
+    /// Percent of the group aggregate bandwidth (fio `bw_agg` / `per=`).
+    pub bw_agg: f64,
+    pub iops_samples: SampleSummary,
+}
+
+/// fsync/fdatasync latencies.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncReport {
+    pub total_ios: u64,
+    pub lat: LatSummary,
+}
+
+/// One fio "thread status": a job, or a whole group under `group_reporting`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobReport {
+    /// Name of the (first) job.
+    pub name: String,
+    pub groupid: u32,
+    /// Number of jobs merged into this entry (`jobs=N`).
+    pub members: u32,
+    pub error: i32,
+    pub options: Vec<(String, String)>,
+    /// Indexed by [`Dir::index`]: read, write, trim.
+    pub dirs: [DirReport; 3],
+    pub sync: SyncReport,
+    /// Sum of the member jobs' runtimes, ms (fio `job_runtime`).
+    pub job_runtime_ms: u64,
+}
+
+impl JobReport {
+    pub fn dir(&self, d: Dir) -> &DirReport {
+        &self.dirs[d.index()]
+    }
+}
+
+/// One direction of a "Run status group" line. Rates in bytes/s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupDir {
+    pub io_bytes: u64,
+    /// `io_bytes·1000 / max_run`.
+    pub agg: u64,
+    pub min_bw: u64,
+    pub max_bw: u64,
+    pub min_run_ms: u64,
+    pub max_run_ms: u64,
+}
+
+/// fio's `group_run_stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupReport {
+    pub groupid: u32,
+    pub dirs: [GroupDir; 3],
+}
+
+/// Latency-log windows of one job (never merged, even under
+/// `group_reporting`: fio writes one log file per job and mmtests reads all).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobSeries {
+    pub name: String,
+    pub groupid: u32,
+    pub window_ns: Ns,
+    /// Indexed by [`Dir::index`].
+    pub dirs: [WindowSeries; 3],
+}
+
+/// Everything the report printers need; plain data, serde-able.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub mode: GroupBwMode,
+    /// Per job, or per group for consecutive `group_reporting` jobs of one
+    /// group (fio's rule), in job order.
+    pub jobs: Vec<JobReport>,
+    /// One per group id present, ascending.
+    pub groups: Vec<GroupReport>,
+    /// One per input job, in job order.
+    pub series: Vec<JobSeries>,
+}
+
+struct EntryAcc {
+    name: String,
+    groupid: u32,
+    members: u32,
+    options: Vec<(String, String)>,
+    io_bytes: [u64; 3],
+    runtime_ms: [u64; 3],
+    lat: [LatAcc; 3],
+    bw: [RunningStat; 3],
+    iops: [RunningStat; 3],
+    sync: LatAcc,
+    job_runtime_ms: u64,
+}
+
+impl RunReport {
+    /// Builds the report. Jobs not yet finished are finished at their last
+    /// completion. Entries follow fio: a job joins the previous entry when it
+    /// has `group_reporting` and the same group id as the previous job.
+    pub fn build(jobs: Vec<JobInput>, mode: GroupBwMode) -> RunReport {
+        let mut entries: Vec<EntryAcc> = Vec::new();
+        let mut series = Vec::with_capacity(jobs.len());
+        let mut last_gid: Option<u32> = None;
+        for mut job in jobs {
+            if !job.stats.is_finished() {
+                let end = job.stats.last_ns();
+                job.stats.finish(end);
+            }
+            let JobInput {
+                name,
+                groupid,
+                group_reporting,
+                options,
+                stats,
+            } = job;
+            let join = group_reporting && last_gid == Some(groupid) && !entries.is_empty();
+            last_gid = Some(groupid);
+            if !join {
+                entries.push(EntryAcc {
+                    name: name.clone(),
+                    groupid,
+                    members: 0,
+                    options,
+                    io_bytes: [0; 3],
+                    runtime_ms: [0; 3],
+                    lat: Default::default(),
+                    bw: Default::default(),
+                    iops: Default::default(),
+                    sync: LatAcc::default(),
+                    job_runtime_ms: 0,
+                });
+            }
+            let e = entries.last_mut().expect("an entry was pushed above");
+            e.members += 1;
+            let runtime_ms = stats.runtime_ns() / MS;
+            e.job_runtime_ms += runtime_ms;
+            for i in 0..3 {
+                let d = &stats.dirs[i];
+                e.io_bytes[i] += d.io_bytes;
+                if d.lat.n > 0 || d.io_bytes > 0 {
+                    e.runtime_ms[i] = e.runtime_ms[i].max(runtime_ms);
+                }
+                e.lat[i].merge(&d.lat);
+                match mode {
+                    GroupBwMode::Sum => {
+                        e.bw[i].merge_sum(&d.bw);
+                        e.iops[i].merge_sum(&d.iops);
+                    }
+                    GroupBwMode::PerJobMean => {
+                        e.bw[i].merge_pooled(&d.bw);
+                        e.iops[i].merge_pooled(&d.iops);
+                    }
+                }
+            }
+            e.sync.merge(&stats.sync);
+            let window_ns = stats.window_ns();
+            let [r, w, t] = stats.dirs;
+            series.push(JobSeries {
+                name,
+                groupid,
+                window_ns,
+                dirs: [r.series, w.series, t.series],
+            });
+        }
+
+        // Group run stats (fio __show_run_stats).
+        let mut gids: Vec<u32> = entries.iter().map(|e| e.groupid).collect();
+        gids.sort_unstable();
+        gids.dedup();
+        let mut groups: Vec<GroupReport> = gids
+            .iter()
+            .map(|&g| GroupReport {
+                groupid: g,
+                dirs: Default::default(),
+            })
+            .collect();
+        for e in &entries {
+            let gi = gids.binary_search(&e.groupid).unwrap_or(0);
+            let g = &mut groups[gi];
+            for i in 0..3 {
+                let rt = e.runtime_ms[i];
+                if rt == 0 {
+                    continue;
+                }
+                let gd = &mut g.dirs[i];
+                let bw = rate(e.io_bytes[i], rt);
+                if gd.max_run_ms == 0 {
+                    gd.min_run_ms = rt;
+                    gd.min_bw = bw;
+                } else {
+                    gd.min_run_ms = gd.min_run_ms.min(rt);
+                    gd.min_bw = gd.min_bw.min(bw);
+                }
+                gd.max_run_ms = gd.max_run_ms.max(rt);
+                gd.max_bw = gd.max_bw.max(bw);
+                gd.io_bytes += e.io_bytes[i];
+            }
+        }
+        for g in &mut groups {
+            for gd in &mut g.dirs {
+                if gd.max_run_ms > 0 {
+                    gd.agg = rate(gd.io_bytes, gd.max_run_ms);
+                }
+            }
+        }
+
+        let plist = &FIO_DEFAULT_PERCENTILES[..];
+        let jobs = entries
+            .iter()
+            .map(|e| {
+                let gi = gids.binary_search(&e.groupid).unwrap_or(0);
+                let g = &groups[gi];
+                let dirs = std::array::from_fn(|i| {
+                    let rt = e.runtime_ms[i];
+                    let total_ios = e.lat[i].n;
+                    let (bw_bytes, iops) = if rt > 0 {
+                        (
+                            rate(e.io_bytes[i], rt),
+                            1000.0 * total_ios as f64 / rt as f64,
+                        )
+                    } else {
+                        (0, 0.0)
+                    };
+                    let bw_samples = SampleSummary::from_stat(&e.bw[i]);
+                    let bw_agg = if bw_samples.samples > 0 {
+                        agg_percent(g.dirs[i].agg, bw_samples.mean)
+                    } else {
+                        0.0
+                    };
+                    DirReport {
+                        io_bytes: e.io_bytes[i],
+                        total_ios,
+                        runtime_ms: rt,
+                        bw_bytes,
+                        bw: bw_bytes / 1024,
+                        iops,
+                        clat: LatSummary::from_acc(&e.lat[i], plist),
+                        bw_samples,
+                        bw_agg,
+                        iops_samples: SampleSummary::from_stat(&e.iops[i]),
+                    }
+                });
+                JobReport {
+                    name: e.name.clone(),
+                    groupid: e.groupid,
+                    members: e.members,
+                    error: 0,
+                    options: e.options.clone(),
+                    dirs,
+                    sync: SyncReport {
+                        total_ios: e.sync.n,
+                        lat: LatSummary::from_acc(&e.sync, plist),
+                    },
+                    job_runtime_ms: e.job_runtime_ms,
+                }
+            })
+            .collect();
+
+        RunReport {
+            mode,
+            jobs,
+            groups,
+            series,
+        }
+    }
+}
+
+/// `bytes·1000 / ms` in integer arithmetic (fio), saturating.
+fn rate(bytes: u64, ms: u64) -> u64 {
+    if ms == 0 {
+        return 0;
+    }
+    (u128::from(bytes) * 1000 / u128::from(ms)).min(u128::from(u64::MAX)) as u64
+}
+
+/// fio `convert_agg_kbytes_percent`: the mean (truncated to an integer, the
+/// C parameter is `int`) as a percentage of the group aggregate, capped at
+/// 100; 100 when the aggregate is at most 1 KiB/s.
+fn agg_percent(agg_bytes: u64, mean_kib: f64) -> f64 {
+    if agg_bytes > 1024 {
+        let p = mean_kib.trunc() * 100.0 / (agg_bytes as f64 / 1024.0);
+        p.min(100.0)
+    } else {
+        100.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::SEC;
+
+    /// A job writing `per_period` bytes in each 500 ms period for 1 s.
+    fn writer(name: &str, gid: u32, gr: bool, per_period: u64, lat: u64) -> JobInput {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        s.record(Dir::Write, 100 * MS, lat, per_period);
+        s.record(Dir::Write, 600 * MS, lat, per_period);
+        s.finish(SEC);
+        JobInput {
+            name: name.into(),
+            groupid: gid,
+            group_reporting: gr,
+            options: vec![("rw".into(), "write".into())],
+            stats: s,
+        }
+    }
+
+    #[test]
+    fn group_reporting_sum_vs_per_job_mean() {
+        // Job a: 1 MiB per 0.5 s = 2048 KiB/s; job b: 2 MiB -> 4096 KiB/s.
+        let mk = || {
+            vec![
+                writer("a", 0, true, 1 << 20, 100),
+                writer("b", 0, true, 2 << 20, 300),
+            ]
+        };
+        let sum = RunReport::build(mk(), GroupBwMode::Sum);
+        assert_eq!(sum.jobs.len(), 1);
+        let j = &sum.jobs[0];
+        assert_eq!((j.name.as_str(), j.members), ("a", 2));
+        let w = j.dir(Dir::Write);
+        assert_eq!(w.bw_samples.samples, 4);
+        assert_eq!(w.bw_samples.min, 2048 + 4096);
+        assert_eq!(w.bw_samples.max, 2048 + 4096);
+        assert!((w.bw_samples.mean - 6144.0).abs() < 1e-9);
+        assert_eq!(w.total_ios, 4);
+        assert_eq!(w.io_bytes, 6 << 20);
+        assert_eq!(w.runtime_ms, 1000);
+        assert_eq!(w.bw_bytes, 6 << 20);
+        assert_eq!(w.bw, 6144);
+        assert!((w.iops - 4.0).abs() < 1e-12);
+        assert_eq!((w.clat.min, w.clat.max), (100, 300));
+        assert!((w.clat.mean - 200.0).abs() < 1e-12);
+        assert_eq!(w.bw_agg, 100.0);
+        assert_eq!(j.job_runtime_ms, 2000);
+
+        let per = RunReport::build(mk(), GroupBwMode::PerJobMean);
+        let w = per.jobs[0].dir(Dir::Write);
+        assert_eq!(w.bw_samples.samples, 4);
+        assert_eq!((w.bw_samples.min, w.bw_samples.max), (2048, 4096));
+        assert!((w.bw_samples.mean - 3072.0).abs() < 1e-9);
+        assert!((w.bw_agg - 50.0).abs() < 1e-9);
+
+        // Same group ids without group_reporting: one entry per job.
+        let sep = RunReport::build(
+            vec![
+                writer("a", 0, false, 1 << 20, 1),
+                writer("b", 0, false, 1 << 20, 1),
+            ],
+            GroupBwMode::Sum,
+        );
+        assert_eq!(sep.jobs.len(), 2);
+        assert_eq!(sep.groups.len(), 1);
+        let g = &sep.groups[0].dirs[Dir::Write.index()];
+        assert_eq!(g.io_bytes, 4 << 20);
+        assert_eq!(g.agg, 4 << 20);
+        assert_eq!((g.min_run_ms, g.max_run_ms), (1000, 1000));
+        assert_eq!(sep.series.len(), 2);
+    }
+
+    #[test]
+    fn new_group_starts_new_entry() {
+        let r = RunReport::build(
+            vec![
+                writer("w", 0, true, 1 << 20, 1),
+                writer("r", 1, true, 1 << 20, 1),
+                writer("r2", 1, true, 1 << 20, 1),
+            ],
+            GroupBwMode::Sum,
+        );
+        assert_eq!(r.jobs.len(), 2);
+        assert_eq!((r.jobs[1].name.as_str(), r.jobs[1].members), ("r", 2));
+        assert_eq!(
+            r.groups.iter().map(|g| g.groupid).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+    }
+
+    #[test]
+    fn percentiles_from_histogram() {
+        let mut s = JobStats::new(0, 10 * MS, 500 * MS);
+        for i in 1..=1000u64 {
+            s.record(Dir::Read, i, i * 1000, 4096);
+        }
+        s.finish(SEC);
+        let r = RunReport::build(
+            vec![JobInput {
+                name: "p".into(),
+                groupid: 0,
+                group_reporting: false,
+                options: vec![],
+                stats: s,
+            }],
+            GroupBwMode::Sum,
+        );
+        let c = &r.jobs[0].dir(Dir::Read).clat;
+        assert_eq!(c.percentiles.len(), 17);
+        let p50 = c.percentiles[6];
+        assert_eq!(p50.0, 50.0);
+        // 500 µs within the 3-digit HDR resolution.
+        assert!((p50.1 as i64 - 500_000).abs() <= 500, "{p50:?}");
+        assert!(r.jobs[0].dir(Dir::Write).clat.percentiles.is_empty());
+    }
+}

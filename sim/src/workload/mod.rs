@@ -1,0 +1,345 @@
+//! Workloads: what a fio job clone does, as the simulator runs it.
+//!
+//! [`JobPlan`] is the simulator's view of one job clone, made from a parsed
+//! job section by `scenario`; [`OffsetGen`] and [`RwMix`] reproduce fio's
+//! choice of the next offset and direction.
+
+use crate::cache::readahead::RaState;
+use crate::rng::{Permutation, Stream};
+use crate::time::Ns;
+
+/// IO direction of a data operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    /// Read.
+    Read = 0,
+    /// Write.
+    Write = 1,
+    /// Trim.
+    Trim = 2,
+}
+
+/// How a job submits IO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineKind {
+    /// One blocking syscall at a time (`sync`, `psync`, `vsync`, `pvsync`).
+    Sync,
+    /// `libaio`: `iodepth` in flight with O_DIRECT, synchronous otherwise.
+    Libaio,
+    /// `io_uring`: `iodepth` in flight, buffered too.
+    IoUring,
+    /// fio's `null` engine: no device, only a per-IO CPU cost.
+    Null,
+}
+
+/// Which pages a job's reads hint to the kernel (fio `fadvise_hint`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fadvise {
+    /// No hint: default readahead.
+    None,
+    /// `POSIX_FADV_SEQUENTIAL`: readahead window doubled.
+    Sequential,
+    /// `POSIX_FADV_RANDOM`: no readahead.
+    Random,
+}
+
+/// File selection (fio `file_service_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// Next file in turn.
+    RoundRobin,
+    /// A random file.
+    Random,
+    /// Finish one file before the next.
+    Sequential,
+}
+
+/// When `exitall` ends other jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// Jobs of the same reporting group.
+    Group,
+    /// Jobs since the last stonewall.
+    Stonewall,
+    /// All jobs.
+    All,
+}
+
+/// One file a job uses.
+#[derive(Clone, Debug)]
+pub struct FilePlan {
+    /// File name (jobs naming the same file share it).
+    pub name: String,
+    /// Bytes of the file this job uses.
+    pub size: u64,
+}
+
+/// The simulator's view of one fio job clone.
+#[derive(Clone, Debug)]
+pub struct JobPlan {
+    /// Job name.
+    pub name: String,
+    /// Index of the job section in the file.
+    pub section: u32,
+    /// Clone number (0-based) within the section.
+    pub clone: u32,
+    /// Reporting group.
+    pub groupid: u32,
+    /// Stonewall section (jobs start when all earlier sections ended).
+    pub wall: u32,
+    /// Engine.
+    pub engine: EngineKind,
+    /// In-flight IOs (async engines).
+    pub iodepth: u32,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// Directions this job does.
+    pub reads: bool,
+    /// Directions this job does.
+    pub writes: bool,
+    /// Trims.
+    pub trims: bool,
+    /// Random offsets.
+    pub random: bool,
+    /// Random: IOs per new random offset; sequential: bytes skipped after
+    /// each IO (fio's `rw=...:N`).
+    pub rw_suffix: u64,
+    /// Percentage of reads in a mixed job.
+    pub rwmixread: u32,
+    /// Block size range per direction (read, write, trim).
+    pub bs: [(u64, u64); 3],
+    /// Files.
+    pub files: Vec<FilePlan>,
+    /// How files are picked, and IOs per pick.
+    pub file_service: (FileService, u32),
+    /// Stop after this many bytes (None: only the runtime stops it).
+    pub io_limit: Option<u64>,
+    /// Runtime after ramp.
+    pub runtime: Option<Ns>,
+    /// Loop over the files until the runtime ends.
+    pub time_based: bool,
+    /// Ramp time (not counted in the stats).
+    pub ramp: Ns,
+    /// fsync after every N writes (0: never).
+    pub fsync_every: u32,
+    /// fdatasync after every N writes (0: never).
+    pub fdatasync_every: u32,
+    /// fsync every file at the end.
+    pub end_fsync: bool,
+    /// Drop cached pages of the files at start.
+    pub invalidate: bool,
+    /// Bytes/s caps per direction (0: none).
+    pub rate: [u64; 3],
+    /// IOPS caps per direction (0: none).
+    pub rate_iops: [u64; 3],
+    /// Poisson arrivals instead of linear pacing.
+    pub poisson: bool,
+    /// Stall after completions.
+    pub thinktime: Ns,
+    /// IOs between stalls.
+    pub thinktime_blocks: u32,
+    /// Block cgroup index (0 = root).
+    pub cgroup: u16,
+    /// Ends others when it ends.
+    pub exitall: Option<ExitWhat>,
+    /// Report per group.
+    pub group_reporting: bool,
+    /// Latency log window.
+    pub log_avg: Ns,
+    /// Seed override (fio `randseed`).
+    pub seed: Option<u64>,
+    /// Uniform random offsets with repetition.
+    pub norandommap: bool,
+    /// Readahead hint.
+    pub fadvise: Fadvise,
+    /// The file is written out before the run (else fallocated).
+    pub written_out: bool,
+    /// Passes over the files when not time based.
+    pub loops: u32,
+    /// Effective options, for the JSON report.
+    pub options: Vec<(String, String)>,
+}
+
+impl JobPlan {
+    /// Does the job mix reads and writes?
+    pub fn mixed(&self) -> bool {
+        self.reads && self.writes
+    }
+}
+
+/// fio's read/write mix: the direction is redrawn once the current one has
+/// issued its share.
+#[derive(Clone, Debug)]
+pub struct RwMix {
+    cur: Dir,
+    issues: [u64; 2],
+    switch_at: u64,
+}
+
+impl Default for RwMix {
+    fn default() -> Self {
+        Self {
+            cur: Dir::Read,
+            issues: [0; 2],
+            switch_at: 0,
+        }
+    }
+}
+
+impl RwMix {
+    /// Direction of the next IO of a mixed job with `rwmixread` % reads.
+    pub fn next(&mut self, rng: &mut Stream, rwmixread: u32) -> Dir {
+        let cur = self.cur as usize;
+        if self.issues[cur] >= self.switch_at {
+            let d = if rng.percent() <= rwmixread {
+                Dir::Read
+            } else {
+                Dir::Write
+            };
+            if d != self.cur {
+                let share = if d == Dir::Read {
+                    rwmixread
+                } else {
+                    100 - rwmixread
+                };
+                self.switch_at = self.issues[cur] * u64::from(share) / 100;
+            }
+            self.cur = d;
+        }
+        self.issues[self.cur as usize] += 1;
+        self.cur
+    }
+}
+
+/// Offsets of one job in one file.
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    /// Bytes of the file in use.
+    pub size: u64,
+    /// Granularity of random offsets (the smallest block size).
+    pub unit: u64,
+    seq: u64,
+    perm: Option<Permutation>,
+    drawn: u64,
+    pass: u64,
+    key: u64,
+    run_left: u64,
+    /// Readahead state of this job's open file.
+    pub ra: RaState,
+}
+
+impl OffsetGen {
+    /// Offsets over `size` bytes in units of `unit`.
+    pub fn new(size: u64, unit: u64, key: u64, random_map: bool) -> Self {
+        let unit = unit.max(1);
+        let blocks = (size / unit).max(1);
+        Self {
+            size,
+            unit,
+            seq: 0,
+            perm: random_map.then(|| Permutation::new(blocks, key)),
+            drawn: 0,
+            pass: 0,
+            key,
+            run_left: 0,
+            ra: RaState::default(),
+        }
+    }
+
+    /// Blocks of `unit` in the file.
+    pub fn blocks(&self) -> u64 {
+        (self.size / self.unit).max(1)
+    }
+
+    /// Next sequential offset for `len` bytes; `hole` bytes skipped after.
+    /// Returns `None` at the end of the file (the caller wraps or stops).
+    pub fn next_seq(&mut self, len: u64, hole: u64) -> Option<u64> {
+        if self.seq + len > self.size {
+            return None;
+        }
+        let at = self.seq;
+        self.seq += len + hole;
+        Some(at)
+    }
+
+    /// Rewinds the sequential cursor.
+    pub fn rewind(&mut self) {
+        self.seq = 0;
+    }
+
+    /// Next random offset; every `run` IOs a new random block, sequential in
+    /// between.
+    pub fn next_random(&mut self, rng: &mut Stream, len: u64, run: u64) -> u64 {
+        if self.run_left > 0 && self.seq + len <= self.size {
+            self.run_left -= 1;
+            let at = self.seq;
+            self.seq += len;
+            return at;
+        }
+        let blocks = self.blocks();
+        let block = if self.perm.is_some() {
+            if self.drawn >= blocks {
+                self.drawn = 0;
+                self.pass += 1;
+                self.perm = Some(Permutation::new(blocks, self.key ^ self.pass));
+            }
+            let b = self.perm.as_ref().map_or(0, |p| p.get(self.drawn));
+            self.drawn += 1;
+            b
+        } else {
+            rng.below(blocks)
+        };
+        let at = (block * self.unit).min(self.size.saturating_sub(len));
+        self.seq = at + len;
+        self.run_left = run.saturating_sub(1);
+        at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Entity;
+
+    #[test]
+    fn random_map_visits_every_block_once_per_pass() {
+        let mut rng = Stream::new(1, Entity::Job(0));
+        let mut g = OffsetGen::new(64 * 4096, 4096, 5, true);
+        let mut seen: Vec<u64> = (0..64).map(|_| g.next_random(&mut rng, 4096, 1)).collect();
+        seen.sort_unstable();
+        let want: Vec<u64> = (0..64).map(|b| b * 4096).collect();
+        assert_eq!(seen, want);
+        // The next pass starts over.
+        assert!(g.next_random(&mut rng, 4096, 1) < 64 * 4096);
+    }
+
+    #[test]
+    fn random_runs_are_sequential_inside() {
+        let mut rng = Stream::new(1, Entity::Job(0));
+        let mut g = OffsetGen::new(1 << 20, 4096, 5, false);
+        let a = g.next_random(&mut rng, 4096, 4);
+        let b = g.next_random(&mut rng, 4096, 4);
+        let c = g.next_random(&mut rng, 4096, 4);
+        assert_eq!((b, c), (a + 4096, a + 8192));
+    }
+
+    #[test]
+    fn sequential_with_holes_stops_at_the_end() {
+        let mut g = OffsetGen::new(16384, 4096, 0, false);
+        assert_eq!(g.next_seq(4096, 4096), Some(0));
+        assert_eq!(g.next_seq(4096, 4096), Some(8192));
+        assert_eq!(g.next_seq(4096, 4096), None);
+        g.rewind();
+        assert_eq!(g.next_seq(4096, 0), Some(0));
+    }
+
+    #[test]
+    fn rwmix_keeps_the_requested_share() {
+        let mut rng = Stream::new(9, Entity::Job(0));
+        let mut mix = RwMix::default();
+        let reads = (0..100_000)
+            .filter(|_| mix.next(&mut rng, 70) == Dir::Read)
+            .count();
+        assert!((68_000..72_000).contains(&reads), "{reads}");
+    }
+}

@@ -1,0 +1,434 @@
+//! Buffered IO through the page cache: reads with readahead, writes with
+//! `balance_dirty_pages`, the flusher, and the writeback half of `fsync`.
+
+use super::job::{COPY_NS_PER_PAGE, OpKind, Phase};
+use super::{Actor, World};
+use crate::block::Policy;
+use crate::block::request::{Bio, Flags, NIL, Op, Origin, Payload};
+use crate::cache::dirty::{
+    BATCH_PAGES, BW_INTERVAL_NS, DIRTY_EXPIRE_NS, MAX_WRITEBACK_PAGES, MIN_PAUSE_NS,
+};
+use crate::fs::PAGE;
+use crate::time::{Ns, SEC};
+use crate::workload::{Dir, Fadvise};
+
+/// Pages per bio at most.
+const MAX_BIO_PAGES: u32 = (super::job::MAX_BIO_BYTES / PAGE) as u32;
+/// Default readahead window (`read_ahead_kb` 128 KiB).
+const RA_PAGES: u32 = 32;
+
+impl<P: Policy> World<P> {
+    /// Queues reads for the absent pages of `[start, start + count)`.
+    fn queue_reads(
+        &mut self,
+        c: u32,
+        file: u32,
+        start: u32,
+        count: u32,
+        flags: Flags,
+        mark: Option<u32>,
+    ) {
+        let j = self.ctxs[c as usize].job;
+        let cgroup = self.jobs[j as usize].plan.cgroup;
+        let (dev, base, pages) = {
+            let f = &self.files[file as usize];
+            (f.dev, f.dev_offset, f.pages)
+        };
+        let end = (start + count).min(pages);
+        if let Some(m) = mark
+            && m < end
+        {
+            self.cache.bits(file).marker.set(m);
+        }
+        let mut p = start;
+        while p < end {
+            let b = self.cache.bits(file);
+            if b.cached.get(p) || b.reading.get(p) {
+                p += 1;
+                continue;
+            }
+            let mut q = p;
+            while q < end && q - p < MAX_BIO_PAGES && !b.cached.get(q) && !b.reading.get(q) {
+                b.reading.set(q);
+                q += 1;
+            }
+            let bio = Bio {
+                op: Op::Read,
+                flags,
+                dev,
+                offset: base + u64::from(p) * PAGE,
+                len: u64::from(q - p) * PAGE,
+                origin: Origin::Task(j),
+                cgroup,
+                payload: Payload::CacheRead {
+                    file,
+                    first: p,
+                    count: q - p,
+                },
+            };
+            self.ctxs[c as usize].queue.push_back((bio, false));
+            p = q;
+        }
+    }
+
+    /// A buffered `read()`.
+    pub(crate) fn start_buffered_read(
+        &mut self,
+        now: Ns,
+        c: u32,
+        file: u32,
+        fi: usize,
+        offset: u64,
+        len: u64,
+    ) {
+        let j = self.ctxs[c as usize].job as usize;
+        let p0 = (offset / PAGE) as u32;
+        let p1 = (offset + len).div_ceil(PAGE) as u32;
+        let n = p1 - p0;
+        let (max, random) = match self.jobs[j].plan.fadvise {
+            Fadvise::Sequential => (2 * RA_PAGES, false),
+            Fadvise::Random => (RA_PAGES, true),
+            Fadvise::None => (RA_PAGES, false),
+        };
+        let b = self.cache.bits(file);
+        let (cached, reading, marked) = (b.cached.get(p0), b.reading.get(p0), b.marker.get(p0));
+        let ra = &mut self.jobs[j].gens[fi].ra;
+        if !cached && !reading {
+            let w = ra.on_miss(p0, n, max, random);
+            self.queue_reads(c, file, w.start, w.size.max(n), Flags::SYNC, w.mark);
+        } else if marked {
+            self.cache.bits(file).marker.clear(p0);
+            let w = self.jobs[j].gens[fi].ra.on_marker(p0, n, max);
+            self.queue_reads(c, file, w.start, w.size, Flags::RAHEAD, w.mark);
+        } else {
+            ra.on_hit(p0, n);
+        }
+        // Pages past the window that are still absent are read too.
+        self.queue_reads(c, file, p0, n, Flags::SYNC, None);
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.op = OpKind::Io {
+            dir: Dir::Read,
+            bytes: len,
+            buffered_read: true,
+        };
+        ctx.cpu_after = COPY_NS_PER_PAGE * u64::from(n);
+        ctx.phase = super::job::Phase::Submit;
+        self.ctx_pump_then_wait_pages(now, c, file, p0, p1);
+    }
+
+    /// Submits the read bios, then waits for every page of `[p0, p1)` that
+    /// is still being read.
+    fn ctx_pump_then_wait_pages(&mut self, now: Ns, c: u32, file: u32, p0: u32, p1: u32) {
+        // Register waits on requests already in flight for these pages,
+        // then let the pump submit our own (each of ours that covers a
+        // needed page is waited for through `wait_pages` below).
+        let mut q = std::mem::take(&mut self.ctxs[c as usize].queue);
+        for (bio, wait) in q.iter_mut() {
+            if let Payload::CacheRead { first, count, .. } = bio.payload
+                && first < p1
+                && first + count > p0
+            {
+                *wait = true;
+            }
+        }
+        self.ctxs[c as usize].queue = q;
+        self.wait_pages(c, file, p0, p1);
+        self.ctx_pump(now, c);
+    }
+
+    /// Waits for in-flight reads (already requests) covering `[p0, p1)`.
+    fn wait_pages(&mut self, c: u32, file: u32, p0: u32, p1: u32) {
+        let mut i = 0;
+        while i < self.files[file as usize].reads.len() {
+            let rq = self.files[file as usize].reads[i];
+            i += 1;
+            if let Payload::CacheRead { first, count, .. } = self.rqs[rq].bio.payload
+                && first < p1
+                && first + count > p0
+            {
+                self.add_waiter(rq, c);
+            }
+        }
+        for p in p0..p1 {
+            if self.cache.bits(file).cached.get(p) {
+                self.cache.touch(file, p);
+            }
+        }
+    }
+
+    /// A buffered `write()`: dirty the pages, maybe get throttled.
+    pub(crate) fn start_buffered_write(
+        &mut self,
+        now: Ns,
+        c: u32,
+        file: u32,
+        offset: u64,
+        len: u64,
+    ) {
+        let j = self.ctxs[c as usize].job as usize;
+        let p0 = (offset / PAGE) as u32;
+        let p1 = (offset + len).div_ceil(PAGE) as u32;
+        for p in p0..p1 {
+            self.cache.dirty(now, file, p);
+        }
+        self.note_mtime(now, j, file);
+        let n = p1 - p0;
+        let mut cpu = COPY_NS_PER_PAGE * u64::from(n);
+        self.jobs[j].dirtied += n;
+        if self.jobs[j].dirtied >= BATCH_PAGES {
+            let pause = self.balance_dirty_pages(now, j);
+            cpu += pause;
+        }
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.op = OpKind::Io {
+            dir: Dir::Write,
+            bytes: len,
+            buffered_read: false,
+        };
+        let at = now + cpu;
+        self.ctx_timer_cpu(at, c);
+    }
+
+    fn ctx_timer_cpu(&mut self, at: Ns, c: u32) {
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.phase = Phase::Cpu;
+        ctx.generation = ctx.generation.wrapping_add(1);
+        let generation = ctx.generation;
+        self.q.push(at, super::Ev::Wake { ctx: c, generation });
+    }
+
+    /// `balance_dirty_pages` for job `j`: returns the pause.
+    fn balance_dirty_pages(&mut self, now: Ns, j: usize) -> Ns {
+        // Re-estimate the write bandwidth every 200 ms.
+        if now >= self.bdp.bw_stamp + BW_INTERVAL_NS {
+            let dt = now - self.bdp.bw_stamp;
+            let done = self.bdp.completed_pages - self.bdp.completed_at_stamp;
+            let measured = done * SEC / dt.max(1);
+            self.bdp.bw_pages = (self.bdp.bw_pages * 3 + measured) / 4;
+            self.bdp.bw_stamp = now;
+            self.bdp.completed_at_stamp = self.bdp.completed_pages;
+        }
+        let dirty = self.cache.dirty_and_writeback();
+        if self.cache.nr_dirty > self.cache.limits.bg_thresh {
+            self.flusher_wake(now);
+        }
+        let ratelimit = (self.bdp.bw_pages / u64::from(self.dirtiers.max(1))).max(1);
+        let pages = self.jobs[j].dirtied;
+        match self
+            .cache
+            .limits
+            .pause(self.bdp.mode, pages, dirty, ratelimit)
+        {
+            None => {
+                self.jobs[j].dirtied = 0;
+                0
+            }
+            Some(p) if p < MIN_PAUSE_NS => 0,
+            Some(p) => {
+                self.jobs[j].dirtied = 0;
+                self.bdp.pauses += 1;
+                self.bdp.pause_ns += p;
+                self.policy.dirty_throttled(now);
+                self.flusher_wake(now);
+                p
+            }
+        }
+    }
+
+    /// Wakes the flusher if it is idle.
+    pub(crate) fn flusher_wake(&mut self, now: Ns) {
+        if !self.flusher.running {
+            self.flusher.running = true;
+            self.flusher_pump(now);
+        }
+    }
+
+    /// The flusher's loop: background writeback above the background
+    /// threshold, and expired inodes on the periodic timer.
+    pub(crate) fn flusher_pump(&mut self, now: Ns) {
+        loop {
+            let background = self.cache.nr_dirty > self.cache.limits.bg_thresh;
+            if !background && !self.flusher.kupdate {
+                self.flusher.running = false;
+                return;
+            }
+            if self.flusher.cur.is_none() || self.flusher.slice_left == 0 {
+                if let Some(f) = self.flusher.cur.take() {
+                    self.requeue_dirty(f);
+                }
+                let Some(&f) = self.cache.dirty_list.front() else {
+                    self.flusher.kupdate = false;
+                    self.flusher.running = false;
+                    return;
+                };
+                let cf = &self.cache.files[f as usize];
+                if cf.nr_dirty == 0 {
+                    self.cache.dirty_list.pop_front();
+                    self.cache.files[f as usize].on_dirty_list = false;
+                    continue;
+                }
+                let expired = cf.dirtied_when.is_some_and(|t| t + DIRTY_EXPIRE_NS <= now);
+                if !background && !expired {
+                    self.flusher.kupdate = false;
+                    self.flusher.running = false;
+                    return;
+                }
+                self.cache.dirty_list.pop_front();
+                self.flusher.cur = Some(f);
+                self.flusher.cursor = cf.wb_index;
+                self.flusher.slice_left = MAX_WRITEBACK_PAGES;
+                self.flusher.wrapped = false;
+            }
+            let Some(f) = self.flusher.cur else {
+                continue;
+            };
+            let pages = self.files[f as usize].pages;
+            let max = self.flusher.slice_left;
+            let mut cursor = self.flusher.cursor;
+            let bio = self.writeback_bio(
+                f,
+                &mut cursor,
+                pages,
+                max,
+                Flags::BACKGROUND,
+                Origin::Flusher,
+            );
+            match bio {
+                Some(bio) => {
+                    self.flusher.cursor = cursor;
+                    self.cache.files[f as usize].wb_index = cursor;
+                    let n = (bio.len / PAGE) as u32;
+                    self.flusher.slice_left -= n.min(self.flusher.slice_left);
+                    self.flusher.bios += 1;
+                    self.flusher.pages += u64::from(n);
+                    if !self.submit(now, Actor::Flusher, bio, false) {
+                        return;
+                    }
+                }
+                None if !self.flusher.wrapped => {
+                    self.flusher.wrapped = true;
+                    self.flusher.cursor = 0;
+                }
+                None => {
+                    self.flusher.slice_left = 0;
+                }
+            }
+        }
+    }
+
+    fn requeue_dirty(&mut self, f: u32) {
+        if self.cache.files[f as usize].nr_dirty > 0 {
+            self.cache.dirty_list.push_back(f);
+        } else {
+            self.cache.files[f as usize].on_dirty_list = false;
+        }
+    }
+
+    /// The next writeback bio of `file` from `cursor`: a run of dirty pages
+    /// not already under writeback, at most `max` pages.
+    fn writeback_bio(
+        &mut self,
+        file: u32,
+        cursor: &mut u32,
+        end: u32,
+        max: u32,
+        flags: Flags,
+        origin: Origin,
+    ) -> Option<Bio> {
+        let b = self.cache.bits(file);
+        let mut from = *cursor;
+        let p = loop {
+            let p = b.dirty.next_set(from, end)?;
+            if !b.writeback.get(p) {
+                break p;
+            }
+            from = p + 1;
+        };
+        let limit = max.clamp(1, MAX_BIO_PAGES);
+        let mut q = p + 1;
+        while q < end && q - p < limit && b.dirty.get(q) && !b.writeback.get(q) {
+            q += 1;
+        }
+        let count = q - p;
+        self.cache.start_writeback(file, p, count);
+        *cursor = q;
+        let f = &self.files[file as usize];
+        Some(Bio {
+            op: Op::Write,
+            flags,
+            dev: f.dev,
+            offset: f.dev_offset + u64::from(p) * PAGE,
+            len: u64::from(count) * PAGE,
+            origin,
+            cgroup: 0,
+            payload: Payload::CacheWrite {
+                file,
+                first: p,
+                count,
+            },
+        })
+    }
+
+    /// Starts `fsync` (or `fdatasync`) of `file` on context `c`.
+    pub(crate) fn start_sync(&mut self, now: Ns, c: u32, file: u32, datasync: bool) {
+        let j = self.ctxs[c as usize].job as usize;
+        self.jobs[j].sync_busy = true;
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.op = OpKind::Sync { datasync };
+        ctx.op_start = now;
+        ctx.sync_file = file;
+        ctx.sync_cursor = 0;
+        ctx.sync_passes = 0;
+        ctx.phase = Phase::SyncWriteback;
+        self.ctx_pump(now, c);
+    }
+
+    /// Next WB_SYNC_ALL bio of the file being synced by `c`.
+    pub(crate) fn next_sync_writeback_bio(&mut self, c: u32) -> Option<(Bio, bool)> {
+        let ctx = &self.ctxs[c as usize];
+        let (file, mut cursor) = (ctx.sync_file, ctx.sync_cursor);
+        let j = ctx.job;
+        let pages = self.files[file as usize].pages;
+        let bio = self.writeback_bio(
+            file,
+            &mut cursor,
+            pages,
+            MAX_BIO_PAGES,
+            Flags::SYNC,
+            Origin::Task(j),
+        );
+        self.ctxs[c as usize].sync_cursor = cursor;
+        bio.map(|mut b| {
+            b.cgroup = self.jobs[j as usize].plan.cgroup;
+            (b, false)
+        })
+    }
+
+    /// fsync: everything submitted; wait for all writes of the file in
+    /// flight (ours and the flusher's).
+    pub(crate) fn sync_wait_writes(&mut self, _now: Ns, c: u32) {
+        let file = self.ctxs[c as usize].sync_file;
+        self.ctxs[c as usize].phase = Phase::SyncWait;
+        let mut rq = self.files[file as usize].writes_head;
+        while rq != NIL {
+            let next = self.rqs[rq].file_next;
+            self.add_waiter(rq, c);
+            rq = next;
+        }
+    }
+
+    /// fsync: data is on the device; one more pass for pages that were
+    /// under writeback when first seen, then the journal.
+    pub(crate) fn sync_after_writeback(&mut self, now: Ns, c: u32) {
+        let file = self.ctxs[c as usize].sync_file;
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.sync_passes += 1;
+        if ctx.sync_passes < 2 && self.cache.files[file as usize].nr_dirty > 0 {
+            ctx.sync_cursor = 0;
+            ctx.phase = Phase::SyncWriteback;
+            self.ctx_pump(now, c);
+            return;
+        }
+        self.sync_journal(now, c);
+    }
+}

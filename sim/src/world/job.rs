@@ -1,0 +1,686 @@
+//! fio job clones and their IO contexts.
+//!
+//! A job has one context per IO it may have in flight: one for the sync
+//! engines, `iodepth` for libaio with O_DIRECT and for io_uring. A context
+//! runs one operation at a time: a data IO, an `fsync`/`fdatasync`, or a
+//! sleep (think time, rate pacing, dirty throttling).
+
+use std::collections::VecDeque;
+
+use super::{Actor, Ev, World};
+use crate::block::Policy;
+use crate::block::request::{Bio, Flags, Op, Origin, Payload};
+use crate::fs::PAGE;
+use crate::rng::Stream;
+use crate::stats::{self, JobStats};
+use crate::time::{Ns, SEC};
+use crate::workload::{Dir, EngineKind, ExitWhat, FileService, JobPlan, OffsetGen, RwMix};
+
+/// Largest bio the block layer builds (`max_sectors_kb`, 512 KiB *(assumed)*).
+pub(crate) const MAX_BIO_BYTES: u64 = 512 * 1024;
+/// CPU time to copy 4 KiB between user and page cache (sim.md §2,
+/// *assumed* 0.5 µs).
+pub(crate) const COPY_NS_PER_PAGE: Ns = 500;
+/// CPU time of one IO on fio's null engine *(assumed)*.
+pub(crate) const NULL_ENGINE_NS: Ns = 100;
+
+/// Lifecycle of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JobState {
+    Waiting,
+    Running,
+    Stopping,
+    Done,
+}
+
+/// What a context is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Idle,
+    /// Submitting the bios in its queue.
+    Submit,
+    /// Waiting for its requests.
+    Wait,
+    /// Spending CPU (copy, null engine); completes on its timer.
+    Cpu,
+    /// Sleeping; on its timer it picks the next operation.
+    Sleep,
+    /// fsync: writing back the file's dirty pages.
+    SyncWriteback,
+    /// fsync: waiting for the file's writes in flight.
+    SyncWait,
+    /// fsync: log force or cache flush being submitted.
+    SyncLog,
+    /// fsync: waiting for the log writes or flush.
+    SyncLogWait,
+    Done,
+}
+
+/// The operation in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    None,
+    Io {
+        dir: Dir,
+        bytes: u64,
+        buffered_read: bool,
+    },
+    Sync {
+        datasync: bool,
+    },
+}
+
+/// One IO context.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    pub job: u32,
+    pub pending: u32,
+    pub generation: u32,
+    pub phase: Phase,
+    pub op: OpKind,
+    pub op_start: Ns,
+    pub queue: VecDeque<(Bio, bool)>,
+    /// fsync: file, writeback cursor, passes done.
+    pub sync_file: u32,
+    pub sync_cursor: u32,
+    pub sync_passes: u32,
+    /// CPU time owed when the current wait ends.
+    pub cpu_after: Ns,
+    /// Direction chosen before a rate-pacing sleep.
+    pub planned: Option<Dir>,
+}
+
+/// One job clone.
+pub(crate) struct Job {
+    pub plan: JobPlan,
+    pub rng: Stream,
+    pub file_ids: Vec<u32>,
+    pub gens: Vec<OffsetGen>,
+    pub cur_file: usize,
+    pub file_left: u32,
+    pub mix: RwMix,
+    pub stats: Option<JobStats>,
+    pub ctx_first: u32,
+    pub nctx: u32,
+    pub active: u32,
+    pub state: JobState,
+    pub start_ns: Ns,
+    pub ramp_end: Ns,
+    pub bytes_issued: u64,
+    pub issued: [u64; 3],
+    pub issued_bytes: [u64; 3],
+    pub writes_since_fsync: u32,
+    pub writes_since_fdatasync: u32,
+    pub ios_since_think: u32,
+    pub dirtied: u32,
+    pub end_sync_next: usize,
+    pub sync_busy: bool,
+    pub loops_done: u32,
+    pub end_ns: Ns,
+    pub last_mtime: Ns,
+    pub exhausted: bool,
+    pub next_arrival: [Ns; 3],
+}
+
+impl<P: Policy> World<P> {
+    /// Starts every job of stonewall section `wall`.
+    pub(crate) fn start_wall(&mut self, wall: u32) {
+        let now = self.q.now();
+        self.cur_wall = wall;
+        for j in 0..self.jobs.len() as u32 {
+            if self.jobs[j as usize].plan.wall == wall {
+                self.start_job(now, j);
+            }
+        }
+        if self.walls_left.get(wall as usize).copied() == Some(0) {
+            // An empty section: go on.
+            self.next_wall(now);
+        }
+    }
+
+    fn next_wall(&mut self, _now: Ns) {
+        let next = self.cur_wall + 1;
+        if (next as usize) < self.walls_left.len() {
+            self.start_wall(next);
+        } else {
+            self.stop = true;
+        }
+    }
+
+    fn start_job(&mut self, now: Ns, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        job.state = JobState::Running;
+        job.start_ns = now;
+        job.ramp_end = now + job.plan.ramp;
+        let window = job.plan.log_avg;
+        job.stats = Some(JobStats::new(job.ramp_end, window, SEC / 2));
+        if job.plan.ramp > 0 {
+            self.q.push(job.ramp_end, Ev::RampEnd { job: j });
+        }
+        if let Some(rt) = job.plan.runtime {
+            self.q.push(job.ramp_end + rt, Ev::Deadline { job: j });
+        }
+        if job.plan.writes && !job.plan.direct {
+            self.dirtiers += 1;
+        }
+        if job.plan.invalidate {
+            for i in 0..job.file_ids.len() {
+                let f = self.jobs[j as usize].file_ids[i];
+                self.cache.invalidate(f);
+            }
+        }
+        let job = &self.jobs[j as usize];
+        let (first, n) = (job.ctx_first, job.nctx);
+        for c in first..first + n {
+            self.ctx_next(now, c);
+        }
+    }
+
+    pub(crate) fn on_ramp_end(&mut self, now: Ns, j: u32) {
+        // Stats restart at the end of the ramp.
+        let job = &mut self.jobs[j as usize];
+        job.stats = Some(JobStats::new(now, job.plan.log_avg, SEC / 2));
+    }
+
+    pub(crate) fn on_deadline(&mut self, now: Ns, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        if job.state != JobState::Running {
+            return;
+        }
+        job.state = JobState::Stopping;
+        let (first, n) = (job.ctx_first, job.nctx);
+        for c in first..first + n {
+            let ctx = &mut self.ctxs[c as usize];
+            if matches!(ctx.phase, Phase::Sleep | Phase::Idle) {
+                ctx.generation = ctx.generation.wrapping_add(1);
+                self.ctx_finish(now, c);
+            }
+        }
+    }
+
+    /// Puts context `c` to sleep until `at`, then `on_ctx_timer`.
+    fn ctx_timer(&mut self, at: Ns, c: u32, phase: Phase) {
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.phase = phase;
+        ctx.generation = ctx.generation.wrapping_add(1);
+        let generation = ctx.generation;
+        self.q.push(at, Ev::Wake { ctx: c, generation });
+    }
+
+    pub(crate) fn on_ctx_timer(&mut self, now: Ns, c: u32) {
+        match self.ctxs[c as usize].phase {
+            Phase::Cpu => self.op_complete(now, c),
+            Phase::Sleep => self.ctx_next(now, c),
+            _ => {}
+        }
+    }
+
+    /// Picks and starts the next operation of context `c`.
+    pub(crate) fn ctx_next(&mut self, now: Ns, c: u32) {
+        let j = self.ctxs[c as usize].job as usize;
+        if self.jobs[j].state != JobState::Running {
+            self.ctx_finish(now, c);
+            return;
+        }
+        let job = &mut self.jobs[j];
+        let plan = &job.plan;
+        // fsync / fdatasync every N writes.
+        if !job.sync_busy {
+            if plan.fsync_every > 0 && job.writes_since_fsync >= plan.fsync_every {
+                job.writes_since_fsync = 0;
+                let f = job.file_ids[job.cur_file];
+                self.start_sync(now, c, f, false);
+                return;
+            }
+            if plan.fdatasync_every > 0 && job.writes_since_fdatasync >= plan.fdatasync_every {
+                job.writes_since_fdatasync = 0;
+                let f = job.file_ids[job.cur_file];
+                self.start_sync(now, c, f, true);
+                return;
+            }
+        }
+        // Think time.
+        if plan.thinktime > 0 && job.ios_since_think >= plan.thinktime_blocks.max(1) {
+            job.ios_since_think = 0;
+            let at = now + plan.thinktime;
+            self.ctx_timer(at, c, Phase::Sleep);
+            return;
+        }
+        // Byte limit.
+        if let Some(limit) = plan.io_limit
+            && job.bytes_issued >= limit
+        {
+            self.job_stop(now, j as u32);
+            self.ctx_finish(now, c);
+            return;
+        }
+        if job.exhausted {
+            self.job_stop(now, j as u32);
+            self.ctx_finish(now, c);
+            return;
+        }
+        // A context woken from rate pacing issues the IO it planned.
+        let planned = self.ctxs[c as usize].planned.take();
+        let job = &mut self.jobs[j];
+        let plan = &job.plan;
+        let dir = match planned {
+            Some(d) => d,
+            None if plan.mixed() => job.mix.next(&mut job.rng, plan.rwmixread),
+            None if plan.reads => Dir::Read,
+            None if plan.writes => Dir::Write,
+            None => Dir::Trim,
+        };
+        let d = dir as usize;
+        if planned.is_none() {
+            // Rate pacing.
+            let mut earliest = now;
+            if let Some(t) = (job.issued_bytes[d] * SEC).checked_div(plan.rate[d]) {
+                earliest = earliest.max(job.start_ns + t);
+            }
+            if let Some(gap) = SEC.checked_div(plan.rate_iops[d]) {
+                let t = if plan.poisson {
+                    // Exponential gaps with the same mean (fio's poisson process).
+                    let t = job.next_arrival[d].max(job.start_ns);
+                    job.next_arrival[d] = t + job.rng.exp(gap as f64) as Ns;
+                    t
+                } else {
+                    job.start_ns + job.issued[d] * gap
+                };
+                earliest = earliest.max(t);
+            }
+            if earliest > now {
+                self.ctxs[c as usize].planned = Some(dir);
+                self.ctx_timer(earliest, c, Phase::Sleep);
+                return;
+            }
+        }
+        let (lo, hi) = plan.bs[d];
+        let len = if hi > lo {
+            lo + job.rng.below((hi - lo) / lo.max(1) + 1) * lo
+        } else {
+            lo
+        };
+        // File choice.
+        let nfiles = job.file_ids.len();
+        if job.file_left == 0 {
+            job.file_left = plan.file_service.1.max(1);
+            job.cur_file = match plan.file_service.0 {
+                FileService::RoundRobin => (job.cur_file + 1) % nfiles,
+                FileService::Random => job.rng.below(nfiles as u64) as usize,
+                FileService::Sequential => job.cur_file,
+            };
+        }
+        job.file_left -= 1;
+        let fi = job.cur_file;
+        let og = &mut job.gens[fi];
+        let len = len.min(og.size.max(1));
+        let offset = if plan.random {
+            og.next_random(&mut job.rng, len, plan.rw_suffix.max(1))
+        } else {
+            match og.next_seq(len, plan.rw_suffix) {
+                Some(o) => o,
+                None => {
+                    // End of this file.
+                    let more_files =
+                        plan.file_service.0 == FileService::Sequential && fi + 1 < nfiles;
+                    if more_files {
+                        job.cur_file = fi + 1;
+                    }
+                    og.rewind();
+                    if !more_files {
+                        job.loops_done += 1;
+                        if !plan.time_based && job.loops_done >= plan.loops {
+                            job.exhausted = true;
+                            self.job_stop(now, j as u32);
+                            self.ctx_finish(now, c);
+                            return;
+                        }
+                    }
+                    let og = &mut job.gens[job.cur_file];
+                    og.next_seq(len, plan.rw_suffix).unwrap_or(0)
+                }
+            }
+        };
+        if plan.random && plan.io_limit.is_none() && !plan.time_based {
+            // Without a byte limit a random job covers each file once per loop.
+        }
+        job.issued[d] += 1;
+        job.issued_bytes[d] += len;
+        job.bytes_issued += len;
+        job.ios_since_think += 1;
+        if dir == Dir::Write {
+            job.writes_since_fsync += 1;
+            job.writes_since_fdatasync += 1;
+        }
+        let file = job.file_ids[fi];
+        let engine = plan.engine;
+        let direct = plan.direct;
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.op_start = now;
+        if engine == EngineKind::Null {
+            ctx.op = OpKind::Io {
+                dir,
+                bytes: len,
+                buffered_read: false,
+            };
+            self.ctx_timer(now + NULL_ENGINE_NS, c, Phase::Cpu);
+            return;
+        }
+        if direct || dir == Dir::Trim {
+            self.start_direct(now, c, file, dir, offset, len);
+        } else if dir == Dir::Read {
+            self.start_buffered_read(now, c, file, fi, offset, len);
+        } else {
+            self.start_buffered_write(now, c, file, offset, len);
+        }
+    }
+
+    /// An O_DIRECT IO: bios straight to the device.
+    fn start_direct(&mut self, now: Ns, c: u32, file: u32, dir: Dir, offset: u64, len: u64) {
+        let j = self.ctxs[c as usize].job as usize;
+        let cgroup = self.jobs[j].plan.cgroup;
+        let f = &self.files[file as usize];
+        let (dev, base) = (f.dev, f.dev_offset);
+        let (op, flags) = match dir {
+            Dir::Read => (Op::Read, Flags::SYNC),
+            Dir::Write => (Op::Write, Flags::SYNC.with(Flags::IDLE)),
+            Dir::Trim => (Op::Discard, Flags::empty()),
+        };
+        if dir == Dir::Write {
+            self.note_mtime(now, j, file);
+        }
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.op = OpKind::Io {
+            dir,
+            bytes: len,
+            buffered_read: false,
+        };
+        let mut at = offset;
+        let end = offset + len;
+        while at < end {
+            let n = (end - at).min(MAX_BIO_BYTES);
+            let first = (at / PAGE) as u32;
+            let count = ((at + n).div_ceil(PAGE) - at / PAGE) as u32;
+            ctx.queue.push_back((
+                Bio {
+                    op,
+                    flags,
+                    dev,
+                    offset: base + at,
+                    len: n,
+                    origin: Origin::Task(j as u32),
+                    cgroup,
+                    payload: Payload::Direct { file, first, count },
+                },
+                true,
+            ));
+            at += n;
+        }
+        ctx.phase = Phase::Submit;
+        self.ctx_pump(now, c);
+    }
+
+    /// Submits the context's queued bios (or fsync writeback) until one is
+    /// parked or all are out.
+    pub(crate) fn ctx_pump(&mut self, now: Ns, c: u32) {
+        loop {
+            let next = match self.ctxs[c as usize].phase {
+                Phase::SyncWriteback => self.next_sync_writeback_bio(c),
+                Phase::Submit | Phase::SyncLog => self.ctxs[c as usize].queue.pop_front(),
+                _ => return,
+            };
+            let Some((bio, wait)) = next else {
+                break;
+            };
+            if !self.submit(now, Actor::Ctx(c), bio, wait) {
+                return;
+            }
+        }
+        self.ctx_submitted(now, c);
+    }
+
+    fn ctx_submitted(&mut self, now: Ns, c: u32) {
+        match self.ctxs[c as usize].phase {
+            Phase::Submit => self.ctxs[c as usize].phase = Phase::Wait,
+            Phase::SyncWriteback => self.sync_wait_writes(now, c),
+            Phase::SyncLog => self.ctxs[c as usize].phase = Phase::SyncLogWait,
+            _ => return,
+        }
+        if self.ctxs[c as usize].pending == 0 {
+            self.ctx_io_done(now, c);
+        }
+    }
+
+    /// Every request context `c` waited for has completed.
+    pub(crate) fn ctx_io_done(&mut self, now: Ns, c: u32) {
+        let ctx = &mut self.ctxs[c as usize];
+        match ctx.phase {
+            Phase::Wait => {
+                if ctx.cpu_after > 0 {
+                    let at = now + ctx.cpu_after;
+                    ctx.cpu_after = 0;
+                    self.ctx_timer(at, c, Phase::Cpu);
+                } else {
+                    self.op_complete(now, c);
+                }
+            }
+            Phase::SyncWait => self.sync_after_writeback(now, c),
+            Phase::SyncLogWait => self.op_complete(now, c),
+            // Still submitting: ctx_submitted will see pending == 0.
+            _ => {}
+        }
+    }
+
+    /// The operation of context `c` is over: account it, go on.
+    pub(crate) fn op_complete(&mut self, now: Ns, c: u32) {
+        let ctx = &mut self.ctxs[c as usize];
+        let j = ctx.job as usize;
+        let lat = now - ctx.op_start;
+        let op = ctx.op;
+        ctx.op = OpKind::None;
+        ctx.phase = Phase::Idle;
+        let job = &mut self.jobs[j];
+        let counted = ctx.op_start >= job.ramp_end;
+        match op {
+            OpKind::Io { dir, bytes, .. } => {
+                if counted && let Some(s) = job.stats.as_mut() {
+                    let d = match dir {
+                        Dir::Read => stats::Dir::Read,
+                        Dir::Write => stats::Dir::Write,
+                        Dir::Trim => stats::Dir::Trim,
+                    };
+                    s.record(d, now, lat, bytes);
+                }
+            }
+            OpKind::Sync { .. } => {
+                job.sync_busy = false;
+                if counted && let Some(s) = job.stats.as_mut() {
+                    s.record_sync(now, lat);
+                }
+                if job.state == JobState::Stopping && job.plan.end_fsync {
+                    self.end_fsync_next(now, c);
+                    return;
+                }
+            }
+            OpKind::None => {}
+        }
+        self.ctx_next(now, c);
+    }
+
+    /// Stops job `j` from starting new IO.
+    fn job_stop(&mut self, _now: Ns, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        if job.state == JobState::Running {
+            job.state = JobState::Stopping;
+        }
+    }
+
+    /// Context `c` has nothing more to do.
+    fn ctx_finish(&mut self, now: Ns, c: u32) {
+        if self.ctxs[c as usize].phase == Phase::Done {
+            return;
+        }
+        let j = self.ctxs[c as usize].job as usize;
+        let job = &mut self.jobs[j];
+        if job.state == JobState::Running {
+            job.state = JobState::Stopping;
+        }
+        if job.active == 1 && job.plan.end_fsync && job.end_sync_next == 0 {
+            // The last context runs end_fsync over the job's files.
+            self.end_fsync_next(now, c);
+            return;
+        }
+        self.ctxs[c as usize].phase = Phase::Done;
+        job.active -= 1;
+        if job.active == 0 {
+            self.job_end(now, j as u32);
+        }
+    }
+
+    fn end_fsync_next(&mut self, now: Ns, c: u32) {
+        let j = self.ctxs[c as usize].job as usize;
+        let job = &mut self.jobs[j];
+        if job.end_sync_next < job.file_ids.len() {
+            let f = job.file_ids[job.end_sync_next];
+            job.end_sync_next += 1;
+            self.start_sync(now, c, f, false);
+        } else {
+            job.end_sync_next = usize::MAX;
+            self.ctxs[c as usize].phase = Phase::Done;
+            job.active -= 1;
+            if job.active == 0 {
+                self.job_end(now, j as u32);
+            }
+        }
+    }
+
+    fn job_end(&mut self, now: Ns, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        job.state = JobState::Done;
+        job.end_ns = now;
+        if let Some(s) = job.stats.as_mut() {
+            s.finish(now.max(job.ramp_end));
+        }
+        if job.plan.writes && !job.plan.direct {
+            self.dirtiers = self.dirtiers.saturating_sub(1);
+        }
+        let wall = job.plan.wall;
+        let group = job.plan.groupid;
+        if let Some(what) = job.plan.exitall {
+            for k in 0..self.jobs.len() {
+                let other = &self.jobs[k];
+                let hit = match what {
+                    ExitWhat::All => true,
+                    ExitWhat::Group => other.plan.groupid == group,
+                    ExitWhat::Stonewall => other.plan.wall == wall,
+                };
+                if hit && other.state == JobState::Running {
+                    self.on_deadline(now, k as u32);
+                }
+            }
+        }
+        self.walls_left[wall as usize] -= 1;
+        if self.walls_left[wall as usize] == 0 && wall == self.cur_wall {
+            self.next_wall(now);
+        }
+    }
+
+    /// Records a timestamp update for a write to `file` (XFS logs the
+    /// inode core when the coarse clock has ticked since the last one).
+    pub(crate) fn note_mtime(&mut self, now: Ns, j: usize, file: u32) {
+        const TICK: Ns = 4_000_000;
+        let job = &mut self.jobs[j];
+        if now >= job.last_mtime + TICK || job.last_mtime == 0 {
+            job.last_mtime = now.max(1);
+            self.log_timestamp(file);
+        }
+    }
+}
+
+impl Ctx {
+    /// An idle context of job `job`.
+    pub(crate) fn new(job: u32) -> Self {
+        Self {
+            job,
+            pending: 0,
+            generation: 0,
+            phase: Phase::Idle,
+            op: OpKind::None,
+            op_start: 0,
+            queue: VecDeque::with_capacity(8),
+            sync_file: 0,
+            sync_cursor: 0,
+            sync_passes: 0,
+            cpu_after: 0,
+            planned: None,
+        }
+    }
+}
+
+impl Job {
+    /// A job clone that has not started.
+    pub(crate) fn new(
+        plan: JobPlan,
+        rng: Stream,
+        file_ids: Vec<u32>,
+        gens: Vec<OffsetGen>,
+        ctx_first: u32,
+        nctx: u32,
+    ) -> Self {
+        Self {
+            plan,
+            rng,
+            file_ids,
+            gens,
+            cur_file: 0,
+            file_left: 0,
+            mix: RwMix::default(),
+            stats: None,
+            ctx_first,
+            nctx,
+            active: nctx,
+            state: JobState::Waiting,
+            start_ns: 0,
+            ramp_end: 0,
+            bytes_issued: 0,
+            issued: [0; 3],
+            issued_bytes: [0; 3],
+            writes_since_fsync: 0,
+            writes_since_fdatasync: 0,
+            ios_since_think: 0,
+            dirtied: 0,
+            end_sync_next: 0,
+            sync_busy: false,
+            loops_done: 0,
+            end_ns: 0,
+            last_mtime: 0,
+            exhausted: false,
+            next_arrival: [0; 3],
+        }
+    }
+}
+
+impl<P: Policy> World<P> {
+    /// Statistics of every job clone, closed at `end` for jobs still running.
+    pub(crate) fn job_inputs(&mut self, end: Ns) -> Vec<stats::JobInput> {
+        self.jobs
+            .iter_mut()
+            .map(|j| {
+                let mut s = j
+                    .stats
+                    .take()
+                    .unwrap_or_else(|| JobStats::new(0, j.plan.log_avg, SEC / 2));
+                if j.state != JobState::Done {
+                    s.finish(end.max(j.ramp_end));
+                }
+                stats::JobInput {
+                    name: j.plan.name.clone(),
+                    groupid: j.plan.groupid,
+                    group_reporting: j.plan.group_reporting,
+                    options: j.plan.options.clone(),
+                    stats: s,
+                }
+            })
+            .collect()
+    }
+}

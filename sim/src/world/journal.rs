@@ -1,0 +1,219 @@
+//! The journal's work in the run: transactions from write completions and
+//! timestamp updates, log forces for `fsync`, background CIL pushes and
+//! AIL writeback (rules in `fs::journal`).
+
+use super::job::{OpKind, Phase};
+use super::{Actor, World};
+use crate::block::Policy;
+use crate::block::request::{Bio, Flags, Op, Origin, Payload};
+use crate::fs::PAGE;
+use crate::fs::journal::{BMBT_ITEM_BYTES, ICLOG_BYTES, INODE_ITEM_BYTES, inode_key, leaf_key};
+use crate::rng::splitmix64;
+use crate::time::Ns;
+
+impl<P: Policy> World<P> {
+    /// A write reached pages `[first, first + count)` of `file`: unwritten
+    /// blocks become written in one transaction.
+    pub(crate) fn on_data_written(&mut self, now: Ns, file: u32, first: u32, count: u32) {
+        if !self.journal_on {
+            return;
+        }
+        let f = &mut self.files[file as usize];
+        let Some(w) = f.written.as_mut() else {
+            return;
+        };
+        let mut converted = 0;
+        for p in first..first + count {
+            if !w.set(p) {
+                converted += 1;
+            }
+        }
+        if converted == 0 {
+            return;
+        }
+        // Extent count estimate: a run in the middle of an unwritten extent
+        // splits it in three; touching written neighbours merges.
+        let left = first > 0 && w.get(first - 1);
+        let right = first + count < f.pages && w.get(first + count);
+        f.extents = match (left, right) {
+            (false, false) => f.extents + 2,
+            (true, true) => f.extents.saturating_sub(2).max(1),
+            _ => f.extents,
+        };
+        let key = leaf_key(file, first, f.pages, f.extents);
+        let seq = self.journal.cil_seq;
+        f.change_seq = seq;
+        f.datasync_seq = seq;
+        self.journal.log_item(inode_key(file), INODE_ITEM_BYTES);
+        self.journal.log_item(key, BMBT_ITEM_BYTES);
+        self.journal.stats.transactions += 1;
+        self.journal.stats.conversions += 1;
+        if self.journal.cil_over_threshold() {
+            self.background_push(now);
+        }
+    }
+
+    /// A `write()` changed the timestamps of `file`.
+    pub(crate) fn log_timestamp(&mut self, file: u32) {
+        if !self.journal_on {
+            return;
+        }
+        let seq = self.journal.cil_seq;
+        let f = &mut self.files[file as usize];
+        f.change_seq = seq;
+        self.journal.log_item(inode_key(file), INODE_ITEM_BYTES);
+        self.journal.stats.transactions += 1;
+    }
+
+    /// Writes the open CIL as a checkpoint: iclog bios, the first with
+    /// PREFLUSH, all FUA.
+    fn checkpoint_bios(&mut self, origin: Origin, out: &mut dyn FnMut(Bio)) {
+        let bytes = self.journal.push();
+        if bytes == 0 {
+            return;
+        }
+        let dev = 0;
+        let mut left = bytes;
+        let mut first = true;
+        while left > 0 {
+            let n = left.min(ICLOG_BYTES);
+            let mut flags = Flags::SYNC.with(Flags::META).with(Flags::FUA);
+            if first {
+                flags = flags.with(Flags::PREFLUSH);
+                first = false;
+            }
+            let offset = self.journal.place(n);
+            out(Bio {
+                op: Op::Write,
+                flags,
+                dev,
+                offset,
+                len: n,
+                origin,
+                cgroup: 0,
+                payload: Payload::Log,
+            });
+            left -= n;
+        }
+        if self.journal.needs_ail_push() && !self.jn.ail_running {
+            self.start_ail_push();
+        }
+    }
+
+    /// fsync after the data: force the log if the file has changes that
+    /// the call must persist, else flush the device cache.
+    pub(crate) fn sync_journal(&mut self, now: Ns, c: u32) {
+        let ctx = &self.ctxs[c as usize];
+        let file = ctx.sync_file;
+        let datasync = matches!(ctx.op, OpKind::Sync { datasync: true });
+        let j = ctx.job;
+        let f = &self.files[file as usize];
+        let seq = if datasync {
+            f.datasync_seq
+        } else {
+            f.change_seq
+        };
+        let origin = Origin::Task(j);
+        let mut bios = std::mem::take(&mut self.ctxs[c as usize].queue);
+        if self.journal_on && seq == self.journal.cil_seq {
+            self.journal.stats.forces += 1;
+            self.checkpoint_bios(origin, &mut |b| bios.push_back((b, true)));
+            // Earlier checkpoints still in flight must land too.
+            for i in 0..self.jn.log_inflight.len() {
+                let rq = self.jn.log_inflight[i];
+                self.add_waiter(rq, c);
+            }
+        } else if self.journal_on && seq > 0 && !self.jn.log_inflight.is_empty() {
+            for i in 0..self.jn.log_inflight.len() {
+                let rq = self.jn.log_inflight[i];
+                self.add_waiter(rq, c);
+            }
+        } else if self.devs[0].dev.write_cache() {
+            self.journal.stats.bare_flushes += 1;
+            let cgroup = self.jobs[j as usize].plan.cgroup;
+            bios.push_back((
+                Bio {
+                    op: Op::Write,
+                    flags: Flags::SYNC.with(Flags::PREFLUSH),
+                    dev: self.files[file as usize].dev,
+                    offset: 0,
+                    len: 0,
+                    origin,
+                    cgroup,
+                    payload: Payload::Flush,
+                },
+                true,
+            ));
+        }
+        self.ctxs[c as usize].queue = bios;
+        if !self.jn.queue.is_empty() {
+            self.journal_pump(now);
+        }
+        self.ctxs[c as usize].phase = Phase::SyncLog;
+        self.ctx_pump(now, c);
+    }
+
+    /// Background CIL push by the journal actor.
+    fn background_push(&mut self, now: Ns) {
+        let mut q = std::mem::take(&mut self.jn.queue);
+        self.checkpoint_bios(Origin::Fs, &mut |b| q.push_back(b));
+        self.jn.queue = q;
+        self.journal_pump(now);
+    }
+
+    /// Writes the oldest checkpoint's items in place.
+    fn start_ail_push(&mut self) {
+        let Some(ck) = self.journal.checkpoints.front().copied() else {
+            return;
+        };
+        self.jn.ail_running = true;
+        self.jn.ail_left = ck.items.max(1);
+        let cap = self.devs[0].dev.capacity();
+        let (log_off, log_size) = (self.journal.log_offset, self.journal.log_size);
+        for _ in 0..self.jn.ail_left {
+            self.jn.ail_cursor += 1;
+            // Metadata blocks sit in the AG headers around the log.
+            let span = (cap / 64).max(PAGE);
+            let at = (log_off + log_size + splitmix64(self.jn.ail_cursor) % span) / PAGE * PAGE;
+            self.jn.queue.push_back(Bio {
+                op: Op::Write,
+                flags: Flags::META.with(Flags::BACKGROUND),
+                dev: 0,
+                offset: at.min(cap - PAGE),
+                len: PAGE,
+                origin: Origin::Fs,
+                cgroup: 0,
+                payload: Payload::Meta,
+            });
+        }
+        self.journal.stats.ail_writes += u64::from(self.jn.ail_left);
+    }
+
+    /// One in-place metadata write finished.
+    pub(crate) fn on_ail_write_done(&mut self, now: Ns) {
+        self.jn.ail_left -= 1;
+        if self.jn.ail_left == 0 {
+            if let Some(ck) = self.journal.checkpoints.pop_front() {
+                self.journal.used -= ck.bytes;
+            }
+            self.jn.ail_running = false;
+            if self.journal.needs_ail_push() {
+                self.start_ail_push();
+                self.journal_pump(now);
+            }
+        }
+    }
+
+    /// Submits the journal actor's queued bios.
+    pub(crate) fn journal_pump(&mut self, now: Ns) {
+        if self.jn.blocked {
+            return;
+        }
+        while let Some(bio) = self.jn.queue.pop_front() {
+            if !self.submit(now, Actor::Journal, bio, false) {
+                self.jn.blocked = true;
+                return;
+            }
+        }
+    }
+}

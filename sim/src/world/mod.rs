@@ -1,0 +1,420 @@
+//! The simulated machine: one event loop driving the workload, the page
+//! cache, the filesystem, the block layer and the devices.
+//!
+//! `World` is split by concept into files, each adding methods:
+//! `block` (submission, tags, dispatch, flush sequencing, completion),
+//! `cache` (buffered reads and writes, readahead, `balance_dirty_pages`,
+//! the flusher, `fsync`), `journal` (log forces, background pushes) and
+//! `job` (the fio job clones). Everything runs on one thread; there is no
+//! re-entrancy: work that would complete synchronously inside a submission
+//! is posted as an event at the same instant instead.
+
+mod block;
+mod cache;
+mod job;
+mod journal;
+
+use std::collections::VecDeque;
+
+use crate::block::flush::FlushQueue;
+use crate::block::request::{Bio, Request};
+use crate::block::{DeviceInfo, Policy};
+use crate::cache::PageCache;
+use crate::cache::dirty::{BdpMode, INIT_BW_PAGES, WRITEBACK_INTERVAL_NS};
+use crate::device::{DevCtx, Device};
+use crate::engine::EventQueue;
+use crate::fs::FsFile;
+use crate::fs::journal::Journal;
+use crate::slab::Slab;
+use crate::time::Ns;
+
+pub(crate) use job::{Ctx, Job};
+
+/// Something that submits bios and may be parked while doing so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Actor {
+    /// A job's IO context.
+    Ctx(u32),
+    /// The writeback flusher.
+    Flusher,
+    /// The journal's background work (CIL push, AIL writeback).
+    Journal,
+}
+
+/// A bio waiting for the policy or for a tag.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Parked {
+    pub bio: Bio,
+    pub actor: Actor,
+    /// The actor (a context) waits for this request's completion.
+    pub wait: bool,
+    pub submit_ns: Ns,
+}
+
+/// One context waiting for one request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WaitNode {
+    pub ctx: u32,
+    pub next: u32,
+}
+
+/// Events of the loop.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    /// A device completed the command with this tag.
+    DevDone { dev: u16, tag: u32 },
+    /// A device asked to be called back.
+    DevWake { dev: u16 },
+    /// A request that needs no device work completes.
+    RqDone { rq: u32 },
+    /// A context's timer (think time, CPU time, pauses); stale if `gen`
+    /// differs from the context's.
+    Wake { ctx: u32, generation: u32 },
+    /// A job's runtime ended.
+    Deadline { job: u32 },
+    /// A job's ramp ended.
+    RampEnd { job: u32 },
+    /// The periodic writeback timer.
+    Kupdate,
+    /// Re-check a held-back cache flush.
+    FlushKick { dev: u16 },
+    /// The policy's deadline.
+    PolicyTimer,
+}
+
+/// Host-side state of one device: tags, dispatch list, flush sequencer.
+pub(crate) struct DevQueue {
+    pub dev: Device,
+    pub free_tags: Vec<u32>,
+    /// Request index per tag; `FLUSH_OWNER` while a FLUSH borrows it.
+    pub owner: Vec<u32>,
+    pub dispatch: VecDeque<u32>,
+    pub flushq: FlushQueue,
+    pub flush_tag: u32,
+    pub flush_rq: u32,
+    pub flush_kick_at: Option<Ns>,
+    pub tag_wait: VecDeque<u32>,
+    pub counters: DevCounters,
+}
+
+/// Per-device counters for the report.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct DevCounters {
+    /// Read commands completed.
+    pub reads: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Write commands completed.
+    pub writes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// FLUSH commands completed.
+    pub flushes: u64,
+    /// Nanoseconds with a FLUSH outstanding.
+    pub flush_ns: u64,
+    /// Discards.
+    pub discards: u64,
+}
+
+pub(crate) const FLUSH_OWNER: u32 = u32::MAX - 1;
+
+/// Adapter handing device callbacks to the event queue.
+pub(crate) struct Sched<'a> {
+    pub q: &'a mut EventQueue<Ev>,
+    pub dev: u16,
+}
+
+impl DevCtx for Sched<'_> {
+    #[inline]
+    fn complete_at(&mut self, at: Ns, tag: u32) {
+        self.q.push(at, Ev::DevDone { dev: self.dev, tag });
+    }
+    #[inline]
+    fn wake_at(&mut self, at: Ns) {
+        self.q.push(at, Ev::DevWake { dev: self.dev });
+    }
+}
+
+/// The writeback flusher (one per device; the run has one filesystem).
+#[derive(Debug, Default)]
+pub(crate) struct Flusher {
+    pub running: bool,
+    pub kupdate: bool,
+    pub cur: Option<u32>,
+    pub cursor: u32,
+    pub slice_left: u32,
+    pub wrapped: bool,
+    pub bios: u64,
+    pub pages: u64,
+}
+
+/// The journal's background actor.
+#[derive(Debug, Default)]
+pub(crate) struct JournalActor {
+    pub queue: VecDeque<Bio>,
+    pub ail_left: u32,
+    pub ail_running: bool,
+    pub log_inflight: Vec<u32>,
+    pub ail_cursor: u64,
+    pub blocked: bool,
+}
+
+/// Dirty-throttling state shared by writers.
+#[derive(Debug)]
+pub(crate) struct Bdp {
+    pub mode: BdpMode,
+    pub bw_pages: u64,
+    pub bw_stamp: Ns,
+    pub completed_pages: u64,
+    pub completed_at_stamp: u64,
+    pub pauses: u64,
+    pub pause_ns: u64,
+}
+
+/// The whole simulated machine.
+pub(crate) struct World<P: Policy> {
+    pub q: EventQueue<Ev>,
+    pub policy: P,
+    pub devs: Vec<DevQueue>,
+    pub rqs: Slab<Request>,
+    pub parked: Slab<Parked>,
+    pub waits: Slab<WaitNode>,
+    pub cache: PageCache,
+    pub files: Vec<FsFile>,
+    pub journal: Journal,
+    pub jn: JournalActor,
+    pub flusher: Flusher,
+    pub bdp: Bdp,
+    pub jobs: Vec<Job>,
+    pub ctxs: Vec<Ctx>,
+    pub policy_timer: Option<Ns>,
+    pub scratch: Vec<u32>,
+    pub walls_left: Vec<u32>,
+    pub cur_wall: u32,
+    pub jobs_left: u32,
+    pub dirtiers: u32,
+    pub journal_on: bool,
+    pub events: u64,
+    pub stop: bool,
+}
+
+impl<P: Policy> World<P> {
+    /// A machine with `devices`, `mem_bytes` of RAM and `policy` on the
+    /// block layer.
+    pub fn new(
+        devices: Vec<Device>,
+        mem_bytes: u64,
+        policy: P,
+        journal: Journal,
+        bdp: BdpMode,
+        journal_on: bool,
+    ) -> Self {
+        let mut devs = Vec::with_capacity(devices.len());
+        let mut total_qd = 0usize;
+        for dev in devices {
+            let qd = dev.queue_depth();
+            total_qd += qd as usize;
+            devs.push(DevQueue {
+                dev,
+                free_tags: (0..qd).rev().collect(),
+                owner: vec![u32::MAX; qd as usize],
+                dispatch: VecDeque::with_capacity(qd as usize + 1),
+                flushq: FlushQueue::new(),
+                flush_tag: u32::MAX,
+                flush_rq: u32::MAX,
+                flush_kick_at: None,
+                tag_wait: VecDeque::with_capacity(64),
+                counters: DevCounters::default(),
+            });
+        }
+        Self {
+            q: EventQueue::with_capacity(total_qd * 2 + 64),
+            policy,
+            devs,
+            rqs: Slab::with_capacity(total_qd + 8),
+            parked: Slab::with_capacity(64),
+            waits: Slab::with_capacity(total_qd + 8),
+            cache: PageCache::new(mem_bytes),
+            files: Vec::new(),
+            journal,
+            jn: JournalActor::default(),
+            flusher: Flusher::default(),
+            bdp: Bdp {
+                mode: bdp,
+                bw_pages: INIT_BW_PAGES,
+                bw_stamp: 0,
+                completed_pages: 0,
+                completed_at_stamp: 0,
+                pauses: 0,
+                pause_ns: 0,
+            },
+            jobs: Vec::new(),
+            ctxs: Vec::new(),
+            policy_timer: None,
+            scratch: Vec::with_capacity(64),
+            walls_left: Vec::new(),
+            cur_wall: 0,
+            jobs_left: 0,
+            dirtiers: 0,
+            journal_on,
+            events: 0,
+            stop: false,
+        }
+    }
+
+    /// Facts the policy needs about device 0.
+    pub fn device_info(&self) -> DeviceInfo {
+        let d = &self.devs[0].dev;
+        DeviceInfo {
+            queue_depth: d.queue_depth(),
+            rotational: d.rotational(),
+            write_cache: d.write_cache(),
+        }
+    }
+
+    /// Runs until every job ended. `progress` is called now and then with
+    /// the simulated time.
+    pub fn run(&mut self, progress: &mut dyn FnMut(Ns)) {
+        let info = self.device_info();
+        self.policy.attach(0, &info);
+        self.arm_policy_timer();
+        self.q.push(WRITEBACK_INTERVAL_NS, Ev::Kupdate);
+        self.start_wall(0);
+        let mut next_progress: Ns = 0;
+        while !self.stop {
+            let Some((now, ev)) = self.q.pop() else {
+                break;
+            };
+            self.events += 1;
+            if now >= next_progress {
+                progress(now);
+                next_progress = now + crate::time::SEC;
+            }
+            self.dispatch_event(now, ev);
+        }
+    }
+
+    fn dispatch_event(&mut self, now: Ns, ev: Ev) {
+        match ev {
+            Ev::DevDone { dev, tag } => self.on_device_done(now, dev, tag),
+            Ev::DevWake { dev } => {
+                let d = &mut self.devs[dev as usize];
+                let mut s = Sched {
+                    q: &mut self.q,
+                    dev,
+                };
+                d.dev.on_wake(now, &mut s);
+            }
+            Ev::RqDone { rq } => self.complete_request(now, rq),
+            Ev::Wake { ctx, generation } => {
+                if self.ctxs[ctx as usize].generation == generation {
+                    self.on_ctx_timer(now, ctx);
+                }
+            }
+            Ev::Deadline { job } => self.on_deadline(now, job),
+            Ev::RampEnd { job } => self.on_ramp_end(now, job),
+            Ev::Kupdate => {
+                self.flusher.kupdate = true;
+                self.flusher_wake(now);
+                self.q.push(now + WRITEBACK_INTERVAL_NS, Ev::Kupdate);
+            }
+            Ev::FlushKick { dev } => {
+                if self.devs[dev as usize].flush_kick_at == Some(now) {
+                    self.devs[dev as usize].flush_kick_at = None;
+                    self.flush_kick(now, dev);
+                }
+            }
+            Ev::PolicyTimer => {
+                if self.policy_timer == Some(now) {
+                    self.policy_timer = None;
+                    self.policy.timer(now);
+                    self.drain_policy_wakes(now);
+                    self.arm_policy_timer();
+                }
+            }
+        }
+    }
+
+    /// Schedules the policy's next deadline if it moved.
+    pub fn arm_policy_timer(&mut self) {
+        let want = self.policy.next_deadline();
+        if want != self.policy_timer {
+            self.policy_timer = want;
+            if let Some(t) = want {
+                let t = t.max(self.q.now());
+                self.policy_timer = Some(t);
+                self.q.push(t, Ev::PolicyTimer);
+            }
+        }
+    }
+
+    /// Resumes an actor whose parked bio just got its request.
+    pub fn resume_actor(&mut self, now: Ns, actor: Actor) {
+        match actor {
+            Actor::Ctx(c) => self.ctx_pump(now, c),
+            Actor::Flusher => self.flusher_pump(now),
+            Actor::Journal => {
+                self.jn.blocked = false;
+                self.journal_pump(now);
+            }
+        }
+    }
+}
+
+impl<P: Policy> World<P> {
+    /// The JSON `iolab` object: what fio has no field for.
+    pub fn extra_json(
+        &self,
+        scenario: &crate::scenario::Scenario,
+        variant: &str,
+        cgroups: &std::collections::BTreeMap<String, u16>,
+    ) -> serde_json::Value {
+        use serde_json::json;
+        let devices: Vec<serde_json::Value> = self
+            .devs
+            .iter()
+            .map(|d| {
+                json!({
+                    "capacity": d.dev.capacity(),
+                    "queue_depth": d.dev.queue_depth(),
+                    "counters": d.counters,
+                })
+            })
+            .collect();
+        let j = &self.journal.stats;
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "seed": scenario.seed,
+            "variant": variant,
+            "policy": self.policy.name(),
+            "device": scenario.device.name,
+            "memory_bytes": scenario.mem_bytes,
+            "fs": scenario.fs,
+            "sim_ns": self.q.now(),
+            "events": self.events,
+            "devices": devices,
+            "cgroups": cgroups,
+            "page_cache": {
+                "capacity_pages": self.cache.capacity,
+                "cached_pages": self.cache.nr_cached,
+                "dirty_pages": self.cache.nr_dirty,
+                "writeback_pages": self.cache.nr_writeback,
+                "bg_thresh_pages": self.cache.limits.bg_thresh,
+                "thresh_pages": self.cache.limits.thresh,
+                "dirty_pauses": self.bdp.pauses,
+                "dirty_pause_ns": self.bdp.pause_ns,
+                "flusher_bios": self.flusher.bios,
+                "flusher_pages": self.flusher.pages,
+            },
+            "journal": {
+                "log_bytes": self.journal.log_size,
+                "transactions": j.transactions,
+                "conversions": j.conversions,
+                "forces": j.forces,
+                "checkpoints": j.checkpoints,
+                "bare_flushes": j.bare_flushes,
+                "ail_writes": j.ail_writes,
+            },
+        })
+    }
+}
