@@ -13,10 +13,11 @@ use crate::Failure;
 fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
         format!(
-            "{}: not a text file (invalid UTF-8 at byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
+            "{}:{line}: not a text file (invalid UTF-8 at byte {at})",
+            path.display()
         )
     })
 }

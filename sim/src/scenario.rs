@@ -55,12 +55,14 @@ pub enum SimError {
     #[error("device: {0}")]
     Device(#[from] crate::device::DeviceError),
     /// A job needs something the simulator cannot give it.
-    #[error("{file}:{line}: job '{job}': {message}")]
+    #[error("{file}:{line}: {option}: job '{job}': {message}")]
     Job {
         /// Job file.
         file: String,
         /// Section line.
         line: usize,
+        /// The option at fault.
+        option: &'static str,
         /// Job name.
         job: String,
         /// What is wrong.
@@ -98,14 +100,20 @@ pub fn run(
     }
 }
 
-fn job_err(spec: &JobSpec, message: impl Into<String>) -> SimError {
+fn job_err(spec: &JobSpec, option: &'static str, message: impl Into<String>) -> SimError {
     SimError::Job {
         file: spec.file.clone(),
         line: spec.line,
+        option,
         job: spec.name.clone(),
         message: message.into(),
     }
 }
+
+/// Most job clones in one run (fio's own limit, `REAL_MAX_JOBS`).
+pub const MAX_JOBS: u64 = 4096;
+/// Largest `iodepth` the simulator accepts.
+pub const MAX_IODEPTH: u32 = 65536;
 
 /// Expands job sections into clones with reporting groups, stonewall
 /// sections, files and offsets.
@@ -117,6 +125,7 @@ pub fn plan_jobs(
     let mut cgroups: BTreeMap<String, u16> = BTreeMap::new();
     let mut groupid = 0u32;
     let mut wall = 0u32;
+    let mut clones = 0u64;
     for (si, spec) in scenario.jobs.iter().enumerate() {
         if si > 0 {
             if spec.stonewall {
@@ -130,6 +139,7 @@ pub fn plan_jobs(
         if mode.trims() && mode.writes() {
             return Err(job_err(
                 spec,
+                "rw",
                 format!(
                     "rw={} is not simulated (trim then write of the same blocks)",
                     mode.name()
@@ -160,12 +170,17 @@ pub fn plan_jobs(
             (Some(r), _) => r.min,
             (None, Some(s)) => s / u64::from(nrfiles),
             (None, None) => {
-                return Err(job_err(spec, "no size given: set size= or filesize="));
+                return Err(job_err(
+                    spec,
+                    "size",
+                    "no size given: set size= or filesize=",
+                ));
             }
         };
         if file_size < PAGE {
             return Err(job_err(
                 spec,
+                "filesize",
                 format!("file size {file_size} is smaller than one 4 KiB page"),
             ));
         }
@@ -185,6 +200,24 @@ pub fn plan_jobs(
             fio::Fadvise::None | fio::Fadvise::NoReuse => workload::Fadvise::None,
         };
         let rate_iops = spec.rate_iops.map(u64::from);
+        clones += u64::from(spec.numjobs.max(1));
+        if clones > MAX_JOBS {
+            return Err(job_err(
+                spec,
+                "numjobs",
+                format!("more than {MAX_JOBS} jobs in one run (fio's limit too)"),
+            ));
+        }
+        if spec.iodepth > MAX_IODEPTH {
+            return Err(job_err(
+                spec,
+                "iodepth",
+                format!(
+                    "{} is above the {MAX_IODEPTH} the simulator supports",
+                    spec.iodepth
+                ),
+            ));
+        }
         for clone in 0..spec.numjobs.max(1) {
             let files = (0..nrfiles)
                 .map(|k| {

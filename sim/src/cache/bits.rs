@@ -8,10 +8,17 @@ pub struct Bits {
 
 impl Bits {
     /// `n` cleared bits.
+    #[expect(
+        clippy::slow_vector_initialization,
+        reason = "vec![0; n] would calloc lazily; writing the zeros makes the memory resident up front"
+    )]
     pub fn new(n: u64) -> Self {
-        Self {
-            words: vec![0; n.div_ceil(64) as usize],
-        }
+        let len = n.div_ceil(64) as usize;
+        let mut words = Vec::with_capacity(len);
+        // Written, not calloc'ed: resident from the start, so memory use
+        // does not creep up as a run touches more pages.
+        words.resize(len, 0);
+        Self { words }
     }
 
     /// Bit `i`.

@@ -6,6 +6,10 @@
 //! Eviction is CLOCK (second chance), the usual approximation of LRU: a
 //! ring of cached pages; a referenced page gets another lap, a dirty or
 //! under-IO page is skipped, the first clean unreferenced page goes.
+//!
+//! Like the kernel's `struct page` array, the ring is sized for all of
+//! memory and touched when the run starts, so the simulator's footprint is
+//! set by the machine it models, not by how long it runs.
 
 pub mod bits;
 pub mod dirty;
@@ -87,7 +91,63 @@ pub struct PageCache {
     pub limits: DirtyLimits,
     /// Files with dirty pages, oldest first.
     pub dirty_list: VecDeque<u32>,
-    ring: VecDeque<(u32, u32)>,
+    ring: Ring,
+}
+
+/// A fixed-capacity FIFO of `(file, page)` entries.
+#[derive(Debug)]
+struct Ring {
+    slots: Vec<(u32, u32)>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn new(capacity: usize) -> Self {
+        let mut slots = Vec::with_capacity(capacity);
+        // Fill (not calloc) so the memory is resident from the start.
+        slots.resize(capacity, (u32::MAX, u32::MAX));
+        Self {
+            slots,
+            head: 0,
+            len: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_full(&self) -> bool {
+        self.len == self.slots.len()
+    }
+
+    fn push_back(&mut self, e: (u32, u32)) {
+        if self.is_full() {
+            // Only when more pages are cached than planned (overcommit):
+            // grow, keeping order.
+            let mut v: Vec<(u32, u32)> = (0..self.len)
+                .map(|i| self.slots[(self.head + i) % self.slots.len()])
+                .collect();
+            let cap = (self.slots.len() * 2).max(16);
+            v.resize(cap, (u32::MAX, u32::MAX));
+            self.slots = v;
+            self.head = 0;
+        }
+        let i = (self.head + self.len) % self.slots.len();
+        self.slots[i] = e;
+        self.len += 1;
+    }
+
+    fn pop_front(&mut self) -> Option<(u32, u32)> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = self.slots[self.head];
+        self.head = (self.head + 1) % self.slots.len();
+        self.len -= 1;
+        Some(e)
+    }
 }
 
 impl PageCache {
@@ -102,7 +162,7 @@ impl PageCache {
             nr_writeback: 0,
             limits,
             dirty_list: VecDeque::new(),
-            ring: VecDeque::with_capacity(limits.dirtyable.min(1 << 26) as usize),
+            ring: Ring::new(limits.dirtyable.max(64) as usize + 1024),
         }
     }
 
@@ -136,6 +196,9 @@ impl PageCache {
         let in_ring = b.in_ring.set(p);
         self.nr_cached += 1;
         if !in_ring {
+            if self.ring.is_full() {
+                self.compact_ring();
+            }
             self.ring.push_back((file, p));
         }
     }
@@ -164,6 +227,21 @@ impl PageCache {
             i = p + 1;
         }
         self.nr_cached -= dropped;
+    }
+
+    /// Drops ring entries of pages no longer cached (after invalidations).
+    fn compact_ring(&mut self) {
+        for _ in 0..self.ring.len() {
+            let Some((f, p)) = self.ring.pop_front() else {
+                break;
+            };
+            let b = self.bits(f);
+            if b.cached.get(p) {
+                self.ring.push_back((f, p));
+            } else {
+                b.in_ring.clear(p);
+            }
+        }
     }
 
     /// Evicts one clean page by CLOCK. Returns false if none could go

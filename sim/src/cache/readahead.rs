@@ -145,42 +145,21 @@ mod tests {
                 mark: Some(1)
             }
         );
-        let w = ra.on_marker(1, 1, 64);
-        assert_eq!(
-            w,
-            Window {
-                start: 4,
-                size: 16,
-                mark: Some(4)
-            }
-        );
-        let w = ra.on_marker(4, 1, 64);
-        assert_eq!(
-            w,
-            Window {
-                start: 20,
-                size: 32,
-                mark: Some(20)
-            }
-        );
-        let w = ra.on_marker(20, 1, 64);
-        assert_eq!(
-            w,
-            Window {
-                start: 52,
-                size: 64,
-                mark: Some(52)
-            }
-        );
-        let w = ra.on_marker(52, 1, 64);
-        assert_eq!(
-            w,
-            Window {
-                start: 116,
-                size: 64,
-                mark: Some(116)
-            }
-        );
+        // The window grows 4 -> 8 -> 16 -> 32 -> 64 pages; each new
+        // window is read when the reader reaches its first page.
+        let mut at = 1;
+        let mut start = 4;
+        for size in [8, 16, 32, 64, 64] {
+            let w = ra.on_marker(at, 1, 64);
+            let want = Window {
+                start,
+                size,
+                mark: Some(start),
+            };
+            assert_eq!(w, want);
+            at = start;
+            start += size;
+        }
     }
 
     #[test]

@@ -1,0 +1,292 @@
+//! The `iolab` command end to end: the bundled wbt job, comparisons,
+//! determinism, bad input, memory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn iolab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("iolab starts")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const WBT: &str = "scenarios/wbt-fdatasync-writers.fio";
+
+#[test]
+fn the_posted_wbt_job_runs_unchanged_and_prints_both_groups() {
+    let o = iolab(&["run", WBT, "--device", "sata-ssd", "--memory", "6g"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("writer: (groupid=0, jobs=4)"), "{out}");
+    assert!(out.contains("reader: (groupid=1, jobs=1)"), "{out}");
+    assert!(out.contains("Run status group 0 (all jobs):"));
+    assert!(out.contains("Run status group 1 (all jobs):"));
+    assert!(
+        out.contains("run=300"),
+        "runtime is the posted 300 s: {out}"
+    );
+}
+
+#[test]
+fn compare_none_none_shows_zero_deltas_everywhere() {
+    let o = iolab(&[
+        "compare",
+        WBT,
+        "--device",
+        "sata-ssd",
+        "--memory",
+        "6g",
+        "--policies",
+        "none,none",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<String> = out
+        .lines()
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    for row in [
+        "Hmean kb/sec-writer-write",
+        "Hmean kb/sec-reader-read",
+        "1st-qrtle latency-read",
+        "Max-99% latency-read",
+        "Max latency-read",
+        "Mean latency-read",
+    ] {
+        assert!(
+            rows.iter().any(|r| r == row),
+            "missing row '{row}' in\n{out}"
+        );
+    }
+    let deltas: Vec<&str> = out
+        .match_indices('(')
+        .map(|(i, _)| &out[i..])
+        .map(|s| &s[..s.find(')').unwrap_or(0) + 1])
+        .collect();
+    assert!(deltas.len() > 20, "{out}");
+    for d in deltas {
+        assert_eq!(
+            d.trim_start_matches('(').trim(),
+            "0.00%)",
+            "non-zero delta {d} in\n{out}"
+        );
+    }
+}
+
+fn temp_job(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("iolab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write job");
+    p
+}
+
+#[test]
+fn json_is_byte_identical_for_a_seed_and_differs_across_seeds() {
+    let job = temp_job(
+        "det.fio",
+        "[global]\nruntime=3\ntime_based\n[w]\nrw=randwrite\nsize=128m\nfdatasync=32\n[r]\nnew_group\nrw=randread\nsize=128m\n",
+    );
+    let j = job.to_str().expect("utf-8 path");
+    let run = |seed: &str| {
+        let o = iolab(&[
+            "run",
+            j,
+            "--device",
+            "sata-ssd",
+            "--seed",
+            seed,
+            "--output-format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let a = run("5");
+    assert_eq!(a, run("5"));
+    assert_ne!(a, run("6"));
+    let v: serde_json::Value = serde_json::from_slice(&a).expect("valid JSON");
+    assert!(
+        v["jobs"][0]["write"]["iops"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0)
+    );
+    assert!(
+        v["jobs"][1]["read"]["clat_ns"]["percentile"]["99.000000"]
+            .as_u64()
+            .is_some()
+    );
+    assert_eq!(v["iolab"]["seed"], 5);
+}
+
+#[test]
+fn compare_json_lists_every_run_in_order() {
+    let job = temp_job(
+        "cmp.fio",
+        "[r]\nrw=randread\nsize=64m\nruntime=1\ntime_based\n",
+    );
+    let o = iolab(&[
+        "compare",
+        job.to_str().expect("utf-8"),
+        "--device",
+        "nvme",
+        "--policies",
+        "none,none",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    assert_eq!(v["baseline"], "none");
+    assert_eq!(v["runs"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        v["runs"][0]["result"]["jobs"],
+        v["runs"][1]["result"]["jobs"]
+    );
+}
+
+/// Each broken job file: exit 2, the expected `file:line: option` prefix,
+/// no panic.
+#[test]
+fn broken_job_files_exit_2_and_name_the_line() {
+    let cases = [
+        ("unknown-option.fio", ":4: blocksze:"),
+        ("typo-value.fio", ":2: rw:"),
+        ("bad-suffix.fio", ":3: bs:"),
+        ("outside-section.fio", ":1: bs:"),
+        ("empty.fio", ":1:"),
+        ("binary-bytes.fio", ":4:"),
+        ("invalid-utf8.fio", ":4:"),
+        ("absurd-size.fio", ":3: size:"),
+        ("absurd-numjobs.fio", ":1: numjobs:"),
+        ("absurd-runtime.fio", ":4: runtime:"),
+        ("unknown-variable.fio", ":3: size:"),
+        ("division-by-zero.fio", ":3: size:"),
+        ("unsupported-option.fio", ":4: zonemode:"),
+        ("missing-include.fio", ":4: include:"),
+    ];
+    let dir = root().join("cli/tests/broken");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("corpus") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .into_string()
+            .expect("utf-8 name");
+        assert!(
+            cases.iter().any(|(n, _)| *n == name),
+            "corpus file {name} has no expectation"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, cases.len());
+    for (file, want) in cases {
+        let path = format!("cli/tests/broken/{file}");
+        let o = iolab(&["run", &path, "--device", "null"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+        assert!(
+            err.contains(&format!("{path}{want}")),
+            "{file}: expected '{path}{want}' in: {err}"
+        );
+        assert!(!err.contains("panicked"), "{file}: {err}");
+        assert!(o.stdout.is_empty(), "{file} printed a report");
+    }
+}
+
+#[test]
+fn bad_flags_and_devices_exit_2() {
+    for args in [
+        vec!["run", WBT, "--device", "floppy"],
+        vec!["run", WBT, "--device", "null", "--memory", "lots"],
+        vec!["run", WBT, "--device", "null", "--memory", "1k"],
+        vec!["run", WBT, "--device", "null", "--policy", "nonee"],
+        vec!["compare", WBT, "--device", "null", "--policies", "none,"],
+        vec!["run", "no/such/job.fio", "--device", "null"],
+        vec!["run", WBT, "--device", "null", "--seed", "-1"],
+        vec!["frobnicate"],
+    ] {
+        let o = iolab(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+    let o = iolab(&["run", WBT, "--device", "null", "--policy", "nonee"]);
+    assert!(stderr(&o).contains("did you mean 'none'"), "{}", stderr(&o));
+}
+
+#[test]
+fn device_toml_overrides_and_errors() {
+    let good = temp_job(
+        "fast-flush.toml",
+        "base = \"sata-ssd\"\n[ssd]\nflush_fixed_us = 10\n",
+    );
+    let o = iolab(&["devices", good.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("flush_fixed_us"), "{}", stdout(&o));
+    let bad = temp_job(
+        "bad.toml",
+        "base = \"sata-ssd\"\n[ssd]\nflsh_fixed_us = 10\n",
+    );
+    let o = iolab(&["run", WBT, "--device", bad.to_str().expect("utf-8")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("flsh_fixed_us"), "{}", stderr(&o));
+}
+
+#[test]
+fn devices_lists_every_preset() {
+    let o = iolab(&["devices"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    for p in ["nvme", "sata-ssd", "hdd", "null"] {
+        assert!(out.contains(p), "{p} missing from\n{out}");
+    }
+}
+
+fn peak_rss_kb(o: &Output) -> u64 {
+    let err = stderr(o);
+    let tail = err
+        .split("peak RSS ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no peak RSS in {err}"));
+    tail.split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("bad RSS in {err}"))
+}
+
+/// Peak memory is set by the simulated machine, not by how long it runs:
+/// the posted 300 s job and the same job cut to 30 s peak within 10 %.
+#[test]
+fn peak_memory_does_not_grow_with_simulated_duration() {
+    let text = std::fs::read_to_string(root().join(WBT)).expect("scenario");
+    let short = temp_job("wbt30.fio", &text.replace("runtime=300", "runtime=30"));
+    let a = iolab(&[
+        "run",
+        short.to_str().expect("utf-8"),
+        "--device",
+        "sata-ssd",
+        "--memory",
+        "6g",
+        "--timing",
+    ]);
+    let b = iolab(&[
+        "run", WBT, "--device", "sata-ssd", "--memory", "6g", "--timing",
+    ]);
+    assert!(a.status.success() && b.status.success());
+    let (ra, rb) = (peak_rss_kb(&a) as f64, peak_rss_kb(&b) as f64);
+    assert!(rb <= ra * 1.10, "30 s peak {ra} kB, 300 s peak {rb} kB");
+}

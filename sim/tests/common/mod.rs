@@ -1,0 +1,63 @@
+//! Shared helpers for the simulator's integration tests.
+
+use std::collections::BTreeMap;
+
+use iolab_sim::cache::dirty::BdpMode;
+use iolab_sim::device::DeviceConfig;
+use iolab_sim::fio::{self, ParseEnv};
+use iolab_sim::stats::{Dir, GroupBwMode, JobReport};
+use iolab_sim::{FsKind, RunOutput, Scenario, parse_variant, run};
+
+/// A scenario from job-file text.
+pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario {
+    let vars = BTreeMap::new();
+    let include =
+        |_: &str| -> Result<(String, String), String> { Err("no includes in tests".into()) };
+    let env = ParseEnv {
+        mem_bytes,
+        ncpus: 4,
+        pagesize: 4096,
+        vars: &vars,
+        include: &include,
+    };
+    let jobs = fio::parse_job_file("test.fio", job, &env)
+        .unwrap_or_else(|e| panic!("test job does not parse: {e}"))
+        .jobs;
+    Scenario {
+        jobs,
+        device: DeviceConfig::preset(device).unwrap_or_else(|| panic!("no preset {device}")),
+        mem_bytes,
+        seed,
+        fs: FsKind::XfsLite,
+        bdp: BdpMode::Paced,
+        group_bw: GroupBwMode::Sum,
+    }
+}
+
+/// Runs with no policy.
+pub fn run_none(s: &Scenario) -> RunOutput {
+    let v = parse_variant("none").expect("none parses");
+    run(s, &v, &mut |_| {}).unwrap_or_else(|e| panic!("seed {}: run failed: {e}", s.seed))
+}
+
+/// The report entry named `name`.
+pub fn job<'a>(out: &'a RunOutput, name: &str) -> &'a JobReport {
+    out.report
+        .jobs
+        .iter()
+        .find(|j| j.name == name)
+        .unwrap_or_else(|| panic!("no job {name}"))
+}
+
+/// Mean completion latency (ns) of `dir` in job `name`.
+pub fn mean_clat(out: &RunOutput, name: &str, dir: Dir) -> f64 {
+    job(out, name).dir(dir).clat.mean
+}
+
+/// A number from the `iolab` object by JSON pointer.
+pub fn extra_u64(out: &RunOutput, pointer: &str) -> u64 {
+    out.extra
+        .pointer(pointer)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or_else(|| panic!("no {pointer} in {}", out.extra))
+}
