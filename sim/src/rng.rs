@@ -128,7 +128,8 @@ impl Permutation {
     #[inline]
     fn round(&self, x: u64, k: u64) -> u64 {
         let mask = (1u64 << self.half_bits) - 1;
-        splitmix64(x ^ k) & mask
+        let h = (x ^ k).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h ^ (h >> 29)) & mask
     }
 
     #[inline]

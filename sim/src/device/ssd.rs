@@ -33,7 +33,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::{DevCmd, DevCtx, DevOp, Gate, GcMode, Precondition, SsdParams, clamp_range};
-use crate::time::{Ns, US, transfer_ns};
+use crate::time::{Ns, Rate, US};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct PageRec {
@@ -52,38 +52,65 @@ struct PageRec {
 /// would.
 #[derive(Debug, Clone, Default)]
 struct Timeline {
-    iv: VecDeque<(Ns, Ns)>,
+    /// Intervals; those before `head` are in the past.
+    iv: Vec<(Ns, Ns)>,
+    head: usize,
 }
 
 impl Timeline {
     fn with_capacity(n: usize) -> Timeline {
         Timeline {
-            iv: VecDeque::with_capacity(n),
+            iv: Vec::with_capacity(n),
+            head: 0,
         }
     }
 
     /// Book `dur` at or after `ready`; returns the start. `now` prunes the past.
     fn reserve(&mut self, now: Ns, ready: Ns, dur: Ns) -> Ns {
-        while self.iv.front().is_some_and(|&(_, e)| e <= now) {
-            self.iv.pop_front();
+        while self.head < self.iv.len() && self.iv[self.head].1 <= now {
+            self.head += 1;
+        }
+        if self.head == self.iv.len() {
+            self.iv.clear();
+            self.head = 0;
+        } else if self.head >= 64 && self.head * 2 >= self.iv.len() {
+            self.iv.drain(..self.head);
+            self.head = 0;
+        }
+        // Fast path: the transfer starts after every booked interval.
+        match self.iv.last_mut() {
+            Some(last) if ready < last.1 => {}
+            Some(last) if ready == last.1 => {
+                last.1 += dur;
+                return ready;
+            }
+            _ => {
+                if dur > 0 {
+                    self.iv.push((ready, ready + dur));
+                }
+                return ready;
+            }
+        }
+        // Intervals are sorted and disjoint. Find the first one starting at
+        // or after `ready` by walking back from the end (`ready` is almost
+        // always near the latest bookings), then walk forward to a gap.
+        let mut pos = self.iv.len();
+        while pos > self.head && self.iv[pos - 1].0 >= ready {
+            pos -= 1;
         }
         let mut cur = ready;
-        let mut pos = self.iv.len();
-        for (i, &(s, e)) in self.iv.iter().enumerate() {
-            if e <= cur {
-                continue;
-            }
-            if s >= cur + dur {
-                pos = i;
-                break;
-            }
-            cur = e;
+        if pos > self.head {
+            cur = cur.max(self.iv[pos - 1].1);
+        }
+        while pos < self.iv.len() && self.iv[pos].0 < cur + dur {
+            cur = cur.max(self.iv[pos].1);
+            pos += 1;
         }
         if dur == 0 {
             return cur;
         }
         let end = cur + dur;
-        let joins_prev = pos > 0 && self.iv[pos - 1].1 == cur;
+        let joins_prev = pos > self.head && self.iv[pos - 1].1 == cur;
         let joins_next = pos < self.iv.len() && self.iv[pos].0 == end;
         match (joins_prev, joins_next) {
             (true, true) => {
@@ -135,8 +162,8 @@ pub struct SsdDev {
     t_prog: Ns,
     overhead: Ns,
     ack: Ns,
-    chan_bps: u64,
-    link_bps: u64,
+    chan_rate: Rate,
+    link_rate: Rate,
     link_cmd: Ns,
     duplex: bool,
     write_cache: bool,
@@ -208,8 +235,8 @@ impl SsdDev {
             t_prog: p.program_us * US,
             overhead: p.cmd_overhead_us * US,
             ack: p.ack_us * US,
-            chan_bps: mb(p.channel_mb_s),
-            link_bps: mb(p.link_mb_s),
+            chan_rate: Rate::new(mb(p.channel_mb_s)),
+            link_rate: Rate::new(mb(p.link_mb_s)),
             link_cmd: p.link_cmd_ns,
             duplex: p.link_full_duplex,
             write_cache: p.write_cache,
@@ -339,15 +366,15 @@ impl SsdDev {
             };
             let start = t1.max(self.unit_busy[u]);
             let media = start + cnt * self.t_read;
-            let dur = transfer_ns(bytes, self.chan_bps);
+            let dur = self.chan_rate.ns(bytes);
             let x1 = self.chan[c].reserve(now, media, dur) + dur;
             self.unit_busy[u] = x1;
             first_ready = first_ready.min(x1);
             last_ready = last_ready.max(x1);
         }
-        let dur = self.link_cmd + transfer_ns(len, self.link_bps);
+        let dur = self.link_cmd + self.link_rate.ns(len);
         let l0 = self.link_rd.reserve(now, first_ready, dur);
-        let tail = transfer_ns(len.min(self.stripe), self.link_bps);
+        let tail = self.link_rate.ns(len.min(self.stripe));
         (l0 + dur).max(last_ready + tail)
     }
 
@@ -424,7 +451,7 @@ impl SsdDev {
             } else {
                 &mut self.link_rd
             };
-            let dur = transfer_ns(piece, self.link_bps) + if w.first { self.link_cmd } else { 0 };
+            let dur = self.link_rate.ns(piece) + if w.first { self.link_cmd } else { 0 };
             let end = link.reserve(now, t0, dur) + dur;
             self.buf_used += piece;
             self.dirty = true;
@@ -512,7 +539,7 @@ impl SsdDev {
         self.unit_next[u] += self.units;
         let rec = self.pages[(k % self.pages.len() as u64) as usize];
         let c = u % self.channels as usize;
-        let dur = transfer_ns(rec.bytes, self.chan_bps);
+        let dur = self.chan_rate.ns(rec.bytes);
         let x1 =
             self.chan[c].reserve(t_min, t_min.max(rec.ready).max(self.unit_busy[u]), dur) + dur;
         let extra = if self.gc_on {
