@@ -13,7 +13,7 @@ use iolab_sim::fio::{self, ParseEnv};
 use iolab_sim::stats::GroupBwMode;
 use iolab_sim::{FsKind, Scenario, parse_variant, run};
 
-const JOB: &str = "[randread]\nioengine=libaio\niodepth=32\ndirect=1\nrw=randread\nbs=4k\nsize=4g\ntime_based\nruntime=200ms\n";
+const JOB: &str = "[randread]\nioengine=libaio\niodepth=32\ndirect=1\nrw=randread\nbs=4k\nsize=4g\ntime_based\nruntime=1\n";
 
 fn scenario(device: &str) -> Scenario {
     let vars = BTreeMap::new();

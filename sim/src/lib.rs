@@ -17,6 +17,7 @@ pub mod slab;
 pub mod stats;
 pub mod time;
 pub mod variant;
+pub mod volume;
 pub mod workload;
 mod world;
 

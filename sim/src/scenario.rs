@@ -17,6 +17,7 @@ use crate::rng::{Entity, Stream};
 use crate::stats::{GroupBwMode, RunReport};
 use crate::time::{MS, Ns};
 use crate::variant::{BlockChoice, Variant};
+use crate::volume::Volume;
 use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
 use crate::world::{Ctx, Job, World};
 
@@ -74,6 +75,9 @@ pub enum SimError {
     /// The variant cannot run yet.
     #[error("{0}")]
     Variant(String),
+    /// The files do not map onto the volume.
+    #[error("{0}")]
+    Layout(String),
 }
 
 /// The result of one run.
@@ -266,7 +270,9 @@ pub fn plan_jobs(
                     },
                     spec.file_service_nr.max(1),
                 ),
-                io_limit: if spec.time_based {
+                // time_based without a runtime would never end: fio then
+                // stops at the byte limit as if time_based were unset.
+                io_limit: if spec.time_based && spec.runtime_ns.is_some() {
                     None
                 } else {
                     Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
@@ -319,6 +325,7 @@ pub fn run_with<P: Policy>(
     let (plans, cgroups) = plan_jobs(scenario, capacity)?;
     let log_size = log_size_for(capacity);
     let mut layout = Layout::new(capacity, log_size);
+    let volume = Volume::single(capacity);
     let (log_off, log_len) = layout.log();
     let journal = Journal::new(log_off, log_len);
     let journal_on = scenario.fs == FsKind::XfsLite;
@@ -354,7 +361,17 @@ pub fn run_with<P: Policy>(
         } else {
             Prep::Unwritten
         };
-        let file = fs::new_file(name, 0, off, size, prep);
+        // The layout hands out logical space; the volume says which device
+        // and where. A file is one extent and must not straddle devices.
+        let (dev, physical, contiguous) = volume
+            .map(off)
+            .ok_or_else(|| SimError::Layout(format!("file '{name}' lies outside the volume")))?;
+        if contiguous < size {
+            return Err(SimError::Layout(format!(
+                "file '{name}' would straddle two devices of the volume"
+            )));
+        }
+        let file = fs::new_file(name, dev, physical, size, prep);
         let id = world.cache.add_file(file.pages);
         debug_assert_eq!(id as usize, world.files.len());
         world.files.push(file);

@@ -32,6 +32,15 @@ impl<T> Slab<T> {
         }
     }
 
+    /// The index the next `alloc` will return.
+    #[inline]
+    pub fn next_index(&self) -> u32 {
+        match self.free.last() {
+            Some(&i) => i,
+            None => self.items.len() as u32,
+        }
+    }
+
     /// Releases slot `i` (its value stays until reused).
     #[inline]
     pub fn free(&mut self, i: u32) {
@@ -73,6 +82,7 @@ mod tests {
         let a = s.alloc(1);
         let b = s.alloc(2);
         s.free(a);
+        assert_eq!(s.next_index(), a);
         let c = s.alloc(3);
         assert_eq!(c, a);
         assert_eq!((s[b], s[c], s.live()), (2, 3, 2));

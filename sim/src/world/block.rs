@@ -35,19 +35,41 @@ impl<P: Policy> World<P> {
     /// context) also waits for the request to complete.
     pub(crate) fn submit(&mut self, now: Ns, actor: Actor, bio: Bio, wait: bool) -> bool {
         let qb = qos_bio(&bio);
-        let pid = self.parked.alloc(Parked {
+        let p = Parked {
             bio,
             actor,
             wait,
             submit_ns: now,
-        });
-        match self.policy.throttle(now, &qb, Waiter(pid)) {
-            Admit::Go => self.get_tag(now, pid),
+        };
+        // The slot the bio would park in names it to the policy; it is
+        // only taken if the bio really has to wait.
+        let token = self.parked.next_index();
+        match self.policy.throttle(now, &qb, Waiter(token)) {
+            Admit::Go => {
+                let dev = bio.dev as usize;
+                if let Some(tag) = self.devs[dev].free_tags.pop() {
+                    self.start_request(now, p, tag);
+                    true
+                } else {
+                    let pid = self.parked.alloc(p);
+                    self.devs[dev].tag_wait.push_back(pid);
+                    false
+                }
+            }
             Admit::Wait => {
+                let pid = self.parked.alloc(p);
+                debug_assert_eq!(pid, token);
                 self.arm_policy_timer();
                 false
             }
         }
+    }
+
+    /// Takes parked bio `pid` out of the slab.
+    fn take_parked(&mut self, pid: u32) -> Parked {
+        let p = self.parked[pid];
+        self.parked.free(pid);
+        p
     }
 
     /// Gives parked bio `pid` a tag, or queues it for one.
@@ -55,7 +77,8 @@ impl<P: Policy> World<P> {
         let dev = self.parked[pid].bio.dev as usize;
         match self.devs[dev].free_tags.pop() {
             Some(tag) => {
-                self.start_request(now, pid, tag);
+                let p = self.take_parked(pid);
+                self.start_request(now, p, tag);
                 true
             }
             None => {
@@ -77,10 +100,8 @@ impl<P: Policy> World<P> {
         self.arm_policy_timer();
     }
 
-    /// Turns parked bio `pid` into a request holding `tag`.
-    fn start_request(&mut self, now: Ns, pid: u32, tag: u32) {
-        let p = self.parked[pid];
-        self.parked.free(pid);
+    /// Turns bio `p` into a request holding `tag`.
+    fn start_request(&mut self, now: Ns, p: Parked, tag: u32) {
         let qb = qos_bio(&p.bio);
         let policy_data = self.policy.track(now, &qb);
         let dev = p.bio.dev as usize;
@@ -305,8 +326,9 @@ impl<P: Policy> World<P> {
         let mut head = r.waiters;
         self.rqs.free(rq);
         if let Some(pid) = self.devs[dev].tag_wait.pop_front() {
-            let actor = self.parked[pid].actor;
-            self.start_request(now, pid, r.tag);
+            let p = self.take_parked(pid);
+            let actor = p.actor;
+            self.start_request(now, p, r.tag);
             self.resume_actor(now, actor);
         } else {
             self.devs[dev].free_tags.push(r.tag);
