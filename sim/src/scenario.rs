@@ -419,7 +419,6 @@ pub fn run_with<P: Policy>(
             .push(Job::new(plan, rng, ids, gens, ctx_first, nctx));
     }
     world.walls_left = walls;
-    world.jobs_left = world.jobs.len() as u32;
 
     world.run(progress);
 

@@ -186,15 +186,7 @@ impl<P: Policy> World<P> {
             buffered_read: false,
         };
         let at = now + cpu;
-        self.ctx_timer_cpu(at, c);
-    }
-
-    fn ctx_timer_cpu(&mut self, at: Ns, c: u32) {
-        let ctx = &mut self.ctxs[c as usize];
-        ctx.phase = Phase::Cpu;
-        ctx.generation = ctx.generation.wrapping_add(1);
-        let generation = ctx.generation;
-        self.q.push(at, super::Ev::Wake { ctx: c, generation });
+        self.ctx_timer(at, c, Phase::Cpu);
     }
 
     /// `balance_dirty_pages` for job `j`: returns the pause.

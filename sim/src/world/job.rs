@@ -116,7 +116,6 @@ pub(crate) struct Job {
     pub end_sync_next: usize,
     pub sync_busy: bool,
     pub loops_done: u32,
-    pub end_ns: Ns,
     pub last_mtime: Ns,
     pub exhausted: bool,
     pub next_arrival: [Ns; 3],
@@ -199,7 +198,7 @@ impl<P: Policy> World<P> {
     }
 
     /// Puts context `c` to sleep until `at`, then `on_ctx_timer`.
-    fn ctx_timer(&mut self, at: Ns, c: u32, phase: Phase) {
+    pub(crate) fn ctx_timer(&mut self, at: Ns, c: u32, phase: Phase) {
         let ctx = &mut self.ctxs[c as usize];
         ctx.phase = phase;
         ctx.generation = ctx.generation.wrapping_add(1);
@@ -557,7 +556,6 @@ impl<P: Policy> World<P> {
     fn job_end(&mut self, now: Ns, j: u32) {
         let job = &mut self.jobs[j as usize];
         job.state = JobState::Done;
-        job.end_ns = now;
         if let Some(s) = job.stats.as_mut() {
             s.finish(now.max(job.ramp_end));
         }
@@ -652,7 +650,6 @@ impl Job {
             end_sync_next: 0,
             sync_busy: false,
             loops_done: 0,
-            end_ns: 0,
             last_mtime: 0,
             exhausted: false,
             next_arrival: [0; 3],
