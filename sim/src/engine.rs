@@ -7,17 +7,23 @@
 
 use crate::time::Ns;
 
+/// A pending event; `key` packs `(time << 64) | seq` so one integer
+/// comparison orders by time, then by insertion.
 #[derive(Clone, Copy)]
 struct Entry<E: Copy> {
-    time: Ns,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
 impl<E: Copy> Entry<E> {
     #[inline]
-    fn key(&self) -> (Ns, u64) {
-        (self.time, self.seq)
+    fn key(&self) -> u128 {
+        self.key
+    }
+
+    #[inline]
+    fn time(&self) -> Ns {
+        (self.key >> 64) as Ns
     }
 }
 
@@ -61,8 +67,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, time: Ns, event: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let entry = Entry {
-            time,
-            seq: self.seq,
+            key: (u128::from(time) << 64) | u128::from(self.seq),
             event,
         };
         self.seq += 1;
@@ -73,7 +78,7 @@ impl<E: Copy> EventQueue<E> {
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.first().map(|e| e.time)
+        self.heap.first().map(Entry::time)
     }
 
     /// Removes the earliest event and advances `now` to its time.
@@ -88,9 +93,10 @@ impl<E: Copy> EventQueue<E> {
             self.sift_down(0);
             top
         };
-        debug_assert!(top.time >= self.now);
-        self.now = top.time;
-        Some((top.time, top.event))
+        let time = top.time();
+        debug_assert!(time >= self.now);
+        self.now = time;
+        Some((time, top.event))
     }
 
     #[inline]

@@ -130,6 +130,7 @@ pub fn plan_jobs(
     let mut groupid = 0u32;
     let mut wall = 0u32;
     let mut clones = 0u64;
+    let any_exitall = scenario.jobs.iter().any(|j| j.exitall);
     for (si, spec) in scenario.jobs.iter().enumerate() {
         if si > 0 {
             if spec.stonewall {
@@ -290,7 +291,9 @@ pub fn plan_jobs(
                 thinktime: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks,
                 cgroup,
-                exitall: spec.exitall.then_some(match spec.exit_what {
+                // fio's exitall is process-wide: set on any job, every
+                // finishing job ends others by its own exit_what.
+                exitall: any_exitall.then_some(match spec.exit_what {
                     fio::ExitWhat::Group => workload::ExitWhat::Group,
                     fio::ExitWhat::Stonewall => workload::ExitWhat::Stonewall,
                     fio::ExitWhat::All => workload::ExitWhat::All,
@@ -355,21 +358,41 @@ pub fn run_with<P: Policy>(
     let mut file_id: BTreeMap<String, u32> = BTreeMap::new();
     for name in &order {
         let (size, written, _) = by_name[name];
-        let off = layout.place(name, size)?;
+        let place = layout.place(name, size)?;
         let prep = if written {
             Prep::WrittenOut
         } else {
             Prep::Unwritten
         };
         // The layout hands out logical space; the volume says which device
-        // and where. A file is one extent and must not straddle devices.
-        let (dev, physical, contiguous) = volume
-            .map(off)
-            .ok_or_else(|| SimError::Layout(format!("file '{name}' lies outside the volume")))?;
-        if contiguous < size {
-            return Err(SimError::Layout(format!(
-                "file '{name}' would straddle two devices of the volume"
-            )));
+        // and where. A file must not straddle devices.
+        let map_part = |start: u64, len: u64| -> Result<(u16, u64), SimError> {
+            match volume.map(start) {
+                Some((dev, physical, contiguous)) if contiguous >= len => Ok((dev, physical)),
+                Some(_) => Err(SimError::Layout(format!(
+                    "file '{name}' would straddle two devices of the volume"
+                ))),
+                None => Err(SimError::Layout(format!(
+                    "file '{name}' lies outside the volume"
+                ))),
+            }
+        };
+        let bytes = size.div_ceil(PAGE) * PAGE;
+        let head = place.contiguous_from(0).min(bytes);
+        let (dev, first) = map_part(place.first, head)?;
+        let mut physical = fs::Placement::contiguous(first);
+        if head < bytes {
+            let (dev2, second) = map_part(place.second, bytes - head)?;
+            if dev2 != dev {
+                return Err(SimError::Layout(format!(
+                    "file '{name}' would straddle two devices of the volume"
+                )));
+            }
+            physical = fs::Placement {
+                first,
+                split: place.split,
+                second,
+            };
         }
         let file = fs::new_file(name, dev, physical, size, prep);
         let id = world.cache.add_file(file.pages);

@@ -116,8 +116,11 @@ pub enum Payload {
         /// Pages touched.
         count: u32,
     },
-    /// A journal write (checkpoint iclog).
-    Log,
+    /// A journal write (an iclog of checkpoint `seq`).
+    Log {
+        /// Checkpoint sequence.
+        seq: u64,
+    },
     /// Metadata written in place.
     Meta,
     /// A bare cache flush.

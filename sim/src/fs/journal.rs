@@ -85,8 +85,10 @@ pub struct JournalStats {
     pub bare_flushes: u64,
     /// Unwritten-extent conversions.
     pub conversions: u64,
-    /// Metadata blocks written back in place.
+    /// Metadata blocks queued for writeback in place.
     pub ail_writes: u64,
+    /// Of those, written.
+    pub ail_done: u64,
 }
 
 impl Journal {

@@ -33,8 +33,8 @@ pub struct FsFile {
     pub name: String,
     /// Device index.
     pub dev: u16,
-    /// Byte offset of the file's extent on the device.
-    pub dev_offset: u64,
+    /// Where the file lives on the device.
+    pub place: Placement,
     /// Size in bytes.
     pub size: u64,
     /// Pages.
@@ -53,9 +53,61 @@ pub struct FsFile {
     pub writes_head: u32,
     /// In-flight read requests (few at a time).
     pub reads: Vec<u32>,
+    /// Writeback bios of this file parked before becoming requests.
+    pub parked_writes: u32,
+    /// fsync contexts waiting for some of those parked bios.
+    pub sync_waiters: Vec<u32>,
+    /// Last timestamp update logged (coarse clock, see `world::job`).
+    pub mtime: u64,
+}
+
+/// A file's extents: one, or two when it had to go around the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Device offset of page 0.
+    pub first: u64,
+    /// Page where the second extent starts (`u32::MAX`: one extent).
+    pub split: u32,
+    /// Device offset of page `split`.
+    pub second: u64,
+}
+
+impl Placement {
+    /// One contiguous extent at `at`.
+    pub fn contiguous(at: u64) -> Self {
+        Self {
+            first: at,
+            split: u32::MAX,
+            second: 0,
+        }
+    }
+
+    /// Device offset of byte `off` of the file.
+    #[inline]
+    pub fn device_offset(&self, off: u64) -> u64 {
+        let split = u64::from(self.split) * PAGE;
+        if off < split {
+            self.first + off
+        } else {
+            self.second + (off - split)
+        }
+    }
+
+    /// Bytes from file offset `off` that stay contiguous on the device.
+    #[inline]
+    pub fn contiguous_from(&self, off: u64) -> u64 {
+        let split = u64::from(self.split) * PAGE;
+        if off < split { split - off } else { u64::MAX }
+    }
 }
 
 impl FsFile {
+    /// Device offset of page `p`.
+    #[inline]
+    pub fn page_offset(&self, p: u32) -> u64 {
+        self.place.device_offset(u64::from(p) * PAGE)
+    }
+
     /// Is page `p` written?
     #[inline]
     pub fn is_written(&self, p: u32) -> bool {
@@ -118,8 +170,10 @@ impl Layout {
         (self.log_offset, self.log_size)
     }
 
-    /// Places a file of `size` bytes; returns its device offset.
-    pub fn place(&mut self, name: &str, size: u64) -> Result<u64, FsError> {
+    /// Places a file of `size` bytes. A file that would run into the log
+    /// continues after it, in a second extent (as an allocator would split
+    /// it around an allocation group's log).
+    pub fn place(&mut self, name: &str, size: u64) -> Result<Placement, FsError> {
         if size / PAGE >= u64::from(u32::MAX) {
             return Err(FsError::TooLarge {
                 name: name.to_owned(),
@@ -127,31 +181,46 @@ impl Layout {
             });
         }
         let size = size.div_ceil(PAGE) * PAGE;
-        let mut at = self.next;
-        if at < self.log_offset + self.log_size && at + size > self.log_offset {
-            at = self.log_offset + self.log_size;
-        }
-        let free = self.capacity.saturating_sub(at);
-        if size > free {
+        let log_end = self.log_offset + self.log_size;
+        let at = self.next;
+        let before_log = at < self.log_offset;
+        let usable = if before_log {
+            self.capacity
+                .saturating_sub(at)
+                .saturating_sub(self.log_size)
+        } else {
+            self.capacity.saturating_sub(at)
+        };
+        if size > usable {
             return Err(FsError::NoSpace {
                 name: name.to_owned(),
                 size,
-                free,
+                free: usable,
                 capacity: self.capacity,
             });
         }
-        self.next = at + size;
-        Ok(at)
+        if before_log && at + size > self.log_offset {
+            let head = self.log_offset - at;
+            self.next = log_end + (size - head);
+            Ok(Placement {
+                first: at,
+                split: (head / PAGE) as u32,
+                second: log_end,
+            })
+        } else {
+            self.next = at + size;
+            Ok(Placement::contiguous(at))
+        }
     }
 }
 
 /// A new file record.
-pub fn new_file(name: &str, dev: u16, dev_offset: u64, size: u64, prep: Prep) -> FsFile {
+pub fn new_file(name: &str, dev: u16, place: Placement, size: u64, prep: Prep) -> FsFile {
     let pages = size.div_ceil(PAGE) as u32;
     FsFile {
         name: name.to_owned(),
         dev,
-        dev_offset,
+        place,
         size,
         pages,
         written: match prep {
@@ -164,6 +233,9 @@ pub fn new_file(name: &str, dev: u16, dev_offset: u64, size: u64, prep: Prep) ->
         inode_logged_seq: 0,
         writes_head: NIL,
         reads: Vec::new(),
+        parked_writes: 0,
+        sync_waiters: Vec::new(),
+        mtime: 0,
     }
 }
 
@@ -175,12 +247,31 @@ mod tests {
     fn files_are_placed_around_the_log() {
         let mut l = Layout::new(100 << 20, 10 << 20);
         assert_eq!(l.log(), (50 << 20, 10 << 20));
-        assert_eq!(l.place("a", 40 << 20), Ok(1 << 20));
-        // The next 20 MiB would overlap the log: it goes after it.
-        assert_eq!(l.place("b", 20 << 20), Ok(60 << 20));
-        assert!(matches!(
-            l.place("c", 30 << 20),
-            Err(FsError::NoSpace { .. })
-        ));
+        assert_eq!(l.place("a", 40 << 20), Ok(Placement::contiguous(1 << 20)));
+        // The next 20 MiB would run into the log: 9 MiB before, 11 after.
+        let b = l.place("b", 20 << 20).unwrap();
+        let want = Placement {
+            first: 41 << 20,
+            split: (9 << 20) / 4096,
+            second: 60 << 20,
+        };
+        assert_eq!(b, want);
+        assert_eq!(b.device_offset(0), 41 << 20);
+        assert_eq!(b.device_offset((9 << 20) - 1), (50 << 20) - 1);
+        assert_eq!(b.device_offset(9 << 20), 60 << 20);
+        assert_eq!(b.contiguous_from(8 << 20), 1 << 20);
+        assert_eq!(l.place("c", 29 << 20), Ok(Placement::contiguous(71 << 20)));
+        let full = l.place("d", 1 << 20);
+        assert!(matches!(full, Err(FsError::NoSpace { .. })));
+    }
+
+    #[test]
+    fn a_file_larger_than_half_the_device_goes_around_the_log() {
+        let mut l = Layout::new(1000 << 20, 10 << 20);
+        let p = l.place("big", 600 << 20).unwrap();
+        assert_eq!(p.first, 1 << 20);
+        assert_eq!(p.second, 510 << 20);
+        let more = l.place("more", 400 << 20);
+        assert!(matches!(more, Err(FsError::NoSpace { .. })));
     }
 }

@@ -48,19 +48,49 @@ impl<P: Policy> World<P> {
             Admit::Go => {
                 let dev = bio.dev as usize;
                 if let Some(tag) = self.devs[dev].free_tags.pop() {
-                    self.start_request(now, p, tag);
+                    self.start_request(now, p, tag, false);
                     true
                 } else {
+                    self.note_parked(&p.bio);
                     let pid = self.parked.alloc(p);
                     self.devs[dev].tag_wait.push_back(pid);
                     false
                 }
             }
             Admit::Wait => {
+                self.note_parked(&p.bio);
                 let pid = self.parked.alloc(p);
                 debug_assert_eq!(pid, token);
                 self.arm_policy_timer();
                 false
+            }
+        }
+    }
+
+    /// A writeback bio waits without a request: fsync must know about it.
+    fn note_parked(&mut self, bio: &Bio) {
+        if let Payload::CacheWrite { file, .. } = bio.payload {
+            self.files[file as usize].parked_writes += 1;
+        }
+    }
+
+    /// A parked writeback bio of `file` became request `rq`: contexts in
+    /// fsync that counted it as a placeholder now wait for the request.
+    fn wake_parked_write_waiters(&mut self, file: u32, rq: u32) {
+        let f = file as usize;
+        self.files[f].parked_writes -= 1;
+        let mut i = 0;
+        while i < self.files[f].sync_waiters.len() {
+            let c = self.files[f].sync_waiters[i];
+            self.add_waiter(rq, c);
+            let ctx = &mut self.ctxs[c as usize];
+            debug_assert!(ctx.sync_parked_left > 0 && ctx.pending > 1);
+            ctx.pending -= 1;
+            ctx.sync_parked_left -= 1;
+            if ctx.sync_parked_left == 0 {
+                self.files[f].sync_waiters.swap_remove(i);
+            } else {
+                i += 1;
             }
         }
     }
@@ -78,7 +108,7 @@ impl<P: Policy> World<P> {
         match self.devs[dev].free_tags.pop() {
             Some(tag) => {
                 let p = self.take_parked(pid);
-                self.start_request(now, p, tag);
+                self.start_request(now, p, tag, true);
                 true
             }
             None => {
@@ -100,8 +130,9 @@ impl<P: Policy> World<P> {
         self.arm_policy_timer();
     }
 
-    /// Turns bio `p` into a request holding `tag`.
-    fn start_request(&mut self, now: Ns, p: Parked, tag: u32) {
+    /// Turns bio `p` into a request holding `tag`; `was_parked` when it
+    /// had to wait for the policy or a tag.
+    fn start_request(&mut self, now: Ns, p: Parked, tag: u32, was_parked: bool) {
         let qb = qos_bio(&p.bio);
         let policy_data = self.policy.track(now, &qb);
         let dev = p.bio.dev as usize;
@@ -120,9 +151,13 @@ impl<P: Policy> World<P> {
         self.devs[dev].owner[tag as usize] = rq;
         match p.bio.payload {
             Payload::CacheRead { file, .. } => self.files[file as usize].reads.push(rq),
-            Payload::CacheWrite { file, .. } => self.link_write(file, rq),
+            Payload::CacheWrite { file, .. } => {
+                self.link_write(file, rq);
+                if was_parked {
+                    self.wake_parked_write_waiters(file, rq);
+                }
+            }
             Payload::Direct { file, .. } if p.bio.op == Op::Write => self.link_write(file, rq),
-            Payload::Log => self.jn.log_inflight.push(rq),
             _ => {}
         }
         if p.wait
@@ -328,7 +363,7 @@ impl<P: Policy> World<P> {
         if let Some(pid) = self.devs[dev].tag_wait.pop_front() {
             let p = self.take_parked(pid);
             let actor = p.actor;
-            self.start_request(now, p, r.tag);
+            self.start_request(now, p, r.tag, true);
             self.resume_actor(now, actor);
         } else {
             self.devs[dev].free_tags.push(r.tag);
@@ -364,6 +399,10 @@ impl<P: Policy> World<P> {
                 self.unlink_write(file, rq);
                 self.cache.end_writeback(file, first, count);
                 self.bdp.completed_pages += u64::from(count);
+                if self.flusher.wait_writeback {
+                    self.flusher.wait_writeback = false;
+                    self.flusher_wake(now);
+                }
                 self.on_data_written(now, file, first, count);
             }
             Payload::Direct { file, first, count } => {
@@ -372,12 +411,7 @@ impl<P: Policy> World<P> {
                     self.on_data_written(now, file, first, count);
                 }
             }
-            Payload::Log => {
-                let l = &mut self.jn.log_inflight;
-                if let Some(i) = l.iter().position(|&x| x == rq) {
-                    l.swap_remove(i);
-                }
-            }
+            Payload::Log { seq } => self.on_log_write_done(now, seq),
             Payload::Meta => self.on_ail_write_done(now),
             Payload::Flush => {}
         }

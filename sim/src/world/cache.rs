@@ -30,9 +30,9 @@ impl<P: Policy> World<P> {
     ) {
         let j = self.ctxs[c as usize].job;
         let cgroup = self.jobs[j as usize].plan.cgroup;
-        let (dev, base, pages) = {
+        let (dev, pages, split) = {
             let f = &self.files[file as usize];
-            (f.dev, f.dev_offset, f.pages)
+            (f.dev, f.pages, f.place.split)
         };
         let end = (start + count).min(pages);
         if let Some(m) = mark
@@ -48,7 +48,12 @@ impl<P: Policy> World<P> {
                 continue;
             }
             let mut q = p;
-            while q < end && q - p < MAX_BIO_PAGES && !b.cached.get(q) && !b.reading.get(q) {
+            while q < end
+                && q - p < MAX_BIO_PAGES
+                && (q == p || q != split)
+                && !b.cached.get(q)
+                && !b.reading.get(q)
+            {
                 b.reading.set(q);
                 q += 1;
             }
@@ -56,7 +61,7 @@ impl<P: Policy> World<P> {
                 op: Op::Read,
                 flags,
                 dev,
-                offset: base + u64::from(p) * PAGE,
+                offset: self.files[file as usize].page_offset(p),
                 len: u64::from(q - p) * PAGE,
                 origin: Origin::Task(j),
                 cgroup,
@@ -90,18 +95,26 @@ impl<P: Policy> World<P> {
             Fadvise::Random => (RA_PAGES, true),
             Fadvise::None => (RA_PAGES, false),
         };
+        // The kernel walks the request page by page: the first page not in
+        // the cache starts synchronous readahead from there; a page with
+        // the readahead marker starts the next window asynchronously.
         let b = self.cache.bits(file);
-        let (cached, reading, marked) = (b.cached.get(p0), b.reading.get(p0), b.marker.get(p0));
-        let ra = &mut self.jobs[j].gens[fi].ra;
-        if !cached && !reading {
-            let w = ra.on_miss(p0, n, max, random);
-            self.queue_reads(c, file, w.start, w.size.max(n), Flags::SYNC, w.mark);
-        } else if marked {
-            self.cache.bits(file).marker.clear(p0);
-            let w = self.jobs[j].gens[fi].ra.on_marker(p0, n, max);
+        let absent = (p0..p1).find(|&p| !b.cached.get(p) && !b.reading.get(p));
+        let marked = (p0..p1).find(|&p| b.marker.get(p));
+        if let Some(pa) = absent {
+            let w = self.jobs[j].gens[fi].ra.on_miss(pa, p1 - pa, max, random);
+            self.queue_reads(c, file, w.start, w.size.max(p1 - pa), Flags::SYNC, w.mark);
+        }
+        // The marker may have just been set inside the request by the sync
+        // window (a request of `max` pages or more): that starts the next
+        // window too.
+        let marked = marked.or_else(|| (p0..p1).find(|&p| self.cache.bits(file).marker.get(p)));
+        if let Some(pm) = marked {
+            self.cache.bits(file).marker.clear(pm);
+            let w = self.jobs[j].gens[fi].ra.on_marker(pm, p1 - pm, max);
             self.queue_reads(c, file, w.start, w.size, Flags::RAHEAD, w.mark);
-        } else {
-            ra.on_hit(p0, n);
+        } else if absent.is_none() {
+            self.jobs[j].gens[fi].ra.on_hit(p0, n);
         }
         // Pages past the window that are still absent are read too.
         self.queue_reads(c, file, p0, n, Flags::SYNC, None);
@@ -171,7 +184,7 @@ impl<P: Policy> World<P> {
         for p in p0..p1 {
             self.cache.dirty(now, file, p);
         }
-        self.note_mtime(now, j, file);
+        self.note_mtime(now, file);
         let n = p1 - p0;
         let mut cpu = COPY_NS_PER_PAGE * u64::from(n);
         self.jobs[j].dirtied += n;
@@ -241,16 +254,23 @@ impl<P: Policy> World<P> {
         loop {
             let background = self.cache.nr_dirty > self.cache.limits.bg_thresh;
             if !background && !self.flusher.kupdate {
-                self.flusher.running = false;
+                self.flusher_stop(false);
                 return;
             }
             if self.flusher.cur.is_none() || self.flusher.slice_left == 0 {
                 if let Some(f) = self.flusher.cur.take() {
                     self.requeue_dirty(f);
                 }
+                // A whole lap of the dirty list without a bio: every dirty
+                // page is still under writeback. Sleep until some
+                // writeback completes (the kernel waits on the inode).
+                if self.flusher.fruitless > self.cache.dirty_list.len() {
+                    self.flusher_stop(true);
+                    return;
+                }
                 let Some(&f) = self.cache.dirty_list.front() else {
                     self.flusher.kupdate = false;
-                    self.flusher.running = false;
+                    self.flusher_stop(false);
                     return;
                 };
                 let cf = &self.cache.files[f as usize];
@@ -262,7 +282,7 @@ impl<P: Policy> World<P> {
                 let expired = cf.dirtied_when.is_some_and(|t| t + DIRTY_EXPIRE_NS <= now);
                 if !background && !expired {
                     self.flusher.kupdate = false;
-                    self.flusher.running = false;
+                    self.flusher_stop(false);
                     return;
                 }
                 self.cache.dirty_list.pop_front();
@@ -287,6 +307,7 @@ impl<P: Policy> World<P> {
             );
             match bio {
                 Some(bio) => {
+                    self.flusher.fruitless = 0;
                     self.flusher.cursor = cursor;
                     self.cache.files[f as usize].wb_index = cursor;
                     let n = (bio.len / PAGE) as u32;
@@ -303,9 +324,21 @@ impl<P: Policy> World<P> {
                 }
                 None => {
                     self.flusher.slice_left = 0;
+                    self.flusher.fruitless += 1;
                 }
             }
         }
+    }
+
+    /// The flusher goes idle; with `until_writeback` it is woken by the
+    /// next writeback completion rather than by new dirtying alone.
+    fn flusher_stop(&mut self, until_writeback: bool) {
+        if let Some(f) = self.flusher.cur.take() {
+            self.requeue_dirty(f);
+        }
+        self.flusher.running = false;
+        self.flusher.fruitless = 0;
+        self.flusher.wait_writeback = until_writeback;
     }
 
     fn requeue_dirty(&mut self, f: u32) {
@@ -337,8 +370,9 @@ impl<P: Policy> World<P> {
             from = p + 1;
         };
         let limit = max.clamp(1, MAX_BIO_PAGES);
+        let split = self.files[file as usize].place.split;
         let mut q = p + 1;
-        while q < end && q - p < limit && b.dirty.get(q) && !b.writeback.get(q) {
+        while q < end && q - p < limit && q != split && b.dirty.get(q) && !b.writeback.get(q) {
             q += 1;
         }
         let count = q - p;
@@ -349,7 +383,7 @@ impl<P: Policy> World<P> {
             op: Op::Write,
             flags,
             dev: f.dev,
-            offset: f.dev_offset + u64::from(p) * PAGE,
+            offset: f.page_offset(p),
             len: u64::from(count) * PAGE,
             origin,
             cgroup: 0,
@@ -406,6 +440,15 @@ impl<P: Policy> World<P> {
             let next = self.rqs[rq].file_next;
             self.add_waiter(rq, c);
             rq = next;
+        }
+        // Writeback bios still waiting for a tag or the policy: count them
+        // now, wait for their requests once they exist.
+        let parked = self.files[file as usize].parked_writes;
+        if parked > 0 {
+            let ctx = &mut self.ctxs[c as usize];
+            ctx.sync_parked_left = parked;
+            ctx.pending += parked;
+            self.files[file as usize].sync_waiters.push(c);
         }
     }
 

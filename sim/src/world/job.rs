@@ -88,6 +88,8 @@ pub(crate) struct Ctx {
     pub cpu_after: Ns,
     /// Direction chosen before a rate-pacing sleep.
     pub planned: Option<Dir>,
+    /// fsync: parked writeback bios still counted as placeholders.
+    pub sync_parked_left: u32,
 }
 
 /// One job clone.
@@ -116,9 +118,11 @@ pub(crate) struct Job {
     pub end_sync_next: usize,
     pub sync_busy: bool,
     pub loops_done: u32,
-    pub last_mtime: Ns,
     pub exhausted: bool,
     pub next_arrival: [Ns; 3],
+    /// Sequential jobs: files that reached their end in this loop.
+    pub eof: Vec<bool>,
+    pub files_at_eof: usize,
 }
 
 impl<P: Policy> World<P> {
@@ -139,7 +143,7 @@ impl<P: Policy> World<P> {
 
     fn next_wall(&mut self, _now: Ns) {
         let next = self.cur_wall + 1;
-        if (next as usize) < self.walls_left.len() {
+        if (next as usize) < self.walls_left.len() && !self.exit_all {
             self.start_wall(next);
         } else {
             self.stop = true;
@@ -210,6 +214,11 @@ impl<P: Policy> World<P> {
         match self.ctxs[c as usize].phase {
             Phase::Cpu => self.op_complete(now, c),
             Phase::Sleep => self.ctx_next(now, c),
+            Phase::Wait | Phase::SyncWait | Phase::SyncLogWait
+                if self.ctxs[c as usize].pending == 0 =>
+            {
+                self.ctx_io_done(now, c);
+            }
             _ => {}
         }
     }
@@ -273,8 +282,12 @@ impl<P: Policy> World<P> {
         if planned.is_none() {
             // Rate pacing.
             let mut earliest = now;
-            if let Some(t) = (job.issued_bytes[d] * SEC).checked_div(plan.rate[d]) {
-                earliest = earliest.max(job.start_ns + t);
+            let wide = u128::from(job.issued_bytes[d]) * u128::from(SEC);
+            if let Some(t) = wide.checked_div(u128::from(plan.rate[d])) {
+                earliest = earliest.max(
+                    job.start_ns
+                        .saturating_add(t.min(u128::from(u64::MAX)) as Ns),
+                );
             }
             if let Some(gap) = SEC.checked_div(plan.rate_iops[d]) {
                 let t = if plan.poisson {
@@ -313,36 +326,51 @@ impl<P: Policy> World<P> {
         let fi = job.cur_file;
         let og = &mut job.gens[fi];
         let len = len.min(og.size.max(1));
-        let offset = if plan.random {
-            og.next_random(&mut job.rng, len, plan.rw_suffix.max(1))
+        let (fi, len, offset) = if plan.random {
+            (
+                fi,
+                len,
+                og.next_random(&mut job.rng, len, plan.rw_suffix.max(1)),
+            )
         } else {
-            match og.next_seq(len, plan.rw_suffix) {
-                Some(o) => o,
-                None => {
-                    // End of this file.
-                    let more_files =
-                        plan.file_service.0 == FileService::Sequential && fi + 1 < nfiles;
-                    if more_files {
-                        job.cur_file = fi + 1;
-                    }
-                    og.rewind();
-                    if !more_files {
-                        job.loops_done += 1;
-                        if !plan.time_based && job.loops_done >= plan.loops {
-                            job.exhausted = true;
-                            self.job_stop(now, j as u32);
-                            self.ctx_finish(now, c);
-                            return;
-                        }
-                    }
-                    let og = &mut job.gens[job.cur_file];
-                    og.next_seq(len, plan.rw_suffix).unwrap_or(0)
+            // Sequential: at the end of a file go on with a file not yet
+            // finished; a loop ends when every file has reached its end.
+            let mut fi = fi;
+            loop {
+                let len = len.min(job.gens[fi].size.max(1));
+                if let Some(o) = job.gens[fi].next_seq(len, plan.rw_suffix) {
+                    break (fi, len, o);
                 }
+                if plan.time_based {
+                    job.gens[fi].rewind();
+                    continue;
+                }
+                if !job.eof[fi] {
+                    job.eof[fi] = true;
+                    job.files_at_eof += 1;
+                }
+                if job.files_at_eof == nfiles {
+                    job.loops_done += 1;
+                    if job.loops_done >= plan.loops {
+                        job.exhausted = true;
+                        self.job_stop(now, j as u32);
+                        self.ctx_finish(now, c);
+                        return;
+                    }
+                    for g in &mut job.gens {
+                        g.rewind();
+                    }
+                    job.eof.iter_mut().for_each(|e| *e = false);
+                    job.files_at_eof = 0;
+                    continue;
+                }
+                fi = (1..nfiles)
+                    .map(|k| (fi + k) % nfiles)
+                    .find(|&k| !job.eof[k])
+                    .unwrap_or(fi);
+                job.cur_file = fi;
             }
         };
-        if plan.random && plan.io_limit.is_none() && !plan.time_based {
-            // Without a byte limit a random job covers each file once per loop.
-        }
         job.issued[d] += 1;
         job.issued_bytes[d] += len;
         job.bytes_issued += len;
@@ -379,14 +407,14 @@ impl<P: Policy> World<P> {
         let j = self.ctxs[c as usize].job as usize;
         let cgroup = self.jobs[j].plan.cgroup;
         let f = &self.files[file as usize];
-        let (dev, base) = (f.dev, f.dev_offset);
+        let (dev, place) = (f.dev, f.place);
         let (op, flags) = match dir {
             Dir::Read => (Op::Read, Flags::SYNC),
             Dir::Write => (Op::Write, Flags::SYNC.with(Flags::IDLE)),
             Dir::Trim => (Op::Discard, Flags::empty()),
         };
         if dir == Dir::Write {
-            self.note_mtime(now, j, file);
+            self.note_mtime(now, file);
         }
         let ctx = &mut self.ctxs[c as usize];
         ctx.op = OpKind::Io {
@@ -397,7 +425,7 @@ impl<P: Policy> World<P> {
         let mut at = offset;
         let end = offset + len;
         while at < end {
-            let n = (end - at).min(MAX_BIO_BYTES);
+            let n = (end - at).min(MAX_BIO_BYTES).min(place.contiguous_from(at));
             let first = (at / PAGE) as u32;
             let count = ((at + n).div_ceil(PAGE) - at / PAGE) as u32;
             ctx.queue.push_back((
@@ -405,7 +433,7 @@ impl<P: Policy> World<P> {
                     op,
                     flags,
                     dev,
-                    offset: base + at,
+                    offset: place.device_offset(at),
                     len: n,
                     origin: Origin::Task(j as u32),
                     cgroup,
@@ -446,7 +474,12 @@ impl<P: Policy> World<P> {
             _ => return,
         }
         if self.ctxs[c as usize].pending == 0 {
-            self.ctx_io_done(now, c);
+            // Nothing to wait for: go on through the event queue, never by
+            // recursion (a chain of empty fsyncs would otherwise nest).
+            let ctx = &mut self.ctxs[c as usize];
+            ctx.generation = ctx.generation.wrapping_add(1);
+            let generation = ctx.generation;
+            self.q.push(now, Ev::Wake { ctx: c, generation });
         }
     }
 
@@ -565,6 +598,10 @@ impl<P: Policy> World<P> {
         let wall = job.plan.wall;
         let group = job.plan.groupid;
         if let Some(what) = job.plan.exitall {
+            if what == ExitWhat::All {
+                // Later stonewall sections do not start either.
+                self.exit_all = true;
+            }
             for k in 0..self.jobs.len() {
                 let other = &self.jobs[k];
                 let hit = match what {
@@ -585,11 +622,11 @@ impl<P: Policy> World<P> {
 
     /// Records a timestamp update for a write to `file` (XFS logs the
     /// inode core when the coarse clock has ticked since the last one).
-    pub(crate) fn note_mtime(&mut self, now: Ns, j: usize, file: u32) {
+    pub(crate) fn note_mtime(&mut self, now: Ns, file: u32) {
         const TICK: Ns = 4_000_000;
-        let job = &mut self.jobs[j];
-        if now >= job.last_mtime + TICK || job.last_mtime == 0 {
-            job.last_mtime = now.max(1);
+        let f = &mut self.files[file as usize];
+        if f.mtime == 0 || now >= f.mtime + TICK {
+            f.mtime = now.max(1);
             self.log_timestamp(file);
         }
     }
@@ -611,6 +648,7 @@ impl Ctx {
             sync_passes: 0,
             cpu_after: 0,
             planned: None,
+            sync_parked_left: 0,
         }
     }
 }
@@ -625,6 +663,7 @@ impl Job {
         ctx_first: u32,
         nctx: u32,
     ) -> Self {
+        let nfiles = file_ids.len();
         Self {
             plan,
             rng,
@@ -650,9 +689,10 @@ impl Job {
             end_sync_next: 0,
             sync_busy: false,
             loops_done: 0,
-            last_mtime: 0,
             exhausted: false,
             next_arrival: [0; 3],
+            eof: vec![false; nfiles],
+            files_at_eof: 0,
         }
     }
 }

@@ -67,11 +67,15 @@ impl<P: Policy> World<P> {
 
     /// Writes the open CIL as a checkpoint: iclog bios, the first with
     /// PREFLUSH, all FUA.
-    fn checkpoint_bios(&mut self, origin: Origin, out: &mut dyn FnMut(Bio)) {
+    fn checkpoint_bios(&mut self, origin: Origin, out: &mut dyn FnMut(Bio)) -> u64 {
+        let seq = self.journal.cil_seq;
         let bytes = self.journal.push();
         if bytes == 0 {
-            return;
+            return 0;
         }
+        self.jn
+            .ckpt_out
+            .push_back((seq, bytes.div_ceil(ICLOG_BYTES) as u32));
         let dev = 0;
         let mut left = bytes;
         let mut first = true;
@@ -91,10 +95,42 @@ impl<P: Policy> World<P> {
                 len: n,
                 origin,
                 cgroup: 0,
-                payload: Payload::Log,
+                payload: Payload::Log { seq },
             });
             left -= n;
         }
+        seq
+    }
+
+    /// An iclog write of checkpoint `seq` completed.
+    pub(crate) fn on_log_write_done(&mut self, now: Ns, seq: u64) {
+        if let Some(e) = self.jn.ckpt_out.iter_mut().find(|e| e.0 == seq) {
+            e.1 -= 1;
+        }
+        while let Some(&(s, 0)) = self.jn.ckpt_out.front() {
+            self.jn.durable_seq = s;
+            self.jn.ckpt_out.pop_front();
+        }
+        let durable = self.jn.durable_seq;
+        let mut i = 0;
+        while i < self.jn.seq_waiters.len() {
+            let (target, c) = self.jn.seq_waiters[i];
+            if target <= durable {
+                self.jn.seq_waiters.swap_remove(i);
+                let ctx = &mut self.ctxs[c as usize];
+                ctx.pending -= 1;
+                if ctx.pending == 0 {
+                    self.ctx_io_done(now, c);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Starts writing back the oldest checkpoint if the log is short of
+    /// space. Its bios join the journal actor's queue.
+    fn maybe_start_ail(&mut self) {
         if self.journal.needs_ail_push() && !self.jn.ail_running {
             self.start_ail_push();
         }
@@ -115,20 +151,21 @@ impl<P: Policy> World<P> {
         };
         let origin = Origin::Task(j);
         let mut bios = std::mem::take(&mut self.ctxs[c as usize].queue);
-        if self.journal_on && seq == self.journal.cil_seq {
+        let force = self.journal_on && seq == self.journal.cil_seq;
+        // The checkpoint this fsync must see on the device (0: none).
+        let mut target = if self.journal_on { seq } else { 0 };
+        if force {
             self.journal.stats.forces += 1;
-            self.checkpoint_bios(origin, &mut |b| bios.push_back((b, true)));
-            // Earlier checkpoints still in flight must land too.
-            for i in 0..self.jn.log_inflight.len() {
-                let rq = self.jn.log_inflight[i];
-                self.add_waiter(rq, c);
-            }
-        } else if self.journal_on && seq > 0 && !self.jn.log_inflight.is_empty() {
-            for i in 0..self.jn.log_inflight.len() {
-                let rq = self.jn.log_inflight[i];
-                self.add_waiter(rq, c);
-            }
+            target = self.checkpoint_bios(origin, &mut |b| bios.push_back((b, false)));
+            self.maybe_start_ail();
+        }
+        if target > self.jn.durable_seq {
+            // Its iclog writes (ours, or another force's still on the way)
+            // carry PREFLUSH and FUA: waiting for them is enough.
+            self.ctxs[c as usize].pending += 1;
+            self.jn.seq_waiters.push((target, c));
         } else if self.devs[0].dev.write_cache() {
+            // Nothing to force: flush the cache for the data (F1.2 iii).
             self.journal.stats.bare_flushes += 1;
             let cgroup = self.jobs[j as usize].plan.cgroup;
             bios.push_back((
@@ -158,6 +195,7 @@ impl<P: Policy> World<P> {
         let mut q = std::mem::take(&mut self.jn.queue);
         self.checkpoint_bios(Origin::Fs, &mut |b| q.push_back(b));
         self.jn.queue = q;
+        self.maybe_start_ail();
         self.journal_pump(now);
     }
 
@@ -192,6 +230,7 @@ impl<P: Policy> World<P> {
     /// One in-place metadata write finished.
     pub(crate) fn on_ail_write_done(&mut self, now: Ns) {
         self.jn.ail_left -= 1;
+        self.journal.stats.ail_done += 1;
         if self.jn.ail_left == 0 {
             if let Some(ck) = self.journal.checkpoints.pop_front() {
                 self.journal.used -= ck.bytes;

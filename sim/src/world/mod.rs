@@ -144,6 +144,10 @@ pub(crate) struct Flusher {
     pub cursor: u32,
     pub slice_left: u32,
     pub wrapped: bool,
+    /// Files visited in a row without finding a page to write.
+    pub fruitless: usize,
+    /// Idle until a writeback completes.
+    pub wait_writeback: bool,
     pub bios: u64,
     pub pages: u64,
 }
@@ -154,7 +158,12 @@ pub(crate) struct JournalActor {
     pub queue: VecDeque<Bio>,
     pub ail_left: u32,
     pub ail_running: bool,
-    pub log_inflight: Vec<u32>,
+    /// Checkpoints being written: (sequence, iclog writes outstanding).
+    pub ckpt_out: VecDeque<(u64, u32)>,
+    /// Every checkpoint up to this sequence is on the device.
+    pub durable_seq: u64,
+    /// Contexts waiting for a checkpoint: (sequence, context).
+    pub seq_waiters: Vec<(u64, u32)>,
     pub ail_cursor: u64,
     pub blocked: bool,
 }
@@ -195,6 +204,8 @@ pub(crate) struct World<P: Policy> {
     pub journal_on: bool,
     pub events: u64,
     pub stop: bool,
+    /// An `exit_what=all` job ended: no further stonewall section starts.
+    pub exit_all: bool,
 }
 
 impl<P: Policy> World<P> {
@@ -257,6 +268,7 @@ impl<P: Policy> World<P> {
             journal_on,
             events: 0,
             stop: false,
+            exit_all: false,
         }
     }
 
@@ -412,6 +424,8 @@ impl<P: Policy> World<P> {
                 "checkpoints": j.checkpoints,
                 "bare_flushes": j.bare_flushes,
                 "ail_writes": j.ail_writes,
+                "ail_done": j.ail_done,
+                "log_used_bytes": self.journal.used,
             },
         })
     }
