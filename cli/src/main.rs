@@ -274,8 +274,12 @@ fn run_one(
     let started = Instant::now();
     let horizon = progress::horizon(scenario);
     let mut bar = progress::Bar::new(&variant.spec, horizon);
-    let out = iolab_sim::run(scenario, variant, &mut |t| bar.update(t))
-        .map_err(|e| Failure::input(e.to_string()))?;
+    let out = iolab_sim::run(scenario, variant, &mut |t| bar.update(t)).map_err(|e| {
+        Failure::input(format!(
+            "{e} (variant {}, seed {})",
+            variant.spec, scenario.seed
+        ))
+    })?;
     bar.finish();
     if c.timing {
         let wall = started.elapsed().as_secs_f64();
