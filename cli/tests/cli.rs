@@ -172,7 +172,7 @@ fn broken_job_files_exit_2_and_name_the_line() {
         ("binary-bytes.fio", ":4:"),
         ("invalid-utf8.fio", ":4:"),
         ("absurd-size.fio", ":3: size:"),
-        ("absurd-numjobs.fio", ":1: numjobs:"),
+        ("absurd-numjobs.fio", ":4: numjobs:"),
         ("absurd-runtime.fio", ":4: runtime:"),
         ("unknown-variable.fio", ":3: size:"),
         ("division-by-zero.fio", ":3: size:"),

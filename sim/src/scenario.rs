@@ -105,9 +105,10 @@ pub fn run(
 }
 
 fn job_err(spec: &JobSpec, option: &'static str, message: impl Into<String>) -> SimError {
+    let (file, line) = spec.where_set(option);
     SimError::Job {
-        file: spec.file.clone(),
-        line: spec.line,
+        file: file.to_owned(),
+        line,
         option,
         job: spec.name.clone(),
         message: message.into(),

@@ -4,7 +4,7 @@ use super::apply::JobState;
 use super::error::{Loc, ParseError};
 use super::expand::Vars;
 use super::lexer::{Kind, lex_line};
-use super::spec::JobSpec;
+use super::spec::{JobSpec, OptionAt};
 use super::suggest::suggest;
 use super::table::{self, Class, Opt};
 use super::{Accepted, JobFile, ParseEnv};
@@ -42,6 +42,7 @@ pub(crate) struct Parser<'e, 'a> {
     vars: Vars<'a>,
     global: JobState,
     global_opts: Vec<(String, String)>,
+    global_at: Vec<OptionAt>,
     cur: Option<Section>,
     jobs: Vec<JobSpec>,
     accepted: Vec<Accepted>,
@@ -61,6 +62,7 @@ impl<'e, 'a> Parser<'e, 'a> {
             },
             global: JobState::new(),
             global_opts: Vec::new(),
+            global_at: Vec::new(),
             cur: None,
             jobs: Vec::new(),
             accepted: Vec::new(),
@@ -179,6 +181,7 @@ impl<'e, 'a> Parser<'e, 'a> {
             state.name = None;
         }
         let mut written = Vec::with_capacity(sec.opts.len());
+        let mut written_at = Vec::with_capacity(sec.opts.len());
         let mut pending = Vec::new();
         for o in sec.opts {
             let loc = Loc {
@@ -227,6 +230,11 @@ impl<'e, 'a> Parser<'e, 'a> {
                     });
                 }
             }
+            written_at.push(OptionAt {
+                option: entry.canonical.to_string(),
+                file: loc.file.clone(),
+                line: loc.line,
+            });
             written.push((entry.canonical.to_string(), value.unwrap_or_default()));
         }
         // fio sorts a section's options by priority before applying them:
@@ -242,11 +250,15 @@ impl<'e, 'a> Parser<'e, 'a> {
         if sec.global {
             self.global = state;
             self.global_opts.extend(written);
+            self.global_at.extend(written_at);
         } else {
             let mut options = self.global_opts.clone();
             options.extend(written);
-            self.jobs
-                .push(state.finish(&sec.name, &sec.file, sec.line, options));
+            let mut option_at = self.global_at.clone();
+            option_at.extend(written_at);
+            let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
+            spec.option_at = option_at;
+            self.jobs.push(spec);
         }
         Ok(())
     }

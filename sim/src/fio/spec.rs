@@ -261,6 +261,17 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// Where an option was set: for errors found after parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionAt {
+    /// Canonical option name.
+    pub option: String,
+    /// File (the job file or an included one).
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+}
+
 /// fio's default `percentile_list`.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
@@ -285,6 +296,9 @@ pub struct JobSpec {
     /// options first, in file order; canonical option names. Bare options have
     /// an empty value. Used for fio's JSON "job options".
     pub options: Vec<(String, String)>,
+    /// Where each option was set, globals first (the last entry for a name
+    /// wins, as its value does).
+    pub option_at: Vec<OptionAt>,
     /// `description=`. Default none.
     pub description: Option<String>,
 
@@ -407,6 +421,18 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// File and line where `option` (canonical name) was last set, or the
+    /// section's own when it was not set at all.
+    pub fn where_set(&self, option: &str) -> (&str, usize) {
+        self.option_at
+            .iter()
+            .rev()
+            .find(|o| o.option == option)
+            .map_or((self.file.as_str(), self.line), |o| {
+                (o.file.as_str(), o.line)
+            })
+    }
+
     /// A job with every field at fio's default.
     pub fn fio_default(name: &str, file: &str, line: usize) -> Self {
         JobSpec {
@@ -414,6 +440,7 @@ impl JobSpec {
             file: file.to_string(),
             line,
             options: Vec::new(),
+            option_at: Vec::new(),
             description: None,
             ioengine: Engine::Psync,
             iodepth: 1,

@@ -573,3 +573,14 @@ fn layout_rule_and_expanded_control_chars() {
     let e = parse_vars("[j]\nfilename=${BAD}\n", &[("BAD", "a\u{0}b")]).expect_err("nul");
     assert_err(&e, 2, Some("filename"), "control character U+0000");
 }
+
+#[test]
+fn option_lines_are_remembered_for_later_errors() {
+    let f = parse("[global]\nsize=1g\n\n[a]\nrw=read\nnumjobs=2\n[b]\nsize=2g\n").expect("parses");
+    let (a, b) = (&f.jobs[0], &f.jobs[1]);
+    assert_eq!(a.where_set("numjobs"), ("test.fio", 6));
+    assert_eq!(a.where_set("size"), ("test.fio", 2));
+    assert_eq!(b.where_set("size"), ("test.fio", 8));
+    // Never set: the section's own line.
+    assert_eq!(b.where_set("iodepth"), ("test.fio", 7));
+}
