@@ -11,7 +11,7 @@ use iolab_sim::device::DeviceConfig;
 use iolab_sim::engine::EventQueue;
 use iolab_sim::fio::{self, ParseEnv};
 use iolab_sim::stats::GroupBwMode;
-use iolab_sim::{FsKind, Scenario, parse_variant, run};
+use iolab_sim::{FsKind, Scenario, SchedKind, parse_variant, run};
 
 const JOB: &str = "[randread]\nioengine=libaio\niodepth=32\ndirect=1\nrw=randread\nbs=4k\nsize=4g\ntime_based\nruntime=1\n";
 
@@ -36,6 +36,7 @@ fn scenario(device: &str) -> Scenario {
         fs: FsKind::XfsLite,
         bdp: BdpMode::Paced,
         group_bw: GroupBwMode::Sum,
+        scheduler: SchedKind::None,
     }
 }
 

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use iolab_sim::cache::dirty::BdpMode;
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::stats::{self, GroupBwMode};
-use iolab_sim::{FsKind, Scenario, Variant};
+use iolab_sim::{FsKind, Scenario, SchedKind, Variant};
 
 /// Compare storage-stack policies on a simulated device, from fio job files.
 #[derive(Parser, Debug)]
@@ -43,6 +43,14 @@ enum FioCompat {
     /// fio of 2016: a group's bandwidth is the mean over its jobs.
     #[value(name = "2016")]
     Y2016,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Scheduler {
+    /// blk-mq pass-through.
+    None,
+    /// mq-deadline (read FIFO 500 ms, write 5 s, fifo_batch 16).
+    MqDeadline,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -78,6 +86,9 @@ struct Common {
     /// Dirty-page throttling flavour.
     #[arg(long, value_enum, default_value_t = Bdp::Paced)]
     bdp: Bdp,
+    /// IO scheduler of the device queue.
+    #[arg(long, value_enum, default_value_t = Scheduler::None)]
+    scheduler: Scheduler,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     output_format: Format,
@@ -262,6 +273,10 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         group_bw: match c.fio_compat {
             FioCompat::Current => GroupBwMode::Sum,
             FioCompat::Y2016 => GroupBwMode::PerJobMean,
+        },
+        scheduler: match c.scheduler {
+            Scheduler::None => SchedKind::None,
+            Scheduler::MqDeadline => SchedKind::MqDeadline,
         },
     })
 }

@@ -21,5 +21,5 @@ pub mod volume;
 pub mod workload;
 mod world;
 
-pub use scenario::{FsKind, RunOutput, Scenario, SimError, run};
+pub use scenario::{FsKind, RunOutput, Scenario, SchedKind, SimError, run};
 pub use variant::{Variant, parse_policies, parse_variant};

@@ -19,6 +19,7 @@ use crate::time::{MS, Ns};
 use crate::variant::{BlockChoice, Variant};
 use crate::volume::Volume;
 use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
+pub use crate::world::SchedKind;
 use crate::world::{Ctx, Job, World};
 
 /// Which filesystem sits on the device.
@@ -47,6 +48,8 @@ pub struct Scenario {
     pub bdp: BdpMode,
     /// How group bandwidth is aggregated (fio >= 3 sums).
     pub group_bw: GroupBwMode,
+    /// The IO scheduler.
+    pub scheduler: SchedKind,
 }
 
 /// Errors that stop a run before it starts.
@@ -340,6 +343,7 @@ pub fn run_with<P: Policy>(
         journal,
         scenario.bdp,
         journal_on,
+        scenario.scheduler,
     );
 
     // Files: one per distinct name, sized by the largest user; written out

@@ -138,3 +138,30 @@ fn a_file_larger_than_half_the_device_runs() {
     let out = run_none(&s);
     assert!(job(&out, "r").dir(Dir::Read).total_ios > 10_000);
 }
+
+#[test]
+fn mq_deadline_never_starves_the_flush_of_tags() {
+    // The posted fdatasync-writers job on SATA, cut to 30 s: requests
+    // waiting for their post-flush must not hold every driver tag while
+    // the FLUSH they wait for needs one.
+    let text = include_str!("../../scenarios/wbt-fdatasync-writers.fio")
+        .replace("runtime=300", "runtime=30");
+    let mut s = scenario(&text, "sata-ssd", 6 << 30, 1);
+    let none = run_none(&s);
+    s.scheduler = iolab_sim::SchedKind::MqDeadline;
+    let dl = run_none(&s);
+    assert!(
+        dl.sim_ns < 30_200_000_000,
+        "a job overran its runtime: ended at {}",
+        dl.sim_ns
+    );
+    let (a, b) = (
+        job(&none, "writer").dir(Dir::Write).total_ios as f64,
+        job(&dl, "writer").dir(Dir::Write).total_ios as f64,
+    );
+    assert!(
+        b > a * 0.5,
+        "mq-deadline writes {b} against {a} without a scheduler"
+    );
+    assert!(job(&dl, "reader").dir(Dir::Read).total_ios > 10_000);
+}

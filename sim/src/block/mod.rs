@@ -4,6 +4,7 @@
 //! The mechanics live in `world::submit`; this module holds the data types
 //! the policies and the rest of the simulator share.
 
+pub mod deadline;
 pub mod flush;
 pub mod qos;
 pub mod request;

@@ -1,7 +1,8 @@
 //! Block layer mechanics: rq-qos admission, tags, the pass-through dispatch
 //! list, cache-flush sequencing and completion.
 
-use super::{Actor, Ev, FLUSH_OWNER, Parked, Sched, WaitNode, World};
+use super::{Actor, Ev, FLUSH_ITEM, FLUSH_OWNER, NO_TAG, Parked, Sched, WaitNode, World};
+use crate::block::deadline::DDir;
 use crate::block::flush::{self, Next};
 use crate::block::request::{Bio, NIL, Op, Payload, Request};
 use crate::block::{Admit, Policy, QosBio, QosRq, Waiter};
@@ -47,13 +48,14 @@ impl<P: Policy> World<P> {
         match self.policy.throttle(now, &qb, Waiter(token)) {
             Admit::Go => {
                 let dev = bio.dev as usize;
-                if let Some(tag) = self.devs[dev].free_tags.pop() {
-                    self.start_request(now, p, tag, false);
+                if self.devs[dev].slots_free > 0 {
+                    self.devs[dev].slots_free -= 1;
+                    self.start_request(now, p, false);
                     true
                 } else {
                     self.note_parked(&p.bio);
                     let pid = self.parked.alloc(p);
-                    self.devs[dev].tag_wait.push_back(pid);
+                    self.devs[dev].slot_wait.push_back(pid);
                     false
                 }
             }
@@ -102,19 +104,17 @@ impl<P: Policy> World<P> {
         p
     }
 
-    /// Gives parked bio `pid` a tag, or queues it for one.
-    fn get_tag(&mut self, now: Ns, pid: u32) -> bool {
+    /// Gives parked bio `pid` a request slot, or queues it for one.
+    fn get_slot(&mut self, now: Ns, pid: u32) -> bool {
         let dev = self.parked[pid].bio.dev as usize;
-        match self.devs[dev].free_tags.pop() {
-            Some(tag) => {
-                let p = self.take_parked(pid);
-                self.start_request(now, p, tag, true);
-                true
-            }
-            None => {
-                self.devs[dev].tag_wait.push_back(pid);
-                false
-            }
+        if self.devs[dev].slots_free > 0 {
+            self.devs[dev].slots_free -= 1;
+            let p = self.take_parked(pid);
+            self.start_request(now, p, true);
+            true
+        } else {
+            self.devs[dev].slot_wait.push_back(pid);
+            false
         }
     }
 
@@ -123,19 +123,25 @@ impl<P: Policy> World<P> {
     pub(crate) fn drain_policy_wakes(&mut self, now: Ns) {
         while let Some(Waiter(pid)) = self.policy.poll_wake() {
             let actor = self.parked[pid].actor;
-            if self.get_tag(now, pid) {
+            if self.get_slot(now, pid) {
                 self.resume_actor(now, actor);
             }
         }
         self.arm_policy_timer();
     }
 
-    /// Turns bio `p` into a request holding `tag`; `was_parked` when it
-    /// had to wait for the policy or a tag.
-    fn start_request(&mut self, now: Ns, p: Parked, tag: u32, was_parked: bool) {
+    /// Turns bio `p` into a request (its slot is taken); `was_parked` when
+    /// it had to wait for the policy or a slot. Without an IO scheduler the
+    /// request holds a driver tag from now on, as blk-mq's does.
+    fn start_request(&mut self, now: Ns, p: Parked, was_parked: bool) {
         let qb = qos_bio(&p.bio);
         let policy_data = self.policy.track(now, &qb);
         let dev = p.bio.dev as usize;
+        let tag = if self.devs[dev].sched.is_none() {
+            self.devs[dev].free_tags.pop().unwrap_or(NO_TAG)
+        } else {
+            NO_TAG
+        };
         let rq = self.rqs.alloc(Request {
             bio: p.bio,
             submit_ns: p.submit_ns,
@@ -148,7 +154,9 @@ impl<P: Policy> World<P> {
             file_prev: NIL,
             tag,
         });
-        self.devs[dev].owner[tag as usize] = rq;
+        if tag != NO_TAG {
+            self.devs[dev].owner[tag as usize] = rq;
+        }
         match p.bio.payload {
             Payload::CacheRead { file, .. } => self.files[file as usize].reads.push(rq),
             Payload::CacheWrite { file, .. } => {
@@ -170,7 +178,18 @@ impl<P: Policy> World<P> {
         let steps = flush::steps(p.bio.flags, has_data, d.write_cache(), d.fua());
         if steps == 0 {
             if has_data {
-                self.devs[dev].dispatch.push_back(tag);
+                let d = &mut self.devs[dev];
+                match d.sched.as_mut() {
+                    Some(s) => {
+                        let dir = if p.bio.op == Op::Read {
+                            DDir::Read
+                        } else {
+                            DDir::Write
+                        };
+                        s.insert(now, rq, dir, p.bio.offset);
+                    }
+                    None => d.dispatch.push_back(rq),
+                }
                 self.run_queue(now, dev as u16);
             } else {
                 // A flush on a device without a volatile cache.
@@ -214,13 +233,13 @@ impl<P: Policy> World<P> {
 
     /// Moves a flush-sequenced request to its next step.
     fn flush_advance(&mut self, now: Ns, rq: u32) {
-        let tag = self.rqs[rq].tag;
         let dev = self.rqs[rq].bio.dev;
         let remaining = self.rqs[rq].fseq;
-        match self.devs[dev as usize].flushq.advance(now, tag, remaining) {
+        match self.devs[dev as usize].flushq.advance(now, rq, remaining) {
             Next::AwaitFlush => self.flush_kick(now, dev),
             Next::Data => {
-                self.devs[dev as usize].dispatch.push_back(tag);
+                // Flush-sequenced data bypasses the IO scheduler.
+                self.devs[dev as usize].dispatch.push_back(rq);
                 self.run_queue(now, dev);
             }
             Next::Complete => self.complete_request(now, rq),
@@ -232,12 +251,8 @@ impl<P: Policy> World<P> {
         let d = &mut self.devs[dev as usize];
         match d.flushq.kick(now) {
             Ok(true) => {
-                // The FLUSH borrows the tag of the first request it covers.
-                let tag = d.flushq.running()[0];
-                d.flush_tag = tag;
-                d.flush_rq = d.owner[tag as usize];
-                d.owner[tag as usize] = FLUSH_OWNER;
-                d.dispatch.push_front(tag);
+                // The FLUSH goes first; it gets its tag at dispatch.
+                d.dispatch.push_front(FLUSH_ITEM);
                 self.run_queue(now, dev);
             }
             Ok(false) => {}
@@ -250,12 +265,52 @@ impl<P: Policy> World<P> {
         }
     }
 
-    /// Dispatches from the head of the list while the device accepts.
+    /// Dispatches while the device accepts: first the dispatch list
+    /// (FLUSH commands and flush-sequenced data), then the IO scheduler's
+    /// choice. A request without a driver tag takes one here.
     pub(crate) fn run_queue(&mut self, now: Ns, dev: u16) {
-        let d = &mut self.devs[dev as usize];
-        while let Some(&tag) = d.dispatch.front() {
-            let owner = d.owner[tag as usize];
-            let cmd = if owner == FLUSH_OWNER {
+        loop {
+            let d = &mut self.devs[dev as usize];
+            let item = match d.dispatch.front() {
+                Some(&x) => x,
+                None => {
+                    let Some(s) = d.sched.as_mut() else {
+                        break;
+                    };
+                    if s.is_empty() || d.free_tags.is_empty() || !d.dev.can_accept(DevOp::Read) {
+                        break;
+                    }
+                    let rqs = &self.rqs;
+                    match s.dispatch(now, |id| rqs[id].bio.len) {
+                        Some(rq) => rq,
+                        None => break,
+                    }
+                }
+            };
+            let from_list = d.dispatch.front() == Some(&item);
+            let cmd = if item == FLUSH_ITEM {
+                if !d.dev.can_accept(DevOp::Flush) {
+                    break;
+                }
+                // The FLUSH borrows the tag of a request it covers when one
+                // holds a tag (blk-mq's flush_rq does), else takes a free one.
+                let lender = d
+                    .flushq
+                    .running()
+                    .iter()
+                    .copied()
+                    .find(|&r| self.rqs[r].tag != NO_TAG);
+                let tag = match lender {
+                    Some(r) => self.rqs[r].tag,
+                    None => match d.free_tags.pop() {
+                        Some(t) => t,
+                        None => break,
+                    },
+                };
+                d.flush_tag = tag;
+                d.flush_lender = lender.unwrap_or(NO_TAG);
+                d.owner[tag as usize] = FLUSH_OWNER;
+                d.counters.flush_ns = d.counters.flush_ns.wrapping_sub(now);
                 DevCmd {
                     tag,
                     op: DevOp::Flush,
@@ -264,12 +319,39 @@ impl<P: Policy> World<P> {
                     fua: false,
                 }
             } else {
-                let r = &self.rqs[owner];
+                let rq = item;
+                let r = &self.rqs[rq];
                 let op = match r.bio.op {
                     Op::Read => DevOp::Read,
                     Op::Write => DevOp::Write,
                     Op::Discard => DevOp::Discard,
                 };
+                if !d.dev.can_accept(op) {
+                    if !from_list {
+                        // Taken from the scheduler: keep it first in line.
+                        d.dispatch.push_front(rq);
+                    }
+                    break;
+                }
+                let tag = if r.tag != NO_TAG {
+                    r.tag
+                } else {
+                    match d.free_tags.pop() {
+                        Some(t) => t,
+                        None => {
+                            if !from_list {
+                                d.dispatch.push_front(rq);
+                            }
+                            break;
+                        }
+                    }
+                };
+                d.owner[tag as usize] = rq;
+                let r = &mut self.rqs[rq];
+                r.tag = tag;
+                r.issue_ns = now;
+                let qr = qos_rq(r);
+                self.policy.issue(now, &qr);
                 DevCmd {
                     tag,
                     op,
@@ -278,17 +360,8 @@ impl<P: Policy> World<P> {
                     fua: flush::device_fua(r.bio.flags, d.dev.write_cache(), d.dev.fua()),
                 }
             };
-            if !d.dev.can_accept(cmd.op) {
-                break;
-            }
-            d.dispatch.pop_front();
-            if owner == FLUSH_OWNER {
-                d.counters.flush_ns = d.counters.flush_ns.wrapping_sub(now);
-            } else {
-                let r = &mut self.rqs[owner];
-                r.issue_ns = now;
-                let qr = qos_rq(r);
-                self.policy.issue(now, &qr);
+            if from_list {
+                d.dispatch.pop_front();
             }
             let mut s = Sched {
                 q: &mut self.q,
@@ -306,14 +379,17 @@ impl<P: Policy> World<P> {
         if owner == FLUSH_OWNER {
             d.counters.flushes += 1;
             d.counters.flush_ns = d.counters.flush_ns.wrapping_add(now);
-            let first = d.flush_tag;
-            // Give the borrowed tag back to its request.
-            d.owner[first as usize] = d.flush_rq;
+            // Give the tag back: to the request that lent it, or to the pool.
+            let tag = d.flush_tag;
+            if d.flush_lender != NO_TAG {
+                d.owner[tag as usize] = d.flush_lender;
+            } else {
+                d.owner[tag as usize] = u32::MAX;
+                d.free_tags.push(tag);
+            }
             let mut covered = std::mem::take(&mut self.scratch);
             d.flushq.flush_done(&mut covered);
-            debug_assert_eq!(covered.first(), Some(&first));
-            for &t in &covered {
-                let rq = self.devs[dev as usize].owner[t as usize];
+            for &rq in &covered {
                 let rem = flush::after_flush(self.rqs[rq].fseq);
                 self.rqs[rq].fseq = rem;
                 self.flush_advance(now, rq);
@@ -339,6 +415,15 @@ impl<P: Policy> World<P> {
             let qr = qos_rq(r);
             self.policy.done(now, &qr);
             if self.rqs[rq].fseq & flush::DATA != 0 {
+                // With an IO scheduler the driver tag goes back as soon as
+                // the data is done (blk-mq's flush data end_io), so requests
+                // waiting for their post-flush never hold every tag.
+                let d = &mut self.devs[dev as usize];
+                if d.sched.is_some() {
+                    d.owner[tag as usize] = u32::MAX;
+                    d.free_tags.push(tag);
+                    self.rqs[rq].tag = NO_TAG;
+                }
                 let rem = self.devs[dev as usize].flushq.data_done(self.rqs[rq].fseq);
                 self.rqs[rq].fseq = rem;
                 self.flush_advance(now, rq);
@@ -355,18 +440,25 @@ impl<P: Policy> World<P> {
     pub(crate) fn complete_request(&mut self, now: Ns, rq: u32) {
         let r = self.rqs[rq];
         self.on_payload_done(now, rq, &r);
-        // Free the tag: the first bio waiting for one takes it.
+        // Free the tag and the slot: the first bio waiting for a slot
+        // takes it.
         let dev = r.bio.dev as usize;
-        self.devs[dev].owner[r.tag as usize] = u32::MAX;
+        if r.tag != NO_TAG {
+            self.devs[dev].owner[r.tag as usize] = u32::MAX;
+            self.devs[dev].free_tags.push(r.tag);
+        }
         let mut head = r.waiters;
         self.rqs.free(rq);
-        if let Some(pid) = self.devs[dev].tag_wait.pop_front() {
+        if let Some(pid) = self.devs[dev].slot_wait.pop_front() {
             let p = self.take_parked(pid);
             let actor = p.actor;
-            self.start_request(now, p, r.tag, true);
+            self.start_request(now, p, true);
             self.resume_actor(now, actor);
         } else {
-            self.devs[dev].free_tags.push(r.tag);
+            self.devs[dev].slots_free += 1;
+        }
+        if self.devs[dev].sched.is_some() {
+            self.run_queue(now, dev as u16);
         }
         while head != NIL {
             let node = self.waits[head];

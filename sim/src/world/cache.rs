@@ -122,7 +122,6 @@ impl<P: Policy> World<P> {
         ctx.op = OpKind::Io {
             dir: Dir::Read,
             bytes: len,
-            buffered_read: true,
         };
         ctx.cpu_after = COPY_NS_PER_PAGE * u64::from(n);
         ctx.phase = super::job::Phase::Submit;
@@ -196,7 +195,6 @@ impl<P: Policy> World<P> {
         ctx.op = OpKind::Io {
             dir: Dir::Write,
             bytes: len,
-            buffered_read: false,
         };
         let at = now + cpu;
         self.ctx_timer(at, c, Phase::Cpu);

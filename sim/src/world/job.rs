@@ -60,14 +60,8 @@ pub(crate) enum Phase {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OpKind {
     None,
-    Io {
-        dir: Dir,
-        bytes: u64,
-        buffered_read: bool,
-    },
-    Sync {
-        datasync: bool,
-    },
+    Io { dir: Dir, bytes: u64 },
+    Sync { datasync: bool },
 }
 
 /// One IO context.
@@ -385,11 +379,7 @@ impl<P: Policy> World<P> {
         let ctx = &mut self.ctxs[c as usize];
         ctx.op_start = now;
         if engine == EngineKind::Null {
-            ctx.op = OpKind::Io {
-                dir,
-                bytes: len,
-                buffered_read: false,
-            };
+            ctx.op = OpKind::Io { dir, bytes: len };
             self.ctx_timer(now + NULL_ENGINE_NS, c, Phase::Cpu);
             return;
         }
@@ -417,11 +407,7 @@ impl<P: Policy> World<P> {
             self.note_mtime(now, file);
         }
         let ctx = &mut self.ctxs[c as usize];
-        ctx.op = OpKind::Io {
-            dir,
-            bytes: len,
-            buffered_read: false,
-        };
+        ctx.op = OpKind::Io { dir, bytes: len };
         let mut at = offset;
         let end = offset + len;
         while at < end {

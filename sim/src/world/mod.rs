@@ -16,6 +16,7 @@ mod journal;
 
 use std::collections::VecDeque;
 
+use crate::block::deadline::Deadline;
 use crate::block::flush::FlushQueue;
 use crate::block::request::{Bio, Request};
 use crate::block::{DeviceInfo, Policy};
@@ -82,6 +83,15 @@ pub(crate) enum Ev {
     PolicyTimer,
 }
 
+/// The IO scheduler of a queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum SchedKind {
+    /// blk-mq pass-through (`none`).
+    None,
+    /// `mq-deadline`.
+    MqDeadline,
+}
+
 /// Host-side state of one device: tags, dispatch list, flush sequencer.
 pub(crate) struct DevQueue {
     pub dev: Device,
@@ -91,9 +101,15 @@ pub(crate) struct DevQueue {
     pub dispatch: VecDeque<u32>,
     pub flushq: FlushQueue,
     pub flush_tag: u32,
-    pub flush_rq: u32,
+    /// Request whose tag the FLUSH borrowed (`NO_TAG`: a pool tag).
+    pub flush_lender: u32,
     pub flush_kick_at: Option<Ns>,
-    pub tag_wait: VecDeque<u32>,
+    /// Request slots left (`nr_requests`).
+    pub slots_free: u32,
+    /// Bios waiting for a request slot, FIFO.
+    pub slot_wait: VecDeque<u32>,
+    /// The IO scheduler; `None` is blk-mq's pass-through.
+    pub sched: Option<Deadline>,
     pub counters: DevCounters,
 }
 
@@ -117,6 +133,10 @@ pub struct DevCounters {
 }
 
 pub(crate) const FLUSH_OWNER: u32 = u32::MAX - 1;
+/// A FLUSH waiting in the dispatch list.
+pub(crate) const FLUSH_ITEM: u32 = u32::MAX - 1;
+/// A request without a driver tag.
+pub(crate) const NO_TAG: u32 = u32::MAX;
 
 /// Adapter handing device callbacks to the event queue.
 pub(crate) struct Sched<'a> {
@@ -218,6 +238,7 @@ impl<P: Policy> World<P> {
         journal: Journal,
         bdp: BdpMode,
         journal_on: bool,
+        sched: SchedKind,
     ) -> Self {
         let mut devs = Vec::with_capacity(devices.len());
         let mut total_qd = 0usize;
@@ -231,9 +252,18 @@ impl<P: Policy> World<P> {
                 dispatch: VecDeque::with_capacity(qd as usize + 1),
                 flushq: FlushQueue::new(),
                 flush_tag: u32::MAX,
-                flush_rq: u32::MAX,
+                flush_lender: NO_TAG,
                 flush_kick_at: None,
-                tag_wait: VecDeque::with_capacity(64),
+                slots_free: match sched {
+                    SchedKind::None => qd,
+                    // nr_requests = 2 * min(queue depth, 128) (blk-mq-sched).
+                    SchedKind::MqDeadline => 2 * qd.min(128),
+                },
+                slot_wait: VecDeque::with_capacity(64),
+                sched: match sched {
+                    SchedKind::None => None,
+                    SchedKind::MqDeadline => Some(Deadline::new()),
+                },
                 counters: DevCounters::default(),
             });
         }
@@ -400,6 +430,7 @@ impl<P: Policy> World<P> {
             "device": scenario.device.name,
             "memory_bytes": scenario.mem_bytes,
             "fs": scenario.fs,
+            "scheduler": scenario.scheduler,
             "sim_ns": self.q.now(),
             "events": self.events,
             "devices": devices,

@@ -6,7 +6,7 @@ use iolab_sim::cache::dirty::BdpMode;
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::fio::{self, ParseEnv};
 use iolab_sim::stats::{Dir, GroupBwMode, JobReport};
-use iolab_sim::{FsKind, RunOutput, Scenario, parse_variant, run};
+use iolab_sim::{FsKind, RunOutput, Scenario, SchedKind, parse_variant, run};
 
 /// A scenario from job-file text.
 pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario {
@@ -31,6 +31,7 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
         fs: FsKind::XfsLite,
         bdp: BdpMode::Paced,
         group_bw: GroupBwMode::Sum,
+        scheduler: SchedKind::None,
     }
 }
 
