@@ -1,0 +1,104 @@
+//! The fidelity mechanisms other issues rely on, seen from the device:
+//! readahead sizes, fadvise hints, FUA emulation, log forces.
+
+#[allow(dead_code, reason = "each test binary uses part of the helpers")]
+mod common;
+
+use common::{extra_u64, job, run_none, scenario};
+use iolab_sim::stats::Dir;
+
+const MIB: u64 = 1 << 20;
+
+fn mean_device_read(out: &iolab_sim::RunOutput) -> u64 {
+    extra_u64(out, "/devices/0/counters/read_bytes")
+        / extra_u64(out, "/devices/0/counters/reads").max(1)
+}
+
+#[test]
+fn a_sequential_reader_reads_ahead_in_256k_windows() {
+    // fadvise_hint=1 gives a sequential job FADV_SEQUENTIAL: the window
+    // ramps to 2 x 128 KiB.
+    let out = run_none(&scenario(
+        "[r]\nrw=read\nbs=4k\nsize=256m\n",
+        "sata-ssd",
+        1024 * MIB,
+        1,
+    ));
+    let mean = mean_device_read(&out);
+    assert!(
+        (240 * 1024..=256 * 1024).contains(&mean),
+        "mean device read {mean} B"
+    );
+    assert_eq!(job(&out, "r").dir(Dir::Read).io_bytes, 256 * MIB);
+}
+
+#[test]
+fn without_the_hint_the_window_stops_at_128k() {
+    let out = run_none(&scenario(
+        "[r]\nrw=read\nbs=4k\nsize=256m\nfadvise_hint=0\n",
+        "sata-ssd",
+        1024 * MIB,
+        1,
+    ));
+    let mean = mean_device_read(&out);
+    assert!(
+        (120 * 1024..=128 * 1024).contains(&mean),
+        "mean device read {mean} B"
+    );
+}
+
+#[test]
+fn a_random_reader_reads_single_pages() {
+    let out = run_none(&scenario(
+        "[r]\nrw=randread\nbs=4k\nsize=1g\nruntime=2\ntime_based\n",
+        "sata-ssd",
+        1024 * MIB,
+        1,
+    ));
+    assert_eq!(mean_device_read(&out), 4096);
+}
+
+fn force_flushes(device: &str) -> (u64, u64) {
+    // Write-only job: fallocated file, every fdatasync converts extents and
+    // forces the log.
+    let out = run_none(&scenario(
+        "[w]\nrw=randwrite\nbs=4k\nsize=64m\nfdatasync=1\nruntime=1\ntime_based\n",
+        device,
+        1024 * MIB,
+        1,
+    ));
+    (
+        extra_u64(&out, "/journal/forces"),
+        extra_u64(&out, "/devices/0/counters/flushes"),
+    )
+}
+
+#[test]
+fn sata_emulates_fua_with_a_second_flush() {
+    // libata without FUA: each force is a PREFLUSH before the iclog and a
+    // post-flush after it.
+    let (forces, flushes) = force_flushes("sata-ssd");
+    assert!(forces > 50, "{forces} forces");
+    assert_eq!(flushes, 2 * forces, "{flushes} flushes for {forces} forces");
+}
+
+#[test]
+fn nvme_carries_fua_natively() {
+    let (forces, flushes) = force_flushes("nvme");
+    assert!(forces > 50, "{forces} forces");
+    assert_eq!(flushes, forces, "{flushes} flushes for {forces} forces");
+}
+
+#[test]
+fn o_direct_bypasses_the_cache_and_the_journal_for_reads() {
+    let out = run_none(&scenario(
+        "[r]\nrw=randread\nbs=4k\ndirect=1\nsize=1g\nruntime=1\ntime_based\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    ));
+    assert_eq!(extra_u64(&out, "/page_cache/cached_pages"), 0);
+    assert_eq!(extra_u64(&out, "/journal/transactions"), 0);
+    let r = job(&out, "r").dir(Dir::Read);
+    assert_eq!(extra_u64(&out, "/devices/0/counters/reads"), r.total_ios);
+}
