@@ -49,8 +49,12 @@ enum FioCompat {
 enum Scheduler {
     /// blk-mq pass-through.
     None,
-    /// mq-deadline (read FIFO 500 ms, write 5 s, fifo_batch 16).
+    /// blk-mq with mq-deadline (read FIFO 500 ms, write 5 s, fifo_batch 16).
     MqDeadline,
+    /// The 2016 legacy request layer (sync/async pools of 128) with noop.
+    SqNoop,
+    /// The legacy request layer with deadline.
+    SqDeadline,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -277,6 +281,8 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         scheduler: match c.scheduler {
             Scheduler::None => SchedKind::None,
             Scheduler::MqDeadline => SchedKind::MqDeadline,
+            Scheduler::SqNoop => SchedKind::SqNoop,
+            Scheduler::SqDeadline => SchedKind::SqDeadline,
         },
     })
 }

@@ -102,3 +102,28 @@ fn o_direct_bypasses_the_cache_and_the_journal_for_reads() {
     let r = job(&out, "r").dir(Dir::Read);
     assert_eq!(extra_u64(&out, "/devices/0/counters/reads"), r.total_ios);
 }
+
+#[test]
+fn the_legacy_layer_makes_reads_wait_behind_sync_writeback_for_slots() {
+    // fidelity.md F1.6: reads share the 128-request sync pool with the
+    // fdatasync writers' WB_SYNC_ALL writeback.
+    let text = include_str!("../../scenarios/wbt-fdatasync-writers.fio")
+        .replace("runtime=300", "runtime=30");
+    let mut s = scenario(&text, "sata-ssd", 6 << 30, 1);
+    let mq = run_none(&s);
+    s.scheduler = iolab_sim::SchedKind::SqNoop;
+    let sq = run_none(&s);
+    assert!(sq.sim_ns < 30_200_000_000, "ended at {}", sq.sim_ns);
+    let (a, b) = (
+        job(&mq, "reader").dir(Dir::Read).clat.mean,
+        job(&sq, "reader").dir(Dir::Read).clat.mean,
+    );
+    assert!(
+        b > 2.0 * a,
+        "read latency: blk-mq {a:.0} ns, legacy {b:.0} ns"
+    );
+    s.scheduler = iolab_sim::SchedKind::SqDeadline;
+    let dl = run_none(&s);
+    assert!(dl.sim_ns < 30_200_000_000, "ended at {}", dl.sim_ns);
+    assert!(job(&dl, "writer").dir(Dir::Write).total_ios > 10_000);
+}

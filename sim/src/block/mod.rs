@@ -6,6 +6,7 @@
 
 pub mod deadline;
 pub mod flush;
+pub mod pool;
 pub mod qos;
 pub mod request;
 

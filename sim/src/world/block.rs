@@ -47,15 +47,15 @@ impl<P: Policy> World<P> {
         let token = self.parked.next_index();
         match self.policy.throttle(now, &qb, Waiter(token)) {
             Admit::Go => {
-                let dev = bio.dev as usize;
-                if self.devs[dev].slots_free > 0 {
-                    self.devs[dev].slots_free -= 1;
+                if self.alloc_slot(now, actor, &bio) {
                     self.start_request(now, p, false);
                     true
                 } else {
                     self.note_parked(&p.bio);
                     let pid = self.parked.alloc(p);
-                    self.devs[dev].slot_wait.push_back(pid);
+                    let d = &mut self.devs[bio.dev as usize];
+                    let pool = d.pools.pool_of(bio.op, bio.flags);
+                    d.pool_wait[pool].push_back(pid);
                     false
                 }
             }
@@ -104,16 +104,32 @@ impl<P: Policy> World<P> {
         p
     }
 
-    /// Gives parked bio `pid` a request slot, or queues it for one.
-    fn get_slot(&mut self, now: Ns, pid: u32) -> bool {
-        let dev = self.parked[pid].bio.dev as usize;
-        if self.devs[dev].slots_free > 0 {
-            self.devs[dev].slots_free -= 1;
+    /// Takes a request slot for `actor`'s bio if its pool allows.
+    fn alloc_slot(&mut self, now: Ns, actor: Actor, bio: &Bio) -> bool {
+        let mut batch = *self.batch_mut(actor);
+        let d = &mut self.devs[bio.dev as usize];
+        let pool = d.pools.pool_of(bio.op, bio.flags);
+        let ok = d.pools.try_alloc(now, pool, &mut batch);
+        *self.batch_mut(actor) = batch;
+        ok
+    }
+
+    /// Gives parked bio `pid` a request slot, or queues it for one: at the
+    /// head of its pool's queue if it was already first in line.
+    fn get_slot(&mut self, now: Ns, pid: u32, was_first: bool) -> bool {
+        let (actor, bio) = (self.parked[pid].actor, self.parked[pid].bio);
+        if self.alloc_slot(now, actor, &bio) {
             let p = self.take_parked(pid);
             self.start_request(now, p, true);
             true
         } else {
-            self.devs[dev].slot_wait.push_back(pid);
+            let d = &mut self.devs[bio.dev as usize];
+            let pool = d.pools.pool_of(bio.op, bio.flags);
+            if was_first {
+                d.pool_wait[pool].push_front(pid);
+            } else {
+                d.pool_wait[pool].push_back(pid);
+            }
             false
         }
     }
@@ -123,7 +139,7 @@ impl<P: Policy> World<P> {
     pub(crate) fn drain_policy_wakes(&mut self, now: Ns) {
         while let Some(Waiter(pid)) = self.policy.poll_wake() {
             let actor = self.parked[pid].actor;
-            if self.get_slot(now, pid) {
+            if self.get_slot(now, pid, false) {
                 self.resume_actor(now, actor);
             }
         }
@@ -137,7 +153,7 @@ impl<P: Policy> World<P> {
         let qb = qos_bio(&p.bio);
         let policy_data = self.policy.track(now, &qb);
         let dev = p.bio.dev as usize;
-        let tag = if self.devs[dev].sched.is_none() {
+        let tag = if self.devs[dev].tag_at_alloc {
             self.devs[dev].free_tags.pop().unwrap_or(NO_TAG)
         } else {
             NO_TAG
@@ -419,7 +435,7 @@ impl<P: Policy> World<P> {
                 // the data is done (blk-mq's flush data end_io), so requests
                 // waiting for their post-flush never hold every tag.
                 let d = &mut self.devs[dev as usize];
-                if d.sched.is_some() {
+                if !d.tag_at_alloc {
                     d.owner[tag as usize] = u32::MAX;
                     d.free_tags.push(tag);
                     self.rqs[rq].tag = NO_TAG;
@@ -449,15 +465,18 @@ impl<P: Policy> World<P> {
         }
         let mut head = r.waiters;
         self.rqs.free(rq);
-        if let Some(pid) = self.devs[dev].slot_wait.pop_front() {
-            let p = self.take_parked(pid);
-            let actor = p.actor;
-            self.start_request(now, p, true);
-            self.resume_actor(now, actor);
-        } else {
-            self.devs[dev].slots_free += 1;
+        let pool = self.devs[dev].pools.pool_of(r.bio.op, r.bio.flags);
+        if self.devs[dev].pools.free(pool)
+            && let Some(pid) = self.devs[dev].pool_wait[pool].pop_front()
+        {
+            // One sleeper wakes; having slept, it becomes a batcher.
+            let actor = self.parked[pid].actor;
+            self.batch_mut(actor).set(now);
+            if self.get_slot(now, pid, true) {
+                self.resume_actor(now, actor);
+            }
         }
-        if self.devs[dev].sched.is_some() {
+        if !self.devs[dev].tag_at_alloc {
             self.run_queue(now, dev as u16);
         }
         while head != NIL {

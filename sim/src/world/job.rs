@@ -84,6 +84,8 @@ pub(crate) struct Ctx {
     pub planned: Option<Dir>,
     /// fsync: parked writeback bios still counted as placeholders.
     pub sync_parked_left: u32,
+    /// Request batching state (legacy layer).
+    pub batch: crate::block::pool::Batch,
 }
 
 /// One job clone.
@@ -635,6 +637,7 @@ impl Ctx {
             cpu_after: 0,
             planned: None,
             sync_parked_left: 0,
+            batch: crate::block::pool::Batch::default(),
         }
     }
 }

@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 
 use crate::block::deadline::Deadline;
 use crate::block::flush::FlushQueue;
+use crate::block::pool::{Batch, LEGACY_NR_REQUESTS, PoolRules, Pools};
 use crate::block::request::{Bio, Request};
 use crate::block::{DeviceInfo, Policy};
 use crate::cache::PageCache;
@@ -83,13 +84,17 @@ pub(crate) enum Ev {
     PolicyTimer,
 }
 
-/// The IO scheduler of a queue.
+/// The request layer and IO scheduler of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum SchedKind {
     /// blk-mq pass-through (`none`).
     None,
-    /// `mq-deadline`.
+    /// blk-mq with `mq-deadline`.
     MqDeadline,
+    /// The 2016 legacy request layer with `noop` (fidelity.md F1.6).
+    SqNoop,
+    /// The legacy request layer with `deadline` (mq-deadline's constants).
+    SqDeadline,
 }
 
 /// Host-side state of one device: tags, dispatch list, flush sequencer.
@@ -104,11 +109,14 @@ pub(crate) struct DevQueue {
     /// Request whose tag the FLUSH borrowed (`NO_TAG`: a pool tag).
     pub flush_lender: u32,
     pub flush_kick_at: Option<Ns>,
-    /// Request slots left (`nr_requests`).
-    pub slots_free: u32,
-    /// Bios waiting for a request slot, FIFO.
-    pub slot_wait: VecDeque<u32>,
-    /// The IO scheduler; `None` is blk-mq's pass-through.
+    /// Request slots (`nr_requests`; two pools in the legacy layer).
+    pub pools: Pools,
+    /// Bios waiting for a request slot, FIFO per pool.
+    pub pool_wait: [VecDeque<u32>; 2],
+    /// Requests take their driver tag at allocation (blk-mq without a
+    /// scheduler) rather than at dispatch.
+    pub tag_at_alloc: bool,
+    /// The deadline scheduler, if any (else requests dispatch in order).
     pub sched: Option<Deadline>,
     pub counters: DevCounters,
 }
@@ -168,6 +176,8 @@ pub(crate) struct Flusher {
     pub fruitless: usize,
     /// Idle until a writeback completes.
     pub wait_writeback: bool,
+    /// Request batching state (legacy layer).
+    pub batch: Batch,
     pub bios: u64,
     pub pages: u64,
 }
@@ -186,6 +196,8 @@ pub(crate) struct JournalActor {
     pub seq_waiters: Vec<(u64, u32)>,
     pub ail_cursor: u64,
     pub blocked: bool,
+    /// Request batching state (legacy layer).
+    pub batch: Batch,
 }
 
 /// Dirty-throttling state shared by writers.
@@ -254,15 +266,19 @@ impl<P: Policy> World<P> {
                 flush_tag: u32::MAX,
                 flush_lender: NO_TAG,
                 flush_kick_at: None,
-                slots_free: match sched {
-                    SchedKind::None => qd,
+                pools: match sched {
+                    SchedKind::None => Pools::new(PoolRules::Mq, qd),
                     // nr_requests = 2 * min(queue depth, 128) (blk-mq-sched).
-                    SchedKind::MqDeadline => 2 * qd.min(128),
+                    SchedKind::MqDeadline => Pools::new(PoolRules::Mq, 2 * qd.min(128)),
+                    SchedKind::SqNoop | SchedKind::SqDeadline => {
+                        Pools::new(PoolRules::Legacy, LEGACY_NR_REQUESTS)
+                    }
                 },
-                slot_wait: VecDeque::with_capacity(64),
+                pool_wait: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
+                tag_at_alloc: sched == SchedKind::None,
                 sched: match sched {
-                    SchedKind::None => None,
-                    SchedKind::MqDeadline => Some(Deadline::new()),
+                    SchedKind::None | SchedKind::SqNoop => None,
+                    SchedKind::MqDeadline | SchedKind::SqDeadline => Some(Deadline::new()),
                 },
                 counters: DevCounters::default(),
             });
@@ -385,6 +401,15 @@ impl<P: Policy> World<P> {
                 self.policy_timer = Some(t);
                 self.q.push(t, Ev::PolicyTimer);
             }
+        }
+    }
+
+    /// The request batching state of `actor`.
+    pub fn batch_mut(&mut self, actor: Actor) -> &mut Batch {
+        match actor {
+            Actor::Ctx(c) => &mut self.ctxs[c as usize].batch,
+            Actor::Flusher => &mut self.flusher.batch,
+            Actor::Journal => &mut self.jn.batch,
         }
     }
 
