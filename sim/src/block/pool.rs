@@ -87,11 +87,7 @@ impl Pools {
         let nr = self.nr_requests;
         let count = self.used[pool];
         match self.rules {
-            PoolRules::Mq => {
-                if count >= nr {
-                    return false;
-                }
-            }
+            PoolRules::Mq => return self.try_alloc_unbatched().unwrap_or(false),
             PoolRules::Legacy => {
                 if count + 1 >= nr && !batch.active(now) {
                     if self.full[pool] {
@@ -111,6 +107,20 @@ impl Pools {
         }
         self.used[pool] += 1;
         true
+    }
+
+    /// blk-mq's allocation, which needs no batching state; `None` under
+    /// the legacy rules.
+    #[inline]
+    pub fn try_alloc_unbatched(&mut self) -> Option<bool> {
+        if self.rules != PoolRules::Mq {
+            return None;
+        }
+        if self.used[0] >= self.nr_requests {
+            return Some(false);
+        }
+        self.used[0] += 1;
+        Some(true)
     }
 
     /// A request of `pool` was freed; true when one sleeper should be woken.

@@ -106,6 +106,9 @@ impl<P: Policy> World<P> {
 
     /// Takes a request slot for `actor`'s bio if its pool allows.
     fn alloc_slot(&mut self, now: Ns, actor: Actor, bio: &Bio) -> bool {
+        if let Some(ok) = self.devs[bio.dev as usize].pools.try_alloc_unbatched() {
+            return ok;
+        }
         let mut batch = *self.batch_mut(actor);
         let d = &mut self.devs[bio.dev as usize];
         let pool = d.pools.pool_of(bio.op, bio.flags);
