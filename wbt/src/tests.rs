@@ -959,7 +959,7 @@ fn knob_rejects_below_minus_one() {
 }
 
 fn format_into(buf: &mut [u8], e: KnobError) -> &str {
-    use core::fmt::Write;
+    use core::fmt::{self, Write};
     struct B<'a>(&'a mut [u8], usize);
     impl Write for B<'_> {
         fn write_str(&mut self, s: &str) -> fmt::Result {
