@@ -45,13 +45,12 @@ impl DirQueue {
         (0..self.sorted.len()).min_by_key(|&i| self.sorted[i].seq)
     }
 
-    /// Index of the first request at or after `next_sector`, wrapping.
+    /// Index of the first request at or after `next_sector`; `None` past
+    /// the last one (the kernel then restarts at the oldest, not at the
+    /// lowest sector).
     fn next_in_order(&self) -> Option<usize> {
-        if self.sorted.is_empty() {
-            return None;
-        }
         let i = self.sorted.partition_point(|x| x.sector < self.next_sector);
-        Some(if i < self.sorted.len() { i } else { 0 })
+        (i < self.sorted.len()).then_some(i)
     }
 
     fn take(&mut self, i: usize, len_sectors: u64) -> u32 {
@@ -179,9 +178,23 @@ mod tests {
         for (id, off) in [(1, 40_960), (2, 0), (3, 81_920), (4, 4096)] {
             d.insert(0, id, DDir::Write, off);
         }
-        // The batch starts at the oldest, then sweeps upward and wraps.
+        // The batch starts at the oldest and sweeps upward; past the top it
+        // restarts at the oldest left (2), then sweeps up again.
         assert_eq!(drain(&mut d, 0), vec![1, 3, 2, 4]);
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn past_the_top_a_new_batch_starts_at_the_oldest() {
+        let mut d = Deadline::new();
+        // Inserted A(100), C(50), B(10): the kernel dispatches A, C, B.
+        d.insert(0, 1, DDir::Write, 100 * 512);
+        d.insert(0, 3, DDir::Write, 50 * 512);
+        d.insert(0, 2, DDir::Write, 10 * 512);
+        assert_eq!(d.dispatch(0, |_| 512), Some(1));
+        // Batch continues only upward: nothing above 101, the batch ends.
+        assert_eq!(d.dispatch(0, |_| 512), Some(3));
+        assert_eq!(d.dispatch(0, |_| 512), Some(2));
     }
 
     #[test]

@@ -53,10 +53,9 @@ pub struct FsFile {
     pub writes_head: u32,
     /// In-flight read requests (few at a time).
     pub reads: Vec<u32>,
-    /// Writeback bios of this file parked before becoming requests.
-    pub parked_writes: u32,
-    /// fsync contexts waiting for some of those parked bios.
-    pub sync_waiters: Vec<u32>,
+    /// Head of the list of this file's writeback bios parked before
+    /// becoming requests (indices into the parked-bio slab).
+    pub parked_head: u32,
     /// Last timestamp update logged (coarse clock, see `world::job`).
     pub mtime: u64,
 }
@@ -182,7 +181,11 @@ impl Layout {
         }
         let size = size.div_ceil(PAGE) * PAGE;
         let log_end = self.log_offset + self.log_size;
-        let at = self.next;
+        let mut at = self.next;
+        if at >= self.log_offset && at < log_end {
+            // The previous file ended where the log starts.
+            at = log_end;
+        }
         let before_log = at < self.log_offset;
         let usable = if before_log {
             self.capacity
@@ -233,8 +236,7 @@ pub fn new_file(name: &str, dev: u16, place: Placement, size: u64, prep: Prep) -
         inode_logged_seq: 0,
         writes_head: NIL,
         reads: Vec::new(),
-        parked_writes: 0,
-        sync_waiters: Vec::new(),
+        parked_head: NIL,
         mtime: 0,
     }
 }
@@ -263,6 +265,13 @@ mod tests {
         assert_eq!(l.place("c", 29 << 20), Ok(Placement::contiguous(71 << 20)));
         let full = l.place("d", 1 << 20);
         assert!(matches!(full, Err(FsError::NoSpace { .. })));
+    }
+
+    #[test]
+    fn a_file_starting_at_the_log_goes_after_it() {
+        let mut l = Layout::new(100 << 20, 10 << 20);
+        assert_eq!(l.place("a", 49 << 20), Ok(Placement::contiguous(1 << 20)));
+        assert_eq!(l.place("b", 4 << 20), Ok(Placement::contiguous(60 << 20)));
     }
 
     #[test]

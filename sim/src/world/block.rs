@@ -41,6 +41,9 @@ impl<P: Policy> World<P> {
             actor,
             wait,
             submit_ns: now,
+            waiters: NIL,
+            file_next: NIL,
+            file_prev: NIL,
         };
         // The slot the bio would park in names it to the policy; it is
         // only taken if the bio really has to wait.
@@ -48,11 +51,10 @@ impl<P: Policy> World<P> {
         match self.policy.throttle(now, &qb, Waiter(token)) {
             Admit::Go => {
                 if self.alloc_slot(now, actor, &bio) {
-                    self.start_request(now, p, false);
+                    self.start_request(now, p);
                     true
                 } else {
-                    self.note_parked(&p.bio);
-                    let pid = self.parked.alloc(p);
+                    let pid = self.park(p);
                     let d = &mut self.devs[bio.dev as usize];
                     let pool = d.pools.pool_of(bio.op, bio.flags);
                     d.pool_wait[pool].push_back(pid);
@@ -60,8 +62,7 @@ impl<P: Policy> World<P> {
                 }
             }
             Admit::Wait => {
-                self.note_parked(&p.bio);
-                let pid = self.parked.alloc(p);
+                let pid = self.park(p);
                 debug_assert_eq!(pid, token);
                 self.arm_policy_timer();
                 false
@@ -69,39 +70,47 @@ impl<P: Policy> World<P> {
         }
     }
 
-    /// A writeback bio waits without a request: fsync must know about it.
-    fn note_parked(&mut self, bio: &Bio) {
-        if let Payload::CacheWrite { file, .. } = bio.payload {
-            self.files[file as usize].parked_writes += 1;
-        }
-    }
-
-    /// A parked writeback bio of `file` became request `rq`: contexts in
-    /// fsync that counted it as a placeholder now wait for the request.
-    fn wake_parked_write_waiters(&mut self, file: u32, rq: u32) {
-        let f = file as usize;
-        self.files[f].parked_writes -= 1;
-        let mut i = 0;
-        while i < self.files[f].sync_waiters.len() {
-            let c = self.files[f].sync_waiters[i];
-            self.add_waiter(rq, c);
-            let ctx = &mut self.ctxs[c as usize];
-            debug_assert!(ctx.sync_parked_left > 0 && ctx.pending > 1);
-            ctx.pending -= 1;
-            ctx.sync_parked_left -= 1;
-            if ctx.sync_parked_left == 0 {
-                self.files[f].sync_waiters.swap_remove(i);
-            } else {
-                i += 1;
+    /// Parks bio `p`. A writeback bio joins its file's list of parked
+    /// writes, so that fsync can wait for it before it is a request.
+    fn park(&mut self, p: Parked) -> u32 {
+        let pid = self.parked.alloc(p);
+        if let Payload::CacheWrite { file, .. } = p.bio.payload {
+            let head = self.files[file as usize].parked_head;
+            self.parked[pid].file_next = head;
+            self.parked[pid].file_prev = NIL;
+            if head != NIL {
+                self.parked[head].file_prev = pid;
             }
+            self.files[file as usize].parked_head = pid;
         }
+        pid
     }
 
-    /// Takes parked bio `pid` out of the slab.
+    /// Takes parked bio `pid` out of the slab (and out of its file's list);
+    /// its waiters go with it.
     fn take_parked(&mut self, pid: u32) -> Parked {
         let p = self.parked[pid];
+        if let Payload::CacheWrite { file, .. } = p.bio.payload {
+            if p.file_prev == NIL {
+                self.files[file as usize].parked_head = p.file_next;
+            } else {
+                self.parked[p.file_prev].file_next = p.file_next;
+            }
+            if p.file_next != NIL {
+                self.parked[p.file_next].file_prev = p.file_prev;
+            }
+        }
         self.parked.free(pid);
         p
+    }
+
+    /// Context `ctx` waits for parked bio `pid` (and, once it has one, for
+    /// its request).
+    pub(crate) fn add_parked_waiter(&mut self, pid: u32, ctx: u32) {
+        let head = self.parked[pid].waiters;
+        let node = self.waits.alloc(WaitNode { ctx, next: head });
+        self.parked[pid].waiters = node;
+        self.ctxs[ctx as usize].pending += 1;
     }
 
     /// Takes a request slot for `actor`'s bio if its pool allows.
@@ -123,7 +132,7 @@ impl<P: Policy> World<P> {
         let (actor, bio) = (self.parked[pid].actor, self.parked[pid].bio);
         if self.alloc_slot(now, actor, &bio) {
             let p = self.take_parked(pid);
-            self.start_request(now, p, true);
+            self.start_request(now, p);
             true
         } else {
             let d = &mut self.devs[bio.dev as usize];
@@ -149,10 +158,10 @@ impl<P: Policy> World<P> {
         self.arm_policy_timer();
     }
 
-    /// Turns bio `p` into a request (its slot is taken); `was_parked` when
-    /// it had to wait for the policy or a slot. Without an IO scheduler the
-    /// request holds a driver tag from now on, as blk-mq's does.
-    fn start_request(&mut self, now: Ns, p: Parked, was_parked: bool) {
+    /// Turns bio `p` into a request (its slot is taken). Without an IO
+    /// scheduler the request holds a driver tag from now on, as blk-mq's
+    /// does.
+    fn start_request(&mut self, now: Ns, p: Parked) {
         let qb = qos_bio(&p.bio);
         let policy_data = self.policy.track(now, &qb);
         let dev = p.bio.dev as usize;
@@ -168,7 +177,8 @@ impl<P: Policy> World<P> {
             issue_ns: 0,
             policy_data,
             fseq: 0,
-            waiters: NIL,
+            // Whoever waited for the parked bio now waits for the request.
+            waiters: p.waiters,
             file_next: NIL,
             file_prev: NIL,
             tag,
@@ -178,12 +188,7 @@ impl<P: Policy> World<P> {
         }
         match p.bio.payload {
             Payload::CacheRead { file, .. } => self.files[file as usize].reads.push(rq),
-            Payload::CacheWrite { file, .. } => {
-                self.link_write(file, rq);
-                if was_parked {
-                    self.wake_parked_write_waiters(file, rq);
-                }
-            }
+            Payload::CacheWrite { file, .. } => self.link_write(file, rq),
             Payload::Direct { file, .. } if p.bio.op == Op::Write => self.link_write(file, rq),
             _ => {}
         }

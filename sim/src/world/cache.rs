@@ -439,14 +439,13 @@ impl<P: Policy> World<P> {
             self.add_waiter(rq, c);
             rq = next;
         }
-        // Writeback bios still waiting for a tag or the policy: count them
-        // now, wait for their requests once they exist.
-        let parked = self.files[file as usize].parked_writes;
-        if parked > 0 {
-            let ctx = &mut self.ctxs[c as usize];
-            ctx.sync_parked_left = parked;
-            ctx.pending += parked;
-            self.files[file as usize].sync_waiters.push(c);
+        // Writeback bios still waiting for a slot or the policy: wait for
+        // each of them, then for its request.
+        let mut pid = self.files[file as usize].parked_head;
+        while pid != NIL {
+            let next = self.parked[pid].file_next;
+            self.add_parked_waiter(pid, c);
+            pid = next;
         }
     }
 

@@ -82,8 +82,6 @@ pub(crate) struct Ctx {
     pub cpu_after: Ns,
     /// Direction chosen before a rate-pacing sleep.
     pub planned: Option<Dir>,
-    /// fsync: parked writeback bios still counted as placeholders.
-    pub sync_parked_left: u32,
     /// Request batching state (legacy layer).
     pub batch: crate::block::pool::Batch,
 }
@@ -636,7 +634,6 @@ impl Ctx {
             sync_passes: 0,
             cpu_after: 0,
             planned: None,
-            sync_parked_left: 0,
             batch: crate::block::pool::Batch::default(),
         }
     }

@@ -51,6 +51,11 @@ pub(crate) struct Parked {
     /// The actor (a context) waits for this request's completion.
     pub wait: bool,
     pub submit_ns: Ns,
+    /// Contexts waiting for this bio (fsync of its file).
+    pub waiters: u32,
+    /// The file's list of parked writeback bios.
+    pub file_next: u32,
+    pub file_prev: u32,
 }
 
 /// One context waiting for one request.
