@@ -37,6 +37,7 @@ fn scenario(device: &str) -> Scenario {
         bdp: BdpMode::Paced,
         group_bw: GroupBwMode::Sum,
         scheduler: SchedKind::None,
+        trace: false,
     }
 }
 

@@ -82,3 +82,22 @@ pub fn peak_rss() -> Option<String> {
         .find(|l| l.starts_with("VmHWM:"))
         .map(|l| l.trim_start_matches("VmHWM:").trim().to_owned())
 }
+
+/// Writes the policy's trace records (`extra.policy_report.trace`) as JSON
+/// lines to `path`; a policy without traces writes an empty file.
+pub fn write_trace(path: &str, extra: &serde_json::Value) -> Result<(), Failure> {
+    let mut text = String::new();
+    if let Some(records) = extra
+        .pointer("/policy_report/trace")
+        .and_then(serde_json::Value::as_array)
+    {
+        for r in records {
+            text.push_str(&r.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(path, text).map_err(|e| Failure {
+        code: 1,
+        message: format!("--trace {path}: {e}"),
+    })
+}

@@ -102,6 +102,10 @@ struct Common {
     /// Print wall time and simulated IO rate on stderr.
     #[arg(long)]
     timing: bool,
+    /// Write the policy's trace records (JSON lines, one file per variant:
+    /// FILE, or FILE.<n> for the n-th variant of a comparison).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -171,6 +175,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
             let scenario = build_scenario(&common)?;
             let out = run_one(&common, &scenario, &variant)?;
+            if let Some(path) = &common.trace {
+                load::write_trace(path, &out.extra)?;
+            }
             let mut stdout = std::io::stdout().lock();
             let text = match common.output_format {
                 Format::Normal => stats::normal_output(&out.report),
@@ -183,8 +190,12 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| Failure::input(format!("--policies: {e}")))?;
             let scenario = build_scenario(&common)?;
             let mut outs = Vec::with_capacity(variants.len());
-            for v in &variants {
-                outs.push(run_one(&common, &scenario, v)?);
+            for (n, v) in variants.iter().enumerate() {
+                let out = run_one(&common, &scenario, v)?;
+                if let Some(path) = &common.trace {
+                    load::write_trace(&format!("{path}.{n}"), &out.extra)?;
+                }
+                outs.push(out);
             }
             let text = match common.output_format {
                 Format::Normal => {
@@ -284,6 +295,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
             Scheduler::SqNoop => SchedKind::SqNoop,
             Scheduler::SqDeadline => SchedKind::SqDeadline,
         },
+        trace: c.trace.is_some(),
     })
 }
 
@@ -296,10 +308,12 @@ fn run_one(
     let horizon = progress::horizon(scenario);
     let mut bar = progress::Bar::new(&variant.spec, horizon);
     let out = iolab_sim::run(scenario, variant, &mut |t| bar.update(t)).map_err(|e| {
-        Failure::input(format!(
-            "{e} (variant {}, seed {})",
-            variant.spec, scenario.seed
-        ))
+        let message = format!("{e} (variant {}, seed {})", variant.spec, scenario.seed);
+        match e {
+            // A stall is the simulator's fault, not the input's.
+            iolab_sim::SimError::Stalled { .. } => Failure { code: 1, message },
+            _ => Failure::input(message),
+        }
     })?;
     bar.finish();
     if c.timing {

@@ -290,3 +290,53 @@ fn peak_memory_does_not_grow_with_simulated_duration() {
     let (ra, rb) = (peak_rss_kb(&a) as f64, peak_rss_kb(&b) as f64);
     assert!(rb <= ra * 1.10, "30 s peak {ra} kB, 300 s peak {rb} kB");
 }
+
+#[test]
+fn wbt_knobs_are_checked_and_traces_written() {
+    let o = iolab(&[
+        "compare",
+        WBT,
+        "--device",
+        "sata-ssd",
+        "--policies",
+        "none,wbt:lat=-2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("lat=-2"), "{}", stderr(&o));
+    let o = iolab(&[
+        "run",
+        WBT,
+        "--device",
+        "sata-ssd",
+        "--policy",
+        "wbt:lat=soon",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let job = temp_job(
+        "short-wbt.fio",
+        &std::fs::read_to_string(root().join(WBT))
+            .expect("scenario")
+            .replace("runtime=300", "runtime=5"),
+    );
+    let trace = job.with_extension("trace");
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--device",
+        "sata-ssd",
+        "--memory",
+        "6g",
+        "--policy",
+        "wbt",
+        "--trace",
+        trace.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&trace).expect("trace written");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert!(lines.iter().any(|r| r["event"] == "wbt_timer"), "{text}");
+    assert!(lines.iter().all(|r| r["t_ns"].as_u64().is_some()));
+}

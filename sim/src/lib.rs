@@ -11,6 +11,7 @@ pub mod device;
 pub mod engine;
 pub mod fio;
 pub mod fs;
+pub mod policies;
 pub mod rng;
 pub mod scenario;
 pub mod slab;

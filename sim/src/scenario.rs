@@ -13,6 +13,7 @@ use crate::device::{Device, DeviceConfig};
 use crate::fio::{self, JobSpec};
 use crate::fs::journal::{Journal, log_size_for};
 use crate::fs::{self, Layout, PAGE, Prep};
+use crate::policies::wbt::{WbtKnobs, WbtPolicy};
 use crate::rng::{Entity, Stream};
 use crate::stats::{GroupBwMode, RunReport};
 use crate::time::{MS, Ns};
@@ -21,6 +22,7 @@ use crate::volume::Volume;
 use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
 pub use crate::world::SchedKind;
 use crate::world::{Ctx, Job, World};
+use iolab_wbt::Variant as WbtVariant;
 
 /// Which filesystem sits on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -50,6 +52,8 @@ pub struct Scenario {
     pub group_bw: GroupBwMode,
     /// The IO scheduler.
     pub scheduler: SchedKind,
+    /// Keep policy trace records (the JSON `iolab.policy.trace`).
+    pub trace: bool,
 }
 
 /// Errors that stop a run before it starts.
@@ -81,6 +85,13 @@ pub enum SimError {
     /// The files do not map onto the volume.
     #[error("{0}")]
     Layout(String),
+    /// Nothing completed for ten simulated minutes while jobs remained: a
+    /// policy or simulator bug parked every submitter for good.
+    #[error("run stalled at {at_ns} ns: no IO completed for 600 simulated seconds")]
+    Stalled {
+        /// Simulated time when the run was stopped.
+        at_ns: Ns,
+    },
 }
 
 /// The result of one run.
@@ -104,6 +115,18 @@ pub fn run(
 ) -> Result<RunOutput, SimError> {
     match variant.block {
         BlockChoice::None => run_with(scenario, NoPolicy, &variant.spec, progress),
+        BlockChoice::Wbt { v5, lat_usec } => {
+            let knobs = WbtKnobs {
+                variant: if v5 {
+                    WbtVariant::V5_2016
+                } else {
+                    WbtVariant::Modern
+                },
+                lat_usec,
+                trace: scenario.trace,
+            };
+            run_with(scenario, WbtPolicy::new(knobs), &variant.spec, progress)
+        }
     }
 }
 
@@ -449,6 +472,11 @@ pub fn run_with<P: Policy>(
     world.walls_left = walls;
 
     world.run(progress);
+    if world.stalled {
+        return Err(SimError::Stalled {
+            at_ns: world.q.now(),
+        });
+    }
 
     let sim_ns = world.q.now();
     let inputs = world.job_inputs(sim_ns);

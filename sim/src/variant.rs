@@ -7,6 +7,13 @@
 pub enum BlockChoice {
     /// No rq-qos policy.
     None,
+    /// Writeback throttling.
+    Wbt {
+        /// The 2016 v5 generation instead of the modern one.
+        v5: bool,
+        /// `wbt_lat_usec` to write (`None`: the device default).
+        lat_usec: Option<i64>,
+    },
 }
 
 /// One parsed variant.
@@ -51,12 +58,32 @@ pub enum VariantError {
         /// The knob.
         knob: String,
     },
+    /// A knob the policy does not have.
+    #[error("policy '{name}' has no knob '{knob}'{}", suggestion.as_ref().map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default())]
+    UnknownKnob {
+        /// The policy.
+        name: String,
+        /// The knob.
+        knob: String,
+        /// The closest knob.
+        suggestion: Option<String>,
+    },
+    /// A knob value that does not parse or is out of range.
+    #[error("policy '{name}': {knob}={value}: {why}")]
+    BadValue {
+        /// The policy.
+        name: String,
+        /// The knob.
+        knob: String,
+        /// The value.
+        value: String,
+        /// What is wrong.
+        why: String,
+    },
 }
 
 /// Names the grammar knows, with the work that brings each.
 const PLANNED: &[(&str, &str)] = &[
-    ("wbt", "writeback throttling lands with its own issue"),
-    ("wbt-v5", "writeback throttling lands with its own issue"),
     ("iocost", "blk-iocost lands with its own issue"),
     ("read", "RAID1 read policies land with the tiering issue"),
     ("alloc", "chunk allocation lands with the tiering issue"),
@@ -90,6 +117,29 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                     return Err(VariantError::Twice(spec.to_owned()));
                 }
             }
+            "wbt" | "wbt-v5" => {
+                let mut lat_usec = None;
+                for knob in pieces {
+                    let (k, v) = knob.split_once('=').unwrap_or((knob, ""));
+                    match k {
+                        "lat" => lat_usec = Some(parse_lat(name, v)?),
+                        _ => {
+                            return Err(VariantError::UnknownKnob {
+                                name: name.to_owned(),
+                                knob: k.to_owned(),
+                                suggestion: crate::fio::closest(k, ["lat"]).map(str::to_owned),
+                            });
+                        }
+                    }
+                }
+                let choice = BlockChoice::Wbt {
+                    v5: name == "wbt-v5",
+                    lat_usec,
+                };
+                if block.replace(choice).is_some() {
+                    return Err(VariantError::Twice(spec.to_owned()));
+                }
+            }
             _ => {
                 if let Some((_, why)) = PLANNED.iter().find(|(n, _)| *n == name) {
                     return Err(VariantError::NotBuilt {
@@ -97,7 +147,9 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                         why,
                     });
                 }
-                let known = std::iter::once("none").chain(PLANNED.iter().map(|(n, _)| *n));
+                let known = ["none", "wbt", "wbt-v5"]
+                    .into_iter()
+                    .chain(PLANNED.iter().map(|(n, _)| *n));
                 return Err(VariantError::Unknown {
                     name: name.to_owned(),
                     suggestion: crate::fio::closest(name, known).map(str::to_owned),
@@ -109,6 +161,42 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
         spec: spec.to_owned(),
         block: block.unwrap_or(BlockChoice::None),
     })
+}
+
+/// The `lat` knob of `wbt`: `wbt_lat_usec` semantics (a bare number is
+/// microseconds; 0 disables; -1 restores the default), or a duration with
+/// a unit (`ns`, `us`, `ms`, `s`).
+fn parse_lat(name: &str, value: &str) -> Result<i64, VariantError> {
+    let bad = |why: &str| VariantError::BadValue {
+        name: name.to_owned(),
+        knob: "lat".to_owned(),
+        value: value.to_owned(),
+        why: why.to_owned(),
+    };
+    let v = value.trim();
+    let (digits, scale_ns): (&str, i64) = if let Some(d) = v.strip_suffix("ms") {
+        (d, 1_000_000)
+    } else if let Some(d) = v.strip_suffix("us") {
+        (d, 1_000)
+    } else if let Some(d) = v.strip_suffix("ns") {
+        (d, 1)
+    } else if let Some(d) = v.strip_suffix('s') {
+        (d, 1_000_000_000)
+    } else {
+        (v, 1_000)
+    };
+    let n: i64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| bad("not a number (e.g. lat=2ms, lat=2000, lat=0, lat=-1)"))?;
+    if n < -1 || (n == -1 && scale_ns != 1_000) {
+        return Err(bad("below -1; -1 (bare) restores the default, 0 disables"));
+    }
+    if n == -1 {
+        return Ok(-1);
+    }
+    let ns = n.checked_mul(scale_ns).ok_or_else(|| bad("too large"))?;
+    Ok(ns / 1_000)
 }
 
 /// Parses a comma-separated list of variants; the first is the baseline.
@@ -129,9 +217,48 @@ mod tests {
     }
 
     #[test]
+    fn wbt_knobs_parse_like_the_sysfs_file() {
+        let lat = |s: &str| match parse_variant(s).map(|v| v.block) {
+            Ok(BlockChoice::Wbt { lat_usec, .. }) => Ok(lat_usec),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(lat("wbt"), Ok(None));
+        assert_eq!(lat("wbt:lat=2ms"), Ok(Some(2000)));
+        assert_eq!(lat("wbt:lat=75000"), Ok(Some(75_000)));
+        assert_eq!(lat("wbt:lat=0"), Ok(Some(0)));
+        assert_eq!(lat("wbt:lat=-1"), Ok(Some(-1)));
+        assert_eq!(lat("wbt-v5:lat=1s"), Ok(Some(1_000_000)));
+        assert!(matches!(
+            lat("wbt:lat=-2"),
+            Err(VariantError::BadValue { .. })
+        ));
+        assert!(matches!(
+            lat("wbt:lat=fast"),
+            Err(VariantError::BadValue { .. })
+        ));
+        assert!(matches!(
+            lat("wbt:lat=99999999999999999s"),
+            Err(VariantError::BadValue { .. })
+        ));
+        let e = parse_variant("wbt:latt=2ms").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "policy 'wbt' has no knob 'latt' (did you mean 'lat'?)"
+        );
+        assert_eq!(
+            parse_variant("wbt-v5").map(|v| v.block),
+            Ok(BlockChoice::Wbt {
+                v5: true,
+                lat_usec: None
+            })
+        );
+    }
+
+    #[test]
     fn planned_unknown_and_malformed_names_are_errors() {
         assert!(matches!(
-            parse_variant("wbt:lat=2ms"),
+            parse_variant("iocost"),
             Err(VariantError::NotBuilt { .. })
         ));
         assert!(matches!(

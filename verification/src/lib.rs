@@ -2,5 +2,14 @@
 //! userspace faces, reference-model property tests, and historic bugs
 //! reintroduced as mutants behind a test-only feature.
 //!
-//! Empty until the algorithm crates land; the simulator's own tests live
-//! in `sim/tests` and in its modules.
+//! * `tests/wbt_loom.rs`: loom models of `iolab_wbt::Throttle` (no lost
+//!   wakeup, inflight never above the limit, FIFO order, limit lowered and
+//!   raised while threads sleep, permits dropped with sleepers, disabling
+//!   with a sleeper).
+//! * `tests/wbt_mutants.rs`: spec §9 bugs B2, B3, B4 and B5 as loom
+//!   scenarios; each passes on the real code and fails under its
+//!   `mutant-bN` feature.
+//!
+//! Both are compiled only with `RUSTFLAGS="--cfg iolab_loom"`; the commands
+//! are in each file's header. The simulator's own tests live in
+//! `sim/tests` and in its modules.

@@ -53,6 +53,18 @@
 //! while let Some(_rec) = wbt.poll_trace() { /* log it */ }
 //! ```
 //!
+//! # Userspace face (feature `std`, on by default)
+//!
+//! [`Throttle`] shares one [`Wbt`] between threads: [`Throttle::acquire`]
+//! blocks until a request may go and returns a [`Permit`], completing the
+//! permit releases the slot and records its latency; waiters are served in
+//! FIFO order by whoever releases a slot (spec §8). Time comes from an
+//! injected [`Clock`] ([`SystemClock`] in production, [`ManualClock`] in
+//! tests) and the window timer is driven by the caller through
+//! [`Throttle::tick`]. Its synchronisation types come from [`sync`], which
+//! swaps in loom under `--cfg iolab_loom`. Without the feature the crate
+//! is `no_std` and holds the core only.
+//!
 //! # Variants
 //!
 //! * [`Variant::Modern`] (default): mainline `block/blk-wbt.c` (6.x) with
@@ -97,6 +109,9 @@
 
 #![no_std]
 
+#[cfg(feature = "std")]
+extern crate std;
+
 mod classify;
 mod consts;
 mod depth;
@@ -106,6 +121,10 @@ mod limit;
 mod machine;
 mod params;
 mod snapshot;
+#[cfg(feature = "std")]
+pub mod sync;
+#[cfg(feature = "std")]
+mod throttle;
 mod trace;
 mod verdict;
 mod wake;
@@ -123,6 +142,8 @@ pub use knob::{EnableState, KnobError, default_lat_ns};
 pub use machine::Wbt;
 pub use params::{DeviceParams, Options, Variant};
 pub use snapshot::Snapshot;
+#[cfg(feature = "std")]
+pub use throttle::{Clock, ManualClock, Permit, SystemClock, Throttle, ThrottleSnapshot};
 pub use trace::TraceRecord;
 pub use verdict::Verdict;
 pub use wake::{Wake, WakeMode};

@@ -46,6 +46,8 @@ pub struct QosBio {
 /// What a policy sees of a request at issue and completion.
 #[derive(Clone, Copy, Debug)]
 pub struct QosRq {
+    /// Identity, unique among requests in flight.
+    pub id: u32,
     /// The bio fields.
     pub bio: QosBio,
     /// The value the policy returned from `track`.
@@ -86,13 +88,21 @@ pub trait Policy {
     fn done(&mut self, _now: Ns, _rq: &QosRq) {}
     /// A task was throttled in `balance_dirty_pages`.
     fn dirty_throttled(&mut self, _now: Ns) {}
+    /// A task's `balance_dirty_pages` pause ended.
+    fn dirty_throttle_ended(&mut self, _now: Ns) {}
+    /// What the policy reports at the end of a run (the JSON `iolab.policy`
+    /// object): its state, and its trace records when asked for.
+    fn report(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
     /// The deadline returned by `next_deadline` has come.
     fn timer(&mut self, _now: Ns) {}
     /// When `timer` must be called next.
     fn next_deadline(&self) -> Option<Ns> {
         None
     }
-    /// A parked submitter that may now proceed.
+    /// A parked submitter that may now proceed. Called after every hook
+    /// above, at the time that hook was given.
     fn poll_wake(&mut self) -> Option<Waiter> {
         None
     }

@@ -20,8 +20,9 @@ fn qos_bio(b: &Bio) -> QosBio {
     }
 }
 
-fn qos_rq(r: &Request) -> QosRq {
+fn qos_rq(id: u32, r: &Request) -> QosRq {
     QosRq {
+        id,
         bio: qos_bio(&r.bio),
         policy_data: r.policy_data,
         alloc_ns: r.alloc_ns,
@@ -374,7 +375,7 @@ impl<P: Policy> World<P> {
                 let r = &mut self.rqs[rq];
                 r.tag = tag;
                 r.issue_ns = now;
-                let qr = qos_rq(r);
+                let qr = qos_rq(rq, r);
                 self.policy.issue(now, &qr);
                 DevCmd {
                     tag,
@@ -436,8 +437,6 @@ impl<P: Policy> World<P> {
                 }
                 Op::Discard => c.discards += 1,
             }
-            let qr = qos_rq(r);
-            self.policy.done(now, &qr);
             if self.rqs[rq].fseq & flush::DATA != 0 {
                 // With an IO scheduler the driver tag goes back as soon as
                 // the data is done (blk-mq's flush data end_io), so requests
@@ -463,6 +462,11 @@ impl<P: Policy> World<P> {
     /// A request is done: page-cache and journal effects, waiters, tag.
     pub(crate) fn complete_request(&mut self, now: Ns, rq: u32) {
         let r = self.rqs[rq];
+        // Every request ends here exactly once, whatever its path (device
+        // completion, the end of a flush sequence, a flush with nothing to
+        // do): the policy's `done` hook, like the kernel's rq_qos_done.
+        let qr = qos_rq(rq, &r);
+        self.policy.done(now, &qr);
         self.on_payload_done(now, rq, &r);
         // Free the tag and the slot: the first bio waiting for a slot
         // takes it.

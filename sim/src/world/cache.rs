@@ -187,11 +187,14 @@ impl<P: Policy> World<P> {
         let n = p1 - p0;
         let mut cpu = COPY_NS_PER_PAGE * u64::from(n);
         self.jobs[j].dirtied += n;
+        let mut paused = false;
         if self.jobs[j].dirtied >= BATCH_PAGES {
             let pause = self.balance_dirty_pages(now, j);
             cpu += pause;
+            paused = pause > 0;
         }
         let ctx = &mut self.ctxs[c as usize];
+        ctx.dirty_paused = paused;
         ctx.op = OpKind::Io {
             dir: Dir::Write,
             bytes: len,

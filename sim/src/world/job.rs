@@ -84,6 +84,8 @@ pub(crate) struct Ctx {
     pub planned: Option<Dir>,
     /// Request batching state (legacy layer).
     pub batch: crate::block::pool::Batch,
+    /// The current write slept in `balance_dirty_pages`.
+    pub dirty_paused: bool,
 }
 
 /// One job clone.
@@ -206,7 +208,13 @@ impl<P: Policy> World<P> {
 
     pub(crate) fn on_ctx_timer(&mut self, now: Ns, c: u32) {
         match self.ctxs[c as usize].phase {
-            Phase::Cpu => self.op_complete(now, c),
+            Phase::Cpu => {
+                if std::mem::take(&mut self.ctxs[c as usize].dirty_paused) {
+                    self.policy.dirty_throttle_ended(now);
+                    self.drain_policy_wakes(now);
+                }
+                self.op_complete(now, c);
+            }
             Phase::Sleep => self.ctx_next(now, c),
             Phase::Wait | Phase::SyncWait | Phase::SyncLogWait
                 if self.ctxs[c as usize].pending == 0 =>
@@ -491,6 +499,7 @@ impl<P: Policy> World<P> {
 
     /// The operation of context `c` is over: account it, go on.
     pub(crate) fn op_complete(&mut self, now: Ns, c: u32) {
+        self.ops_done += 1;
         let ctx = &mut self.ctxs[c as usize];
         let j = ctx.job as usize;
         let lat = now - ctx.op_start;
@@ -635,6 +644,7 @@ impl Ctx {
             cpu_after: 0,
             planned: None,
             batch: crate::block::pool::Batch::default(),
+            dirty_paused: false,
         }
     }
 }

@@ -146,6 +146,9 @@ pub struct DevCounters {
 }
 
 pub(crate) const FLUSH_OWNER: u32 = u32::MAX - 1;
+/// Writeback timer ticks (5 s each) without progress before a run is
+/// declared stalled: ten simulated minutes.
+const STALL_TICKS: u32 = 120;
 /// A FLUSH waiting in the dispatch list.
 pub(crate) const FLUSH_ITEM: u32 = u32::MAX - 1;
 /// A request without a driver tag.
@@ -243,6 +246,14 @@ pub(crate) struct World<P: Policy> {
     pub stop: bool,
     /// An `exit_what=all` job ended: no further stonewall section starts.
     pub exit_all: bool,
+    /// Operations completed by all jobs.
+    pub ops_done: u64,
+    /// Device completions.
+    pub events_dev: u64,
+    watch_last: u64,
+    watch_idle: u32,
+    /// The watchdog ended the run.
+    pub stalled: bool,
 }
 
 impl<P: Policy> World<P> {
@@ -320,6 +331,11 @@ impl<P: Policy> World<P> {
             events: 0,
             stop: false,
             exit_all: false,
+            ops_done: 0,
+            events_dev: 0,
+            watch_last: 0,
+            watch_idle: 0,
+            stalled: false,
         }
     }
 
@@ -357,7 +373,10 @@ impl<P: Policy> World<P> {
 
     fn dispatch_event(&mut self, now: Ns, ev: Ev) {
         match ev {
-            Ev::DevDone { dev, tag } => self.on_device_done(now, dev, tag),
+            Ev::DevDone { dev, tag } => {
+                self.events_dev += 1;
+                self.on_device_done(now, dev, tag);
+            }
             Ev::DevWake { dev } => {
                 let d = &mut self.devs[dev as usize];
                 let mut s = Sched {
@@ -378,6 +397,7 @@ impl<P: Policy> World<P> {
                 self.flusher.kupdate = true;
                 self.flusher_wake(now);
                 self.q.push(now + WRITEBACK_INTERVAL_NS, Ev::Kupdate);
+                self.watchdog();
             }
             Ev::FlushKick { dev } => {
                 if self.devs[dev as usize].flush_kick_at == Some(now) {
@@ -393,6 +413,23 @@ impl<P: Policy> World<P> {
                     self.arm_policy_timer();
                 }
             }
+        }
+    }
+
+    /// Ends a run in which nothing has completed for ten simulated minutes
+    /// while jobs remain (every submitter parked for good, only timers
+    /// left): such a run would otherwise never end.
+    fn watchdog(&mut self) {
+        let progress = self.ops_done + self.events_dev;
+        if progress == self.watch_last {
+            self.watch_idle += 1;
+            if self.watch_idle >= STALL_TICKS {
+                self.stalled = true;
+                self.stop = true;
+            }
+        } else {
+            self.watch_last = progress;
+            self.watch_idle = 0;
         }
     }
 
@@ -457,6 +494,7 @@ impl<P: Policy> World<P> {
             "seed": scenario.seed,
             "variant": variant,
             "policy": self.policy.name(),
+            "policy_report": self.policy.report(),
             "device": scenario.device.name,
             "memory_bytes": scenario.mem_bytes,
             "fs": scenario.fs,

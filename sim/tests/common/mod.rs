@@ -32,6 +32,7 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
         bdp: BdpMode::Paced,
         group_bw: GroupBwMode::Sum,
         scheduler: SchedKind::None,
+        trace: false,
     }
 }
 

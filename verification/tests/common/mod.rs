@@ -1,0 +1,91 @@
+//! Shared pieces of the loom models of `iolab_wbt::Throttle`.
+#![allow(dead_code)] // each test file uses a subset
+
+use iolab_wbt::sync::{Arc, thread};
+use iolab_wbt::{DeviceParams, ManualClock, Op, OpFlags, Options, Permit, Throttle, Variant};
+
+pub type T = Throttle<ManualClock>;
+
+/// A modern throttle at time 0 (every write is "close to other IO"; the
+/// models use background writes, so the limit is `wb_background`):
+/// queue depth 2 → limit 1, 8 → limit 2, 12 → limit 3.
+pub fn throttle(queue_depth: u32) -> Arc<T> {
+    Arc::new(Throttle::with_clock(
+        DeviceParams {
+            queue_depth,
+            rotational: false,
+            write_cache: false,
+        },
+        Variant::Modern,
+        Options::default(),
+        ManualClock::new(0),
+    ))
+}
+
+/// A background write (class Bg, limit `wb_background`).
+pub fn write(t: &T) -> Permit<'_, ManualClock> {
+    t.acquire(Op::Write, OpFlags::BACKGROUND)
+}
+
+/// A thread that takes one slot and gives it back.
+pub fn writer(t: &Arc<T>) -> thread::JoinHandle<()> {
+    let t = Arc::clone(t);
+    thread::spawn(move || write(&t).complete())
+}
+
+/// Spin (yielding to the model checker) until `n` threads sleep in the
+/// background queue.
+pub fn wait_queued(t: &T, n: usize) {
+    while t.snapshot().queued[0] < n {
+        thread::yield_now();
+    }
+}
+
+/// I1/I2 at the end of a model: no token leaked or lost, nobody left
+/// queued or counted as waiting.
+pub fn assert_quiescent(t: &T) {
+    let s = t.snapshot();
+    assert_eq!(s.wbt.inflight, [0, 0, 0], "token leaked (I1)");
+    assert_eq!(s.wbt.waiting, [0, 0, 0], "waiter count off");
+    assert_eq!(s.queued, [0, 0, 0], "waiter stranded (I2)");
+    assert_eq!(s.wbt.underflows, 0, "token released twice (I1)");
+}
+
+/// Spin (yielding to the model checker) until the core counts `n`
+/// background waiters (queued, or between the fast path and the queue).
+pub fn wait_waiting(t: &T, n: u32) {
+    while t.snapshot().wbt.waiting[0] < n {
+        thread::yield_now();
+    }
+}
+
+/// Run a model with loom's settings from the environment
+/// (`LOOM_MAX_PREEMPTIONS`, ...), printing how long it took and how many
+/// interleavings loom explored.
+pub fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
+    model_with(name, loom::model::Builder::new(), f);
+}
+
+/// [`model`] with at least `bound` preemptions, for a scenario whose bug
+/// needs more than the suite's default to show.
+pub fn model_min_preemptions(name: &str, bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.max(bound)));
+    model_with(name, builder, f);
+}
+
+fn model_with(name: &str, builder: loom::model::Builder, f: impl Fn() + Sync + Send + 'static) {
+    // Instrumentation outside the model: a plain std atomic on purpose.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&runs);
+    let start = std::time::Instant::now();
+    builder.check(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f();
+    });
+    eprintln!(
+        "loom model {name}: {} interleavings in {:.2?}",
+        runs.load(std::sync::atomic::Ordering::Relaxed),
+        start.elapsed()
+    );
+}

@@ -1,0 +1,166 @@
+//! Loom models of `iolab_wbt::Throttle` (spec §8, invariants I1–I6).
+//!
+//! Run (normal test runs skip this file):
+//!
+//! ```text
+//! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=/tmp/wbt-loom-target \
+//!   cargo test -p iolab-verification --release -j1 -- --test-threads=1
+//! ```
+//!
+//! Each model is 2–3 threads and a handful of operations. Loom reports a
+//! lost wakeup as a deadlock (every thread blocked), which fails the test.
+#![cfg(iolab_loom)]
+
+mod common;
+
+use common::{assert_quiescent, model, throttle, wait_queued, write, writer};
+use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
+
+/// No lost wakeup: two writers arrive while the only slot is held and it
+/// is released concurrently; everyone finishes (I2) and no token leaks (I1).
+#[test]
+fn no_lost_wakeup() {
+    model("no_lost_wakeup", || {
+        let t = throttle(2);
+        let held = write(&t);
+        let a = writer(&t);
+        let b = writer(&t);
+        held.complete();
+        a.join().expect("a");
+        b.join().expect("b");
+        assert_quiescent(&t);
+    });
+}
+
+/// Inflight never above the limit: three threads compete for one slot;
+/// at most one holds it at any time, and the core agrees.
+#[test]
+fn inflight_never_above_limit() {
+    model("inflight_never_above_limit", || {
+        let t = throttle(2);
+        let holders = Arc::new(AtomicUsize::new(0));
+        let run = |t: &common::T, holders: &AtomicUsize| {
+            let p = write(t);
+            let n = holders.fetch_add(1, Ordering::SeqCst) + 1;
+            assert!(n <= 1, "{n} holders with limit 1");
+            assert!(t.snapshot().wbt.inflight[0] <= 1);
+            holders.fetch_sub(1, Ordering::SeqCst);
+            p.complete();
+        };
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let (t, holders) = (Arc::clone(&t), Arc::clone(&holders));
+                thread::spawn(move || run(&t, &holders))
+            })
+            .collect();
+        run(&t, &holders);
+        for h in hs {
+            h.join().expect("writer");
+        }
+        assert_quiescent(&t);
+    });
+}
+
+/// FIFO (I3): A queues before B; when the slot frees, A is served first.
+#[test]
+fn fifo_order() {
+    model("fifo_order", || {
+        let t = throttle(2);
+        let ticket = Arc::new(AtomicUsize::new(0));
+        let held = write(&t);
+        let spawn = |t: &Arc<common::T>, ticket: &Arc<AtomicUsize>| {
+            let (t, ticket) = (Arc::clone(t), Arc::clone(ticket));
+            thread::spawn(move || {
+                let p = write(&t);
+                let mine = ticket.fetch_add(1, Ordering::SeqCst);
+                p.complete();
+                mine
+            })
+        };
+        let a = spawn(&t, &ticket);
+        wait_queued(&t, 1);
+        let b = spawn(&t, &ticket);
+        wait_queued(&t, 2);
+        held.complete();
+        assert_eq!(a.join().expect("a"), 0, "B overtook A");
+        assert_eq!(b.join().expect("b"), 1);
+        assert_quiescent(&t);
+    });
+}
+
+/// The limit is lowered while a writer sleeps: it is not granted until the
+/// new, lower limit allows it, and it is not stranded.
+#[test]
+fn limit_lowered_while_sleeping() {
+    model("limit_lowered_while_sleeping", || {
+        let t = throttle(8); // limit 2
+        let released = Arc::new(AtomicUsize::new(0));
+        let p1 = write(&t);
+        let p2 = write(&t);
+        let a = {
+            let (t, released) = (Arc::clone(&t), Arc::clone(&released));
+            thread::spawn(move || {
+                let p = write(&t);
+                assert_eq!(released.load(Ordering::SeqCst), 2, "granted above limit 1");
+                p.complete();
+            })
+        };
+        t.set_queue_depth(2); // limit 1
+        released.fetch_add(1, Ordering::SeqCst);
+        p1.complete();
+        released.fetch_add(1, Ordering::SeqCst);
+        p2.complete();
+        a.join().expect("a");
+        assert_quiescent(&t);
+    });
+}
+
+/// The limit is raised while two writers sleep behind a held slot: the
+/// raise alone must grant both (the slot is released only after they finish).
+#[test]
+fn limit_raised_while_sleeping() {
+    model("limit_raised_while_sleeping", || {
+        let t = throttle(2); // limit 1
+        let held = write(&t);
+        let a = writer(&t);
+        let b = writer(&t);
+        t.set_queue_depth(12); // limit 3
+        a.join().expect("a");
+        b.join().expect("b");
+        held.complete();
+        assert_quiescent(&t);
+    });
+}
+
+/// Permits dropped (one cancelled, one completed) while two writers sleep:
+/// both are served, the tokens balance.
+#[test]
+fn drop_with_sleepers() {
+    model("drop_with_sleepers", || {
+        let t = throttle(8); // limit 2
+        let p1 = write(&t);
+        let p2 = write(&t);
+        let a = writer(&t);
+        let b = writer(&t);
+        p1.cancel();
+        drop(p2);
+        a.join().expect("a");
+        b.join().expect("b");
+        assert_quiescent(&t);
+    });
+}
+
+/// Turning WBT off (latency target 0) while a writer sleeps grants it
+/// (disabled means unlimited, spec §9 B9), and the counters still balance.
+#[test]
+fn disable_with_sleeper() {
+    model("disable_with_sleeper", || {
+        let t = throttle(2);
+        let held = write(&t);
+        let a = writer(&t);
+        t.set_lat_usec(0).expect("0 disables");
+        a.join().expect("a");
+        held.complete();
+        assert_quiescent(&t);
+    });
+}

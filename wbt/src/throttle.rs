@@ -1,0 +1,584 @@
+//! The userspace face: [`Throttle`], a [`Wbt`] shared by threads that block
+//! until their write may go.
+//!
+//! ```
+//! use iolab_wbt::{DeviceParams, ManualClock, Op, OpFlags, Options, Throttle, Variant};
+//!
+//! let params = DeviceParams { queue_depth: 2, rotational: false, write_cache: false };
+//! let t = Throttle::with_clock(params, Variant::Modern, Options::default(), ManualClock::new(0));
+//! let p = t.acquire(Op::Write, OpFlags::BACKGROUND); // background limit is 1 here
+//! assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+//! t.clock().advance(500_000); // the write took 0.5 ms
+//! p.complete(); // releases the slot and records the latency
+//! assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some());
+//! ```
+//!
+//! # Protocol (spec §8, modern `rq_qos_wait`)
+//!
+//! One mutex guards the core and one FIFO of waiters per class; each waiter
+//! owns an entry with its own condition variable (a directed wake, never a
+//! thundering herd).
+//!
+//! 1. *Fast path* (one critical section): the core admits if the class has
+//!    no waiters and is below its live limit ([`Wbt::on_throttle`]);
+//!    otherwise it counts the caller as a waiter. A newcomer never overtakes
+//!    a waiter: the core's count includes threads still on their way into
+//!    the queue.
+//! 2. The lock is dropped between the fast path and the enqueue, as the
+//!    kernel's lockless fast path is separate from its enqueue. (This keeps
+//!    the fast path replaceable by a lockless one; the loom models check the
+//!    protocol with the gap in place.)
+//! 3. *Enqueue* (second critical section): note whether the queue was empty,
+//!    append the entry, and if it was empty recheck once (the B4 fix: slots
+//!    may have drained while we were in the gap, and their wake found an
+//!    empty queue). Enqueue and recheck are one critical section, so a
+//!    waiter never holds two tokens (I5) and never misses its grant (I6).
+//! 4. *Sleep* until the entry is granted.
+//!
+//! The *waker* is whoever releases a slot or changes a limit (a [`Permit`]
+//! completing, [`Throttle::set_lat_usec`], [`Throttle::set_queue_depth`],
+//! [`Throttle::tick`]). Under the lock it drains [`Wbt::poll_wake`] and
+//! grants slots in FIFO order *in its own context* ([`Wbt::try_admit`] on
+//! the waiter's behalf, with the limit that applies now), stopping at the
+//! first refusal; it marks the entry granted, unlinks it and notifies its
+//! condition variable. The v5 variant's wake modes are served in the same
+//! place (all waiters rechecked in order, or the head only).
+//!
+//! # Timer
+//!
+//! The window timer is driven by the caller: call [`Throttle::tick`] when
+//! [`Throttle::next_deadline`] (on the throttle's clock) has passed. `tick`
+//! returns the next deadline, so a background thread can loop
+//! `sleep until deadline; tick()` (sleeping a short fixed period while it
+//! returns `None`), or an event loop of your own can call it whenever it
+//! wakes. Without ticks the depth never changes; admission still works.
+//!
+//! # Permits
+//!
+//! A [`Permit`] is the right to have one request in flight. Complete it
+//! (or drop it) when the IO finishes: the slot is released, the latency
+//! since the grant is recorded as a sample for the window, and waiters may
+//! be granted. [`Permit::cancel`] releases without a sample. Leaking a
+//! permit (`mem::forget`) leaks its slot, as a lost completion would in the
+//! kernel. Reads are never throttled but should take permits too: their
+//! latency is the signal WBT steers by.
+
+use std::collections::VecDeque;
+use std::sync::PoisonError;
+use std::time::Instant;
+
+use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
+use crate::{
+    Admit, Class, DeviceParams, KnobError, NUM_CLASSES, Op, OpFlags, Options, ReqFlags, Rq,
+    Snapshot, TraceRecord, Variant, WakeMode, Wbt,
+};
+
+/// A source of time in nanoseconds from a fixed origin, non-decreasing.
+pub trait Clock: Send + Sync {
+    /// The current time in nanoseconds.
+    fn now_ns(&self) -> u64;
+}
+
+/// The production clock: [`Instant`] since the clock was created.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    /// A clock whose origin is now.
+    pub fn new() -> SystemClock {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> SystemClock {
+        SystemClock::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A clock moved by hand, for tests and simulations.
+#[derive(Debug)]
+pub struct ManualClock {
+    ns: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock reading `start_ns`.
+    pub fn new(start_ns: u64) -> ManualClock {
+        ManualClock {
+            ns: AtomicU64::new(start_ns),
+        }
+    }
+
+    /// Set the time. The throttle never sees time go backwards: a smaller
+    /// value than it has already seen reads as the value it has seen.
+    pub fn set(&self, ns: u64) {
+        self.ns.store(ns, Ordering::SeqCst);
+    }
+
+    /// Move the time forward by `ns`.
+    pub fn advance(&self, ns: u64) {
+        self.ns.fetch_add(ns, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ns(&self) -> u64 {
+        self.ns.load(Ordering::SeqCst)
+    }
+}
+
+/// One queued waiter (kernel: `struct rq_qos_wait_data`). All fields are
+/// written and read under the throttle's lock; the atomics only make the
+/// entry shareable (`Relaxed` is enough).
+#[derive(Debug)]
+struct Waiter {
+    flags: OpFlags,
+    granted: AtomicBool,
+    issue_ns: AtomicU64,
+    #[cfg(feature = "mutant-b2")]
+    woken: AtomicBool,
+    cv: Condvar,
+}
+
+impl Waiter {
+    fn new(flags: OpFlags) -> Waiter {
+        Waiter {
+            flags,
+            granted: AtomicBool::new(false),
+            issue_ns: AtomicU64::new(0),
+            #[cfg(feature = "mutant-b2")]
+            woken: AtomicBool::new(false),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn is_granted(&self) -> bool {
+        self.granted.load(Ordering::Relaxed)
+    }
+
+    /// Mark granted at `now` and wake the owner (caller holds the lock and
+    /// unlinks the entry).
+    fn grant(&self, now: u64) {
+        self.issue_ns.store(now, Ordering::Relaxed);
+        self.granted.store(true, Ordering::Relaxed);
+        self.cv.notify_one();
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    wbt: Wbt,
+    queues: [VecDeque<Arc<Waiter>>; NUM_CLASSES],
+    last_now: u64,
+    next_id: u64,
+}
+
+impl Inner {
+    fn now(&mut self, clock: &impl Clock) -> u64 {
+        self.last_now = self.last_now.max(clock.now_ns());
+        self.last_now
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id = self.next_id.wrapping_add(1);
+        self.next_id
+    }
+
+    /// The waker (spec §8 `wake_all`): serve every queued wake in the
+    /// caller's context, under the lock.
+    fn dispatch(&mut self, now: u64) {
+        let Inner { wbt, queues, .. } = self;
+        while let Some(wake) = wbt.poll_wake() {
+            let class = wake.class;
+            let q = &mut queues[class.index()];
+            match wake.mode {
+                #[cfg(not(feature = "mutant-b2"))]
+                WakeMode::GrantFifo => {
+                    while let Some(head) = q.front() {
+                        if !wbt.try_admit(now, class, head.flags) {
+                            break; // head-of-line blocking, by design
+                        }
+                        head.grant(now);
+                        q.pop_front();
+                    }
+                }
+                // Mutant B2 (pre-2018): wake everyone and let each waiter
+                // recheck for itself; whoever runs first wins.
+                #[cfg(feature = "mutant-b2")]
+                WakeMode::GrantFifo => {
+                    for w in q.iter() {
+                        w.woken.store(true, Ordering::Relaxed);
+                        w.cv.notify_one();
+                    }
+                }
+                WakeMode::RecheckOne => {
+                    if let Some(head) = q.front()
+                        && wbt.try_admit(now, class, head.flags)
+                    {
+                        head.grant(now);
+                        q.pop_front();
+                    }
+                }
+                WakeMode::RecheckAll => q.retain(|w| {
+                    if wbt.try_admit(now, class, w.flags) {
+                        w.grant(now);
+                        false
+                    } else {
+                        true
+                    }
+                }),
+            }
+        }
+    }
+}
+
+/// State of a [`Throttle`] for export: the core's [`Snapshot`] plus the
+/// face's queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThrottleSnapshot {
+    /// The core's state (limits, inflight, step, window, ...).
+    pub wbt: Snapshot,
+    /// Threads asleep in each class's FIFO (index with [`Class::index`]).
+    /// The core's `waiting` also counts threads between the fast path and
+    /// the queue.
+    pub queued: [usize; NUM_CLASSES],
+    /// The throttle's time when the snapshot was taken.
+    pub now_ns: u64,
+}
+
+/// WBT for threads: a [`Wbt`] behind a lock with per-class FIFO wait
+/// queues. Share it by reference or in an `Arc`. See the module docs for
+/// the protocol.
+#[derive(Debug)]
+pub struct Throttle<C: Clock = SystemClock> {
+    inner: Mutex<Inner>,
+    clock: C,
+}
+
+impl Throttle<SystemClock> {
+    /// A throttle on the system clock with default options.
+    pub fn new(params: DeviceParams, variant: Variant) -> Throttle<SystemClock> {
+        Throttle::with_clock(params, variant, Options::default(), SystemClock::new())
+    }
+}
+
+impl<C: Clock> Throttle<C> {
+    /// A throttle reading time from `clock`. `options.start_ns` should be
+    /// the clock's current reading.
+    pub fn with_clock(params: DeviceParams, variant: Variant, options: Options, clock: C) -> Self {
+        let start = clock.now_ns().max(options.start_ns);
+        let options = Options {
+            start_ns: start,
+            ..options
+        };
+        Throttle {
+            inner: Mutex::new(Inner {
+                wbt: Wbt::with_options(params, variant, options),
+                queues: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
+                last_now: start,
+                next_id: 0,
+            }),
+            clock,
+        }
+    }
+
+    /// The clock this throttle reads.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Nothing in the critical sections panics while the state is
+        // half-updated, so a poisoned lock still guards consistent state.
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn permit(&self, op: Op, flags: ReqFlags, id: u64, issue_ns: u64) -> Permit<'_, C> {
+        Permit {
+            throttle: self,
+            rq: Rq { id, op, flags },
+            issue_ns,
+            live: true,
+        }
+    }
+
+    /// Admitted on the fast path: stamp the request as issued now.
+    fn go(&self, g: &mut Inner, now: u64, op: Op, flags: ReqFlags) -> Permit<'_, C> {
+        let id = g.next_id();
+        let rq = Rq { id, op, flags };
+        g.wbt.on_issue(now, rq);
+        self.permit(op, flags, id, now)
+    }
+
+    /// Block until a request `op` with `flags` may go; the permit holds its
+    /// slot until completed or dropped. Untracked requests (reads,
+    /// O_DIRECT writes, everything while disabled) return at once.
+    pub fn acquire(&self, op: Op, flags: OpFlags) -> Permit<'_, C> {
+        // 1. Fast path.
+        let class = {
+            let mut g = self.lock();
+            let now = g.now(&self.clock);
+            match g.wbt.on_throttle(now, op, flags) {
+                Admit::Go(f) => return self.go(&mut g, now, op, f),
+                Admit::Wait(class) => class,
+            }
+        };
+        // 2. The gap (the kernel's fast path is lockless).
+        let me = Arc::new(Waiter::new(flags));
+        let mut g = self.lock();
+        // 3. Enqueue, and the first waiter rechecks once (B4 fix).
+        let now = g.now(&self.clock);
+        let first = g.queues[class.index()].is_empty();
+        g.queues[class.index()].push_back(Arc::clone(&me));
+        #[cfg(not(any(feature = "mutant-b3", feature = "mutant-b4", feature = "mutant-b5")))]
+        if first && g.wbt.try_admit(now, class, flags) {
+            g.queues[class.index()].pop_back();
+            return self.granted(&mut g, op, class, now);
+        }
+        // Mutant B3 (before v5.3): trust the fast path's view of the queue;
+        // never recheck after enqueueing.
+        #[cfg(any(feature = "mutant-b3", feature = "mutant-b4", feature = "mutant-b5"))]
+        let _ = (first, now);
+        // Mutant B4 (v5.3..v5.14): decide "first" after enqueueing, in a
+        // separate step, by "am I the only sleeper"; two waiters that both
+        // enqueued before looking both see two sleepers.
+        #[cfg(feature = "mutant-b4")]
+        {
+            drop(g);
+            g = self.lock();
+            let now = g.now(&self.clock);
+            if g.queues[class.index()].len() == 1
+                && !me.is_granted()
+                && g.wbt.try_admit(now, class, flags)
+            {
+                g.queues[class.index()].clear();
+                return self.granted(&mut g, op, class, now);
+            }
+        }
+        // Mutant B5 (2019, before "use a mb for got_token"): the first
+        // waiter's recheck does not see a grant the waker made meanwhile;
+        // it takes a second token and returns one permit.
+        #[cfg(feature = "mutant-b5")]
+        if first {
+            drop(g);
+            g = self.lock();
+            let now = g.now(&self.clock);
+            if g.wbt.try_admit(now, class, flags) {
+                g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, &me));
+                return self.granted(&mut g, op, class, now);
+            }
+        }
+        // 4. Sleep until the waker grants us a slot.
+        while !me.is_granted() {
+            g = me.cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+            #[cfg(feature = "mutant-b2")]
+            if !me.is_granted() && me.woken.swap(false, Ordering::Relaxed) {
+                let now = g.now(&self.clock);
+                if g.wbt.try_admit(now, class, flags) {
+                    g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, &me));
+                    return self.granted(&mut g, op, class, now);
+                }
+            }
+        }
+        let issue = me.issue_ns.load(Ordering::Relaxed);
+        self.granted(&mut g, op, class, issue)
+    }
+
+    /// A waiter holds a slot of `class` since `issue_ns`.
+    fn granted(&self, g: &mut Inner, op: Op, class: Class, issue_ns: u64) -> Permit<'_, C> {
+        let id = g.next_id();
+        let flags = ReqFlags::tracked(class);
+        g.wbt.on_issue(issue_ns, Rq { id, op, flags });
+        self.permit(op, flags, id, issue_ns)
+    }
+
+    /// Like [`acquire`](Self::acquire) but never blocks: `None` if the
+    /// request would have to wait (over the limit, or others are waiting).
+    pub fn try_acquire(&self, op: Op, flags: OpFlags) -> Option<Permit<'_, C>> {
+        let mut g = self.lock();
+        let now = g.now(&self.clock);
+        let class = match g.wbt.on_throttle(now, op, flags) {
+            Admit::Go(f) => return Some(self.go(&mut g, now, op, f)),
+            Admit::Wait(class) => class,
+        };
+        g.wbt.on_wait_cancelled(class);
+        None
+    }
+
+    /// [`acquire`](Self::acquire) for a class: a background write, a swap
+    /// write or a discard.
+    pub fn acquire_class(&self, class: Class) -> Permit<'_, C> {
+        let (op, flags) = class_request(class);
+        self.acquire(op, flags)
+    }
+
+    /// [`try_acquire`](Self::try_acquire) for a class.
+    pub fn try_acquire_class(&self, class: Class) -> Option<Permit<'_, C>> {
+        let (op, flags) = class_request(class);
+        self.try_acquire(op, flags)
+    }
+
+    fn release(&self, rq: Rq, issue_ns: Option<u64>) {
+        let mut g = self.lock();
+        let now = g.now(&self.clock);
+        g.wbt.on_done(now, rq, issue_ns);
+        g.dispatch(now);
+    }
+
+    /// Run `f` on the core under the lock, then serve any wakes it queued.
+    fn reconfigure<T>(&self, f: impl FnOnce(&mut Wbt, u64) -> T) -> T {
+        let mut g = self.lock();
+        let now = g.now(&self.clock);
+        let r = f(&mut g.wbt, now);
+        g.dispatch(now);
+        r
+    }
+
+    /// Write the `wbt_lat_usec` knob ([`Wbt::set_lat_usec`]): −1 default,
+    /// 0 off, else µs. Safe while threads wait: a change resets the depth
+    /// to step 0 and re-evaluates every waiter; turning WBT off grants all
+    /// waiters (disabled means unlimited, spec §9 B9). Permits keep the
+    /// flags they were granted with, so enable flips never unbalance the
+    /// counters (B8).
+    pub fn set_lat_usec(&self, value: i64) -> Result<(), KnobError> {
+        self.reconfigure(|w, _| w.set_lat_usec(value))
+    }
+
+    /// [`set_lat_usec`](Self::set_lat_usec) from text, as sysfs takes it.
+    pub fn set_lat_usec_str(&self, text: &str) -> Result<(), KnobError> {
+        self.reconfigure(|w, _| w.set_lat_usec_str(text))
+    }
+
+    /// Read the `wbt_lat_usec` knob.
+    pub fn lat_usec(&self) -> u64 {
+        self.lock().wbt.lat_usec()
+    }
+
+    /// The device queue depth changed: limits are recomputed at step 0 and
+    /// waiters re-evaluated (a raise grants them; after a drop they wait
+    /// for completions).
+    pub fn set_queue_depth(&self, queue_depth: u32) {
+        self.reconfigure(|w, _| w.set_queue_depth(queue_depth));
+    }
+
+    /// The volatile write cache appeared or went away.
+    pub fn set_write_cache(&self, write_cache: bool) {
+        self.reconfigure(|w, _| w.set_write_cache(write_cache));
+    }
+
+    /// A writer slept in dirty-page balancing ([`Wbt::on_dirty_throttle`]).
+    pub fn dirty_throttle(&self) {
+        self.reconfigure(|w, now| w.on_dirty_throttle(now));
+    }
+
+    /// A writer left dirty-page balancing ([`Wbt::on_dirty_throttle_end`]).
+    pub fn dirty_throttle_end(&self) {
+        self.reconfigure(|w, now| w.on_dirty_throttle_end(now));
+    }
+
+    /// Run the window timer if it is due ([`Wbt::on_timer`]) and serve the
+    /// wakes a depth change queued. Returns the next deadline on the
+    /// throttle's clock, `None` while no window runs.
+    pub fn tick(&self) -> Option<u64> {
+        self.reconfigure(|w, now| {
+            w.on_timer(now);
+            w.next_deadline()
+        })
+    }
+
+    /// When [`tick`](Self::tick) is next due, `None` while no window runs.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.lock().wbt.next_deadline()
+    }
+
+    /// A copy of the state for export.
+    pub fn snapshot(&self) -> ThrottleSnapshot {
+        let g = self.lock();
+        ThrottleSnapshot {
+            wbt: g.wbt.snapshot(),
+            queued: [g.queues[0].len(), g.queues[1].len(), g.queues[2].len()],
+            now_ns: g.last_now.max(self.clock.now_ns()),
+        }
+    }
+
+    /// Drain the trace records (oldest first) into `f`, under the lock:
+    /// keep `f` short.
+    pub fn drain_trace(&self, mut f: impl FnMut(TraceRecord)) {
+        let mut g = self.lock();
+        while let Some(r) = g.wbt.poll_trace() {
+            f(r);
+        }
+    }
+}
+
+fn class_request(class: Class) -> (Op, OpFlags) {
+    match class {
+        Class::Bg => (Op::Write, OpFlags::BACKGROUND),
+        Class::Swap => (Op::Write, OpFlags::SWAP),
+        Class::Discard => (Op::Discard, OpFlags::NONE),
+    }
+}
+
+/// The right to have one request in flight, from [`Throttle::acquire`].
+/// Completing or dropping it releases the slot and records its latency.
+#[derive(Debug)]
+#[must_use = "dropping a permit at once releases its slot"]
+pub struct Permit<'a, C: Clock = SystemClock> {
+    throttle: &'a Throttle<C>,
+    rq: Rq,
+    issue_ns: u64,
+    live: bool,
+}
+
+impl<C: Clock> Permit<'_, C> {
+    /// The flags WBT gave the request (tracked class, read).
+    pub fn flags(&self) -> ReqFlags {
+        self.rq.flags
+    }
+
+    /// The class whose slot this permit holds, `None` if untracked.
+    pub fn class(&self) -> Option<Class> {
+        self.rq.flags.class()
+    }
+
+    /// When the permit was granted (the request's issue time).
+    pub fn issue_ns(&self) -> u64 {
+        self.issue_ns
+    }
+
+    /// The request completed: release the slot, record the latency since
+    /// the grant. Same as dropping the permit.
+    pub fn complete(mut self) {
+        self.finish(true);
+    }
+
+    /// The request never reached the device: release the slot without a
+    /// latency sample.
+    pub fn cancel(mut self) {
+        self.finish(false);
+    }
+
+    fn finish(&mut self, sample: bool) {
+        if std::mem::replace(&mut self.live, false) {
+            let issue = sample.then_some(self.issue_ns);
+            self.throttle.release(self.rq, issue);
+        }
+    }
+}
+
+impl<C: Clock> Drop for Permit<'_, C> {
+    fn drop(&mut self) {
+        self.finish(true);
+    }
+}
