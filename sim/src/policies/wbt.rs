@@ -120,6 +120,15 @@ fn op_of(op: Op) -> WbtOp {
     }
 }
 
+/// The core's view of a request: its id, op and the flags `track` stored.
+fn rq_of(rq: &QosRq) -> Rq {
+    Rq {
+        id: u64::from(rq.id),
+        op: op_of(rq.bio.op),
+        flags: ReqFlags(rq.policy_data as u8),
+    }
+}
+
 fn flags_of(f: Flags) -> OpFlags {
     let mut o = OpFlags::NONE;
     for (ours, theirs) in [
@@ -224,21 +233,12 @@ impl Policy for WbtPolicy {
 
     fn issue(&mut self, now: Ns, rq: &QosRq) {
         self.now = now;
-        let r = Rq {
-            id: u64::from(rq.id),
-            op: op_of(rq.bio.op),
-            flags: ReqFlags(rq.policy_data as u8),
-        };
-        self.core().on_issue(now, r);
+        self.core().on_issue(now, rq_of(rq));
     }
 
     fn done(&mut self, now: Ns, rq: &QosRq) {
         self.now = now;
-        let r = Rq {
-            id: u64::from(rq.id),
-            op: op_of(rq.bio.op),
-            flags: ReqFlags(rq.policy_data as u8),
-        };
+        let r = rq_of(rq);
         let issued = (rq.issue_ns > 0).then_some(rq.issue_ns);
         self.core().on_done(now, r, issued);
         self.serve_wakes();
