@@ -1,0 +1,134 @@
+//! blk-wbt costs: the pure core's admit+complete pair, the userspace
+//! `Throttle` uncontended and with two threads, and beside them a
+//! `Mutex`+`Condvar` counting semaphore and a bare atomic pair (issue 3,
+//! part 6).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use iolab_wbt::{
+    Admit, DeviceParams, ManualClock, Op, OpFlags, Options, Rq, Throttle, Variant, Wbt,
+};
+
+const DEV: DeviceParams = DeviceParams {
+    queue_depth: 32,
+    rotational: false,
+    write_cache: true,
+};
+
+/// A counting semaphore from a mutex and a condition variable.
+struct Semaphore {
+    count: Mutex<usize>,
+    cv: Condvar,
+    limit: usize,
+}
+
+impl Semaphore {
+    fn acquire(&self) {
+        let mut n = self.count.lock().expect("not poisoned");
+        while *n >= self.limit {
+            n = self.cv.wait(n).expect("not poisoned");
+        }
+        *n += 1;
+    }
+
+    fn release(&self) {
+        let mut n = self.count.lock().expect("not poisoned");
+        *n -= 1;
+        self.cv.notify_one();
+    }
+}
+
+fn core_pair(c: &mut Criterion) {
+    let mut g = c.benchmark_group("wbt");
+    g.bench_function("core_admit_complete", |b| {
+        let mut w = Wbt::new(DEV, Variant::Modern);
+        let mut now = 1_000_000_000u64;
+        let mut id = 0u64;
+        b.iter(|| {
+            now += 1_000;
+            id += 1;
+            let Admit::Go(flags) = w.on_throttle(now, Op::Write, OpFlags::BACKGROUND) else {
+                unreachable!("one write at a time is always admitted")
+            };
+            let rq = Rq {
+                id,
+                op: Op::Write,
+                flags,
+            };
+            w.on_issue(now, rq);
+            black_box(w.on_done(now + 500, rq, Some(now)));
+            while w.poll_wake().is_some() {}
+            while w.poll_trace().is_some() {}
+            if w.next_deadline().is_some_and(|d| d <= now) {
+                w.on_timer(now);
+            }
+        });
+    });
+
+    g.bench_function("throttle_uncontended", |b| {
+        let t = Throttle::with_clock(
+            DEV,
+            Variant::Modern,
+            Options::default(),
+            ManualClock::new(1_000_000_000),
+        );
+        b.iter(|| {
+            let p = t.acquire(Op::Write, OpFlags::BACKGROUND);
+            p.complete();
+        });
+    });
+
+    g.bench_function("throttle_two_threads", |b| {
+        let t = Arc::new(Throttle::with_clock(
+            DEV,
+            Variant::Modern,
+            Options::default(),
+            ManualClock::new(1_000_000_000),
+        ));
+        b.iter_custom(|iters| {
+            let start = std::time::Instant::now();
+            let other = {
+                let t = Arc::clone(&t);
+                thread::spawn(move || {
+                    for _ in 0..iters {
+                        t.acquire(Op::Write, OpFlags::BACKGROUND).complete();
+                    }
+                })
+            };
+            for _ in 0..iters {
+                t.acquire(Op::Write, OpFlags::BACKGROUND).complete();
+            }
+            other.join().expect("no panic");
+            // Per pair of operations on one thread.
+            start.elapsed() / 2
+        });
+    });
+
+    g.bench_function("mutex_condvar_semaphore", |b| {
+        let s = Semaphore {
+            count: Mutex::new(0),
+            cv: Condvar::new(),
+            limit: 16,
+        };
+        b.iter(|| {
+            s.acquire();
+            s.release();
+        });
+    });
+
+    g.bench_function("atomic_fetch_add_sub", |b| {
+        let a = AtomicUsize::new(0);
+        b.iter(|| {
+            black_box(a.fetch_add(1, Ordering::AcqRel));
+            black_box(a.fetch_sub(1, Ordering::AcqRel));
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, core_pair);
+criterion_main!(benches);
