@@ -107,9 +107,7 @@ fn o_direct_bypasses_the_cache_and_the_journal_for_reads() {
 fn the_legacy_layer_makes_reads_wait_behind_sync_writeback_for_slots() {
     // fidelity.md F1.6: reads share the 128-request sync pool with the
     // fdatasync writers' WB_SYNC_ALL writeback.
-    let text = include_str!("../../scenarios/wbt-fdatasync-writers.fio")
-        .replace("runtime=300", "runtime=30");
-    let mut s = scenario(&text, "sata-ssd", 6 << 30, 1);
+    let mut s = common::posted_wbt_job(30);
     let mq = run_none(&s);
     s.scheduler = iolab_sim::SchedKind::SqNoop;
     let sq = run_none(&s);

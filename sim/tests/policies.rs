@@ -13,9 +13,7 @@ fn run_as(s: &Scenario, variant: &str) -> RunOutput {
 }
 
 fn wbt_job() -> Scenario {
-    let text = include_str!("../../scenarios/wbt-fdatasync-writers.fio")
-        .replace("runtime=300", "runtime=20");
-    scenario(&text, "sata-ssd", 6 << 30, 1)
+    common::posted_wbt_job(20)
 }
 
 #[test]

@@ -144,9 +144,7 @@ fn mq_deadline_never_starves_the_flush_of_tags() {
     // The posted fdatasync-writers job on SATA, cut to 30 s: requests
     // waiting for their post-flush must not hold every driver tag while
     // the FLUSH they wait for needs one.
-    let text = include_str!("../../scenarios/wbt-fdatasync-writers.fio")
-        .replace("runtime=300", "runtime=30");
-    let mut s = scenario(&text, "sata-ssd", 6 << 30, 1);
+    let mut s = common::posted_wbt_job(30);
     let none = run_none(&s);
     s.scheduler = iolab_sim::SchedKind::MqDeadline;
     let dl = run_none(&s);

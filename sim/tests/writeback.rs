@@ -2,6 +2,7 @@
 //! flusher, writers are throttled to what the device absorbs, readers wait
 //! behind writeback, fsync waits for its pages.
 
+#[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
 use common::{extra_u64, job, mean_clat, run_none, scenario};

@@ -63,3 +63,11 @@ pub fn extra_u64(out: &RunOutput, pointer: &str) -> u64 {
         .and_then(serde_json::Value::as_u64)
         .unwrap_or_else(|| panic!("no {pointer} in {}", out.extra))
 }
+
+/// The posted fdatasync-writers job (scenarios/wbt-fdatasync-writers.fio),
+/// unchanged but for its runtime, on `sata-ssd` with the posted 6 GiB.
+pub fn posted_wbt_job(runtime_s: u32) -> Scenario {
+    let text = include_str!("../../../scenarios/wbt-fdatasync-writers.fio")
+        .replace("runtime=300", &format!("runtime={runtime_s}"));
+    scenario(&text, "sata-ssd", 6 << 30, 1)
+}
