@@ -18,6 +18,7 @@
 //! everything.
 
 mod config;
+mod divisor;
 mod hdd;
 mod null;
 mod ssd;

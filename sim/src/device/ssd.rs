@@ -33,6 +33,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::{DevCmd, DevCtx, DevOp, Gate, GcMode, Precondition, SsdParams, clamp_range};
+use super::divisor::Divisor;
 use crate::time::{Ns, Rate, US};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -154,10 +155,10 @@ struct Waiter {
 pub struct SsdDev {
     gate: Gate,
     capacity: u64,
-    units: u64,
-    channels: u64,
+    units: Divisor,
+    channels: Divisor,
     page: u64,
-    stripe: u64,
+    stripe: Divisor,
     t_read: Ns,
     t_prog: Ns,
     overhead: Ns,
@@ -227,10 +228,10 @@ impl SsdDev {
         SsdDev {
             gate: Gate::new(p.queue_depth, p.flush_queued),
             capacity,
-            units,
-            channels: u64::from(p.channels),
+            units: Divisor::new(units),
+            channels: Divisor::new(u64::from(p.channels)),
             page,
-            stripe: p.stripe_kib * 1024,
+            stripe: Divisor::new(p.stripe_kib * 1024),
             t_read: p.read_us * US,
             t_prog: p.program_us * US,
             overhead: p.cmd_overhead_us * US,
@@ -345,21 +346,24 @@ impl SsdDev {
         if len == 0 {
             return t1 + self.link_cmd;
         }
-        let s0 = off / self.stripe;
-        let s1 = (off + len - 1) / self.stripe;
+        let s0 = self.stripe.div(off);
+        let s1 = self.stripe.div(off + len - 1);
         let count = s1 - s0 + 1;
-        let n = count.min(self.units);
+        let units = self.units.get();
+        let stripe = self.stripe.get();
+        let n = count.min(units);
         let mut first_ready = Ns::MAX;
         let mut last_ready = 0;
         for i in 0..n {
             let s = s0 + i;
-            let u = (s % self.units) as usize;
-            let c = (s % self.units % self.channels) as usize;
+            let u = self.units.rem(s);
+            let c = self.channels.rem(u) as usize;
+            let u = u as usize;
             // Stripes of this command landing on unit u.
-            let cnt = (count - i).div_ceil(self.units);
-            let bytes = if count <= self.units {
-                let a = off.max(s * self.stripe);
-                let b = (off + len).min((s + 1) * self.stripe);
+            let cnt = self.units.div_ceil(count - i);
+            let bytes = if count <= units {
+                let a = off.max(s * stripe);
+                let b = (off + len).min((s + 1) * stripe);
                 b - a
             } else {
                 (u128::from(len) * u128::from(cnt) / u128::from(count)) as u64
@@ -374,7 +378,7 @@ impl SsdDev {
         }
         let dur = self.link_cmd + self.link_rate.ns(len);
         let l0 = self.link_rd.reserve(now, first_ready, dur);
-        let tail = self.link_rate.ns(len.min(self.stripe));
+        let tail = self.link_rate.ns(len.min(self.stripe.get()));
         (l0 + dur).max(last_ready + tail)
     }
 
@@ -526,7 +530,7 @@ impl SsdDev {
         self.sealed += 1;
         self.open_fill = 0;
         self.open_ready = 0;
-        let u = (k % self.units) as usize;
+        let u = self.units.rem(k) as usize;
         if !self.unit_prog[u] {
             self.start_program(u, now, ctx);
         }
@@ -536,9 +540,9 @@ impl SsdDev {
     fn start_program(&mut self, u: usize, t_min: Ns, ctx: &mut impl DevCtx) {
         let k = self.unit_next[u];
         debug_assert!(k < self.sealed);
-        self.unit_next[u] += self.units;
+        self.unit_next[u] += self.units.get();
         let rec = self.pages[(k % self.pages.len() as u64) as usize];
-        let c = u % self.channels as usize;
+        let c = self.channels.rem(u as u64) as usize;
         let dur = self.chan_rate.ns(rec.bytes);
         let x1 =
             self.chan[c].reserve(t_min, t_min.max(rec.ready).max(self.unit_busy[u]), dur) + dur;
