@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::block::{NoPolicy, Policy};
+use crate::block::{Cgroup, NoPolicy, Policy};
 use crate::cache::dirty::BdpMode;
 use crate::device::{Device, DeviceConfig};
 use crate::fio::{self, JobSpec};
@@ -151,9 +151,10 @@ pub const MAX_IODEPTH: u32 = 65536;
 pub fn plan_jobs(
     scenario: &Scenario,
     capacity: u64,
-) -> Result<(Vec<JobPlan>, BTreeMap<String, u16>), SimError> {
+) -> Result<(Vec<JobPlan>, Vec<Cgroup>), SimError> {
     let mut plans = Vec::new();
-    let mut cgroups: BTreeMap<String, u16> = BTreeMap::new();
+    // Ordered by id (first use), so reports never depend on hash order.
+    let mut cgroups: Vec<Cgroup> = Vec::new();
     let mut groupid = 0u32;
     let mut wall = 0u32;
     let mut clones = 0u64;
@@ -216,13 +217,7 @@ pub fn plan_jobs(
                 format!("file size {file_size} is smaller than one 4 KiB page"),
             ));
         }
-        let cgroup = match &spec.cgroup {
-            None => 0,
-            Some(name) => {
-                let next = cgroups.len() as u16 + 1;
-                *cgroups.entry(name.clone()).or_insert(next)
-            }
-        };
+        let cgroup = cgroup_of(spec, &mut cgroups)?;
         let random = mode.is_random();
         let fadvise = match spec.fadvise_hint {
             fio::Fadvise::Type if random => workload::Fadvise::Random,
@@ -341,6 +336,45 @@ pub fn plan_jobs(
         }
     }
     Ok((plans, cgroups))
+}
+
+/// The cgroup id of `spec`'s jobs (0: the root), adding its group to
+/// `cgroups` on first use. Two sections naming one group with different
+/// weights are an error: fio would let whichever job starts last win.
+fn cgroup_of(spec: &fio::JobSpec, cgroups: &mut Vec<Cgroup>) -> Result<u16, SimError> {
+    let Some(name) = &spec.cgroup else {
+        if spec.cgroup_weight.is_some() {
+            return Err(job_err(
+                spec,
+                "cgroup_weight",
+                "cgroup_weight= needs cgroup= (the root group has no weight)",
+            ));
+        }
+        return Ok(0);
+    };
+    if let Some(g) = cgroups.iter_mut().find(|g| &g.name == name) {
+        match (g.weight, spec.cgroup_weight) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(job_err(
+                    spec,
+                    "cgroup_weight",
+                    format!("cgroup '{name}' already has weight {a} from an earlier job, not {b}"),
+                ));
+            }
+            (None, Some(b)) => g.weight = Some(b),
+            _ => {}
+        }
+        return Ok(g.id);
+    }
+    let id = u16::try_from(cgroups.len() + 1).map_err(|_| {
+        job_err(spec, "cgroup", format!("more than {} cgroups", u16::MAX - 1))
+    })?;
+    cgroups.push(Cgroup {
+        id,
+        name: name.clone(),
+        weight: spec.cgroup_weight,
+    });
+    Ok(id)
 }
 
 /// Runs `scenario` with block-layer policy `policy`.
@@ -471,7 +505,7 @@ pub fn run_with<P: Policy>(
     }
     world.walls_left = walls;
 
-    world.run(progress);
+    world.run(&cgroups, progress);
     if world.stalled {
         return Err(SimError::Stalled {
             at_ns: world.q.now(),

@@ -125,3 +125,43 @@ fn the_legacy_layer_makes_reads_wait_behind_sync_writeback_for_slots() {
     assert!(dl.sim_ns < 30_200_000_000, "ended at {}", dl.sim_ns);
     assert!(job(&dl, "writer").dir(Dir::Write).total_ios > 10_000);
 }
+
+#[test]
+fn cgroups_and_their_weights_reach_the_run() {
+    let s = scenario(
+        "[global]\nrw=randread\nbs=4k\nsize=16m\nruntime=1\ntime_based\ndirect=1\n\
+         [a]\ncgroup=fast\ncgroup_weight=500\n[b]\ncgroup=slow\n[c]\ncgroup=fast\n",
+        "null",
+        1 << 30,
+        1,
+    );
+    let out = run_none(&s);
+    assert_eq!(
+        out.extra["cgroups"],
+        serde_json::json!([
+            {"id": 1, "name": "fast", "weight": 500},
+            {"id": 2, "name": "slow", "weight": null},
+        ])
+    );
+}
+
+#[test]
+fn conflicting_or_orphan_cgroup_weights_are_errors() {
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    for (job, needle) in [
+        (
+            "[a]\ncgroup=g\ncgroup_weight=200\n[b]\ncgroup=g\ncgroup_weight=300\n",
+            "cgroup 'g' already has weight 200",
+        ),
+        ("[a]\ncgroup_weight=200\n", "needs cgroup="),
+    ] {
+        let text = format!("[global]\nrw=read\nbs=4k\nsize=1m\n{job}");
+        let s = scenario(&text, "null", 1 << 30, 1);
+        let err = iolab_sim::run(&s, &v, &mut |_| {})
+            .err()
+            .unwrap_or_else(|| panic!("{job:?} ran"))
+            .to_string();
+        assert!(err.contains("cgroup_weight"), "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}

@@ -10,5 +10,5 @@ pub mod pool;
 pub mod qos;
 pub mod request;
 
-pub use qos::{Admit, DeviceInfo, NoPolicy, Policy, QosBio, QosRq, Waiter};
+pub use qos::{Admit, Cgroup, DeviceInfo, NoPolicy, Policy, QosBio, QosRq, Waiter};
 pub use request::{Bio, Flags, Op, Origin, Request};

@@ -69,12 +69,27 @@ pub struct DeviceInfo {
     pub write_cache: bool,
 }
 
+/// A block cgroup of the run, from fio's `cgroup=` and `cgroup_weight=`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Cgroup {
+    /// The id bios carry in [`QosBio::cgroup`] (0 is the root, never listed).
+    pub id: u16,
+    /// The path fio was given.
+    pub name: String,
+    /// `cgroup_weight=` (fio writes it to the group's weight file), `None`
+    /// when no job set it: the controller's default applies.
+    pub weight: Option<u32>,
+}
+
 /// A block-layer rq-qos policy.
 pub trait Policy {
     /// Short name for reports.
     fn name(&self) -> &str;
     /// Called once before the run with the device it sits on.
     fn attach(&mut self, _now: Ns, _dev: &DeviceInfo) {}
+    /// Called once after `attach` with the cgroups of the run, ordered by
+    /// id. Policies without per-cgroup state ignore it.
+    fn cgroups(&mut self, _now: Ns, _groups: &[Cgroup]) {}
     /// A bio wants a request slot. `waiter` identifies the submitter if the
     /// policy answers [`Admit::Wait`].
     fn throttle(&mut self, now: Ns, bio: &QosBio, waiter: Waiter) -> Admit;

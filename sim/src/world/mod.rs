@@ -349,11 +349,12 @@ impl<P: Policy> World<P> {
         }
     }
 
-    /// Runs until every job ended. `progress` is called now and then with
-    /// the simulated time.
-    pub fn run(&mut self, progress: &mut dyn FnMut(Ns)) {
+    /// Runs until every job ended; `cgroups` are the run's groups for the
+    /// policy. `progress` is called now and then with the simulated time.
+    pub fn run(&mut self, cgroups: &[crate::block::Cgroup], progress: &mut dyn FnMut(Ns)) {
         let info = self.device_info();
         self.policy.attach(0, &info);
+        self.policy.cgroups(0, cgroups);
         self.arm_policy_timer();
         self.q.push(WRITEBACK_INTERVAL_NS, Ev::Kupdate);
         self.start_wall(0);
@@ -474,7 +475,7 @@ impl<P: Policy> World<P> {
         &self,
         scenario: &crate::scenario::Scenario,
         variant: &str,
-        cgroups: &std::collections::BTreeMap<String, u16>,
+        cgroups: &[crate::block::Cgroup],
     ) -> serde_json::Value {
         use serde_json::json;
         let devices: Vec<serde_json::Value> = self
