@@ -1,0 +1,119 @@
+//! The device-choice decision of chunk allocation as a trait, and the
+//! stock allocator (spec §4.1 step 4: the hook where the tiering variants
+//! differ; identity in mainline).
+
+use alloc::vec::Vec;
+
+use crate::{
+    AllocError, AllocationHint, Candidate, Chunk, ChunkType, Profile, SizeRules, SsdMetadata,
+    Volume,
+};
+
+/// What the hook knows about the chunk being allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelectRequest {
+    /// Chunk type (never [`ChunkType::Mixed`]: mixed chunks bypass every
+    /// variant, spec §5).
+    pub ty: ChunkType,
+    /// Profile.
+    pub profile: Profile,
+    /// Fewest devices the profile needs (after the minima choice).
+    pub devs_min: u32,
+}
+
+/// One chunk-placement policy: the step between sorting the gathered
+/// devices by free space and cutting the list to the chunk's width.
+///
+/// `select` receives the candidates in stock order (`max_avail`,
+/// `total_avail` descending, devid ascending) and may drop and reorder
+/// them; the allocator then uses the first `ndevs` that remain, and the
+/// *last* of those bounds the stripe size. It must not add candidates or
+/// change their numbers other than `key`.
+pub trait ChunkAllocator {
+    /// Name as the command line spells it (`stock`, `ssd-metadata`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Size-rule generation this allocator runs with.
+    fn size_rules(&self) -> SizeRules {
+        SizeRules::Mainline
+    }
+
+    /// The hook (spec §4.1 step 4).
+    fn select(&self, req: &SelectRequest, cands: &mut Vec<Candidate>);
+
+    /// Allocates one chunk on `volume` (kernel: `btrfs_create_chunk`).
+    fn alloc_chunk(
+        &self,
+        volume: &mut Volume,
+        ty: ChunkType,
+        profile: Profile,
+    ) -> Result<Chunk, AllocError> {
+        volume.alloc_chunk(self, ty, profile)
+    }
+}
+
+/// Mainline placement: most free space first, nothing else (kernel: the
+/// plain `gather_device_info` order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stock;
+
+impl ChunkAllocator for Stock {
+    fn name(&self) -> &'static str {
+        "stock"
+    }
+
+    fn select(&self, _req: &SelectRequest, _cands: &mut Vec<Candidate>) {}
+}
+
+/// The placement variants by value, so a simulator can hold any of them
+/// without dynamic dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocVariant {
+    /// [`Stock`].
+    Stock,
+    /// [`SsdMetadata`].
+    SsdMetadata(SsdMetadata),
+    /// [`AllocationHint`].
+    AllocationHint(AllocationHint),
+}
+
+/// A configured allocator: a variant plus the size-rule generation (the
+/// `sizing=` knob), as [`parse_policy`](crate::parse_policy) returns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocPolicy {
+    /// Which placement rule.
+    pub variant: AllocVariant,
+    /// Which size rules.
+    pub rules: SizeRules,
+}
+
+impl Default for AllocPolicy {
+    fn default() -> Self {
+        AllocPolicy {
+            variant: AllocVariant::Stock,
+            rules: SizeRules::Mainline,
+        }
+    }
+}
+
+impl ChunkAllocator for AllocPolicy {
+    fn name(&self) -> &'static str {
+        match &self.variant {
+            AllocVariant::Stock => Stock.name(),
+            AllocVariant::SsdMetadata(v) => v.name(),
+            AllocVariant::AllocationHint(v) => v.name(),
+        }
+    }
+
+    fn size_rules(&self) -> SizeRules {
+        self.rules
+    }
+
+    fn select(&self, req: &SelectRequest, cands: &mut Vec<Candidate>) {
+        match &self.variant {
+            AllocVariant::Stock => Stock.select(req, cands),
+            AllocVariant::SsdMetadata(v) => v.select(req, cands),
+            AllocVariant::AllocationHint(v) => v.select(req, cands),
+        }
+    }
+}
