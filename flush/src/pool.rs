@@ -1,0 +1,499 @@
+//! The userspace face: [`Pool`], a [`FlushModel`] shared by threads.
+//! Reservers block on their tickets; a flusher thread does the work the
+//! core hands out and, by reporting it done, lets the core grant.
+//!
+//! ```
+//! use iolab_flush::{Config, FlushKind, ManualClock, Pool};
+//!
+//! let pool = Pool::with_clock(Config::default(), ManualClock::new(0)).unwrap();
+//! let r = pool.reserve(256 * 1024, FlushKind::FlushAll).unwrap();
+//! assert_eq!(pool.snapshot().grants, 256 * 1024);
+//! drop(r); // returns the bytes
+//! assert_eq!(pool.snapshot().grants, 0);
+//! ```
+//!
+//! # Protocol
+//!
+//! One mutex guards the core and the face's bookkeeping; one condition
+//! variable is notified (all waiters) after every change. Every call takes
+//! the lock, feeds the core one event stamped with the [`Clock`], and
+//! drains the core's decisions *under the same lock*: grants and failures
+//! go to a table keyed by the reserver's owner token, handle wake-ups to a
+//! table keyed by handle, work (`RunRefs`, `Flush`, `CommitIo`) to a FIFO
+//! the flusher takes from. So a decision is never lost between the core and
+//! a sleeper: a reserver that queued a ticket looks in the table before
+//! every sleep, and whoever put an outcome there notifies after unlocking
+//! nothing in between.
+//!
+//! * A reserver whose request fits returns at once. Otherwise it sleeps
+//!   until its outcome is in the table. With [`Pool::reserve_cancellable`]
+//!   it also checks a flag after every wake-up: if set, it removes its own
+//!   ticket ([`FlushModel::on_interrupt`]); if the ticket was already
+//!   granted, the grant wins and the reserver keeps the bytes.
+//! * The flusher loops on [`Pool::wait_work`] → do the work →
+//!   [`Pool::work_done`]; [`Pool::close`] ends the loop.
+//! * Dropping a [`Reservation`] returns its bytes (which may grant waiting
+//!   tickets in the dropper's context).
+//!
+//! Waking everybody on every change is simple and obviously free of lost
+//! wake-ups; it costs spurious wake-ups under contention.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::PoisonError;
+use std::time::Instant;
+
+use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
+use crate::{
+    Actor, Config, ConfigError, Decision, End, Error, FlushKind, FlushModel, FlushState, HandleId,
+    HandleKind, Interrupted, JobId, RefBatch, Reserve, Snapshot, Start, TicketError, TicketId,
+};
+
+/// A source of time in nanoseconds from a fixed origin, non-decreasing.
+pub trait Clock: Send + Sync {
+    /// The current time in nanoseconds.
+    fn now_ns(&self) -> u64;
+}
+
+/// The production clock: [`Instant`] since the clock was created.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    /// A clock whose origin is now.
+    pub fn new() -> SystemClock {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> SystemClock {
+        SystemClock::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now_ns(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// A clock moved by hand, for tests and simulations.
+#[derive(Debug)]
+pub struct ManualClock {
+    ns: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock reading `start_ns`.
+    pub fn new(start_ns: u64) -> ManualClock {
+        ManualClock {
+            ns: AtomicU64::new(start_ns),
+        }
+    }
+
+    /// Move the clock forward by `ns`.
+    pub fn advance(&self, ns: u64) {
+        self.ns.fetch_add(ns, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ns(&self) -> u64 {
+        self.ns.load(Ordering::SeqCst)
+    }
+}
+
+/// A piece of work for the flusher thread; hand it back to
+/// [`Pool::work_done`] when done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Run delayed refs (see [`Decision::RunRefs`]).
+    Refs {
+        /// The job.
+        job: JobId,
+        /// Who the core charges.
+        actor: Actor,
+        /// Heads.
+        heads: u64,
+        /// Refs.
+        refs: u64,
+        /// CPU time the model assigns.
+        cpu_ns: u64,
+    },
+    /// A flush state's page-cache work (see [`Decision::Flush`]).
+    Flush {
+        /// The job.
+        job: JobId,
+        /// The state.
+        state: FlushState,
+        /// Bytes wanted.
+        bytes: u64,
+    },
+    /// Write out a commit (see [`Decision::CommitIo`]).
+    Commit {
+        /// The transaction.
+        txn: u64,
+        /// Dirty metadata.
+        meta_bytes: u64,
+    },
+}
+
+/// Why a reservation or ref update did not go through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolError {
+    /// The ticket failed (ENOSPC, interrupted, aborted).
+    Ticket(TicketError),
+    /// The core refused the event.
+    Core(Error),
+}
+
+impl core::fmt::Display for PoolError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PoolError::Ticket(e) => write!(f, "reservation failed: {e}"),
+            PoolError::Core(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {}
+
+/// Reserved bytes; dropping returns them.
+#[derive(Debug)]
+pub struct Reservation<'a, C: Clock> {
+    pool: &'a Pool<C>,
+    bytes: u64,
+}
+
+impl<C: Clock> Reservation<'_, C> {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl<C: Clock> Drop for Reservation<'_, C> {
+    fn drop(&mut self) {
+        let mut s = self.pool.lock();
+        let now = self.pool.clock.now_ns();
+        // The bytes were granted by this pool's core, so the release fits.
+        let _ = s.fs.on_release(now, self.bytes);
+        s.settle();
+        drop(s);
+        self.pool.cv.notify_all();
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Granted(u64),
+    Failed(TicketError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HandleEvent {
+    Ready,
+    Failed(TicketError),
+    Released,
+}
+
+#[derive(Debug)]
+struct Shared {
+    fs: FlushModel,
+    next_owner: u64,
+    outcomes: BTreeMap<u64, Outcome>,
+    handles: BTreeMap<HandleId, HandleEvent>,
+    work: VecDeque<Work>,
+    closed: bool,
+}
+
+impl Shared {
+    /// Move every decision of the core to where its consumer looks.
+    fn settle(&mut self) {
+        while let Some(d) = self.fs.poll_decision() {
+            match d {
+                Decision::Grant { owner, bytes, .. } => {
+                    self.outcomes.insert(owner, Outcome::Granted(bytes));
+                }
+                Decision::Fail { owner, error, .. } => {
+                    self.outcomes.insert(owner, Outcome::Failed(error));
+                }
+                Decision::HandleReady { handle } => {
+                    self.handles.insert(handle, HandleEvent::Ready);
+                }
+                Decision::HandleFailed { handle, error } => {
+                    self.handles.insert(handle, HandleEvent::Failed(error));
+                }
+                Decision::HandleReleased { handle } => {
+                    self.handles.insert(handle, HandleEvent::Released);
+                }
+                Decision::RunRefs {
+                    job,
+                    actor,
+                    heads,
+                    refs,
+                    cpu_ns,
+                    ..
+                } => self.work.push_back(Work::Refs {
+                    job,
+                    actor,
+                    heads,
+                    refs,
+                    cpu_ns,
+                }),
+                Decision::Flush {
+                    job, state, bytes, ..
+                } => self.work.push_back(Work::Flush { job, state, bytes }),
+                Decision::CommitIo { txn, meta_bytes } => {
+                    self.work.push_back(Work::Commit { txn, meta_bytes })
+                }
+            }
+        }
+        // Traces are not kept by the face.
+        while self.fs.poll_trace().is_some() {}
+    }
+}
+
+/// A thread-safe reservation pool around one [`FlushModel`].
+#[derive(Debug)]
+pub struct Pool<C: Clock = SystemClock> {
+    shared: Mutex<Shared>,
+    cv: Condvar,
+    clock: C,
+}
+
+impl Pool<SystemClock> {
+    /// A pool on the system clock.
+    pub fn new(config: Config) -> Result<Pool<SystemClock>, ConfigError> {
+        Pool::with_clock(config, SystemClock::new())
+    }
+}
+
+impl<C: Clock> Pool<C> {
+    /// A pool on the given clock.
+    pub fn with_clock(config: Config, clock: C) -> Result<Pool<C>, ConfigError> {
+        Ok(Pool {
+            shared: Mutex::new(Shared {
+                fs: FlushModel::new(config)?,
+                next_owner: 1,
+                outcomes: BTreeMap::new(),
+                handles: BTreeMap::new(),
+                work: VecDeque::new(),
+                closed: false,
+            }),
+            cv: Condvar::new(),
+            clock,
+        })
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'g>(&self, g: MutexGuard<'g, Shared>) -> MutexGuard<'g, Shared> {
+        self.cv.wait(g).unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Reserve `bytes`, sleeping on a ticket if they do not fit.
+    pub fn reserve(&self, bytes: u64, kind: FlushKind) -> Result<Reservation<'_, C>, PoolError> {
+        self.reserve_inner(bytes, kind, None)
+    }
+
+    /// [`reserve`](Self::reserve), giving up with
+    /// [`TicketError::Eintr`] once `cancel` is set and the pool notified
+    /// ([`Pool::notify`]), unless the grant came first.
+    pub fn reserve_cancellable(
+        &self,
+        bytes: u64,
+        kind: FlushKind,
+        cancel: &AtomicBool,
+    ) -> Result<Reservation<'_, C>, PoolError> {
+        self.reserve_inner(bytes, kind, Some(cancel))
+    }
+
+    fn reserve_inner(
+        &self,
+        bytes: u64,
+        kind: FlushKind,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Reservation<'_, C>, PoolError> {
+        let mut s = self.lock();
+        let owner = s.next_owner;
+        s.next_owner += 1;
+        let now = self.clock.now_ns();
+        let r = s.fs.on_reserve(now, owner, bytes, kind);
+        s.settle();
+        let ticket: TicketId = match r {
+            Ok(Reserve::Granted) => {
+                drop(s);
+                self.cv.notify_all();
+                return Ok(Reservation { pool: self, bytes });
+            }
+            Ok(Reserve::Failed(e)) => return Err(PoolError::Ticket(e)),
+            Err(e) => return Err(PoolError::Core(e)),
+            Ok(Reserve::Queued(t)) => t,
+        };
+        // Wake the flusher: there is work now.
+        self.cv.notify_all();
+        loop {
+            if let Some(o) = s.outcomes.remove(&owner) {
+                drop(s);
+                return match o {
+                    Outcome::Granted(b) => Ok(Reservation {
+                        pool: self,
+                        bytes: b,
+                    }),
+                    Outcome::Failed(e) => Err(PoolError::Ticket(e)),
+                };
+            }
+            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                let now = self.clock.now_ns();
+                match s.fs.on_interrupt(now, ticket) {
+                    Ok(Interrupted::Removed) => {
+                        s.settle();
+                        s.outcomes.remove(&owner);
+                        drop(s);
+                        self.cv.notify_all();
+                        return Err(PoolError::Ticket(TicketError::Eintr));
+                    }
+                    // Resolved already: its outcome is in the table (the
+                    // decisions were settled under this same lock).
+                    Ok(Interrupted::AlreadyResolved) | Err(_) => {
+                        s.settle();
+                        continue;
+                    }
+                }
+            }
+            s = self.wait(s);
+        }
+    }
+
+    /// Wake every sleeper (after setting a cancel flag).
+    pub fn notify(&self) {
+        let g = self.lock();
+        drop(g);
+        self.cv.notify_all();
+    }
+
+    fn wait_handle<'g>(
+        &self,
+        mut s: MutexGuard<'g, Shared>,
+        h: HandleId,
+    ) -> (MutexGuard<'g, Shared>, HandleEvent) {
+        loop {
+            if let Some(e) = s.handles.remove(&h) {
+                return (s, e);
+            }
+            s = self.wait(s);
+        }
+    }
+
+    /// Queue refs as an endio worker would: join the transaction (waiting
+    /// while it commits), add the batch, end the handle (waiting if the
+    /// catch-up variant makes the end wait).
+    pub fn add_refs(&self, batch: RefBatch) -> Result<(), PoolError> {
+        let mut s = self.lock();
+        let now = self.clock.now_ns();
+        let h = match s.fs.on_handle_start(now, HandleKind::Join, 0) {
+            Ok(Start::Ready(h)) => h,
+            Ok(Start::Wait { handle, .. }) => {
+                s.settle();
+                self.cv.notify_all();
+                let (g, e) = self.wait_handle(s, handle);
+                s = g;
+                match e {
+                    HandleEvent::Ready => handle,
+                    HandleEvent::Failed(e) => return Err(PoolError::Ticket(e)),
+                    HandleEvent::Released => {
+                        return Err(PoolError::Core(Error::UnknownHandle(handle)));
+                    }
+                }
+            }
+            Ok(Start::Failed(e)) => return Err(PoolError::Ticket(e)),
+            Ok(Start::NoTransaction) => return Ok(()),
+            Err(e) => return Err(PoolError::Core(e)),
+        };
+        let now = self.clock.now_ns();
+        let added = s.fs.on_refs_added(now, h, batch);
+        let end = s.fs.on_handle_end(now, h, false);
+        s.settle();
+        self.cv.notify_all();
+        added.map_err(PoolError::Core)?;
+        match end.map_err(PoolError::Core)? {
+            End::Done => Ok(()),
+            End::Wait(w) => {
+                let _ = self.wait_handle(s, w);
+                Ok(())
+            }
+        }
+    }
+
+    /// Take the next piece of work without waiting.
+    pub fn next_work(&self) -> Option<Work> {
+        self.lock().work.pop_front()
+    }
+
+    /// Wait for the next piece of work; `None` once the pool is closed.
+    pub fn wait_work(&self) -> Option<Work> {
+        let mut s = self.lock();
+        loop {
+            if let Some(w) = s.work.pop_front() {
+                return Some(w);
+            }
+            if s.closed {
+                return None;
+            }
+            s = self.wait(s);
+        }
+    }
+
+    /// The flusher finished `work`.
+    pub fn work_done(&self, work: Work) -> Result<(), Error> {
+        let mut s = self.lock();
+        let now = self.clock.now_ns();
+        let r = match work {
+            Work::Refs { job, .. } | Work::Flush { job, .. } => s.fs.on_work_done(now, job),
+            Work::Commit { txn, .. } => s.fs.on_commit_done(now, txn),
+        };
+        s.settle();
+        drop(s);
+        self.cv.notify_all();
+        r
+    }
+
+    /// Run the commit timer if due; returns the next deadline.
+    pub fn tick(&self) -> Option<u64> {
+        let mut s = self.lock();
+        let now = self.clock.now_ns();
+        if s.fs.next_deadline().is_some_and(|d| d <= now) {
+            s.fs.on_timer(now);
+            s.settle();
+        }
+        let next = s.fs.next_deadline();
+        drop(s);
+        self.cv.notify_all();
+        next
+    }
+
+    /// Stop [`wait_work`](Self::wait_work) loops.
+    pub fn close(&self) {
+        let mut s = self.lock();
+        s.closed = true;
+        drop(s);
+        self.cv.notify_all();
+    }
+
+    /// A copy of the core's state.
+    pub fn snapshot(&self) -> Snapshot {
+        self.lock().fs.snapshot()
+    }
+}

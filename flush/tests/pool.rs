@@ -1,0 +1,187 @@
+//! The thread-safe face: reservers block on tickets, a flusher thread does
+//! the core's work and so lets it grant.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use iolab_flush::{
+    Config, FlushKind, ManualClock, Params, Policy, Pool, PoolError, Preempt, RefBatch,
+    TicketError, Work,
+};
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+
+fn tight(policy: Policy) -> Config {
+    Config {
+        policy,
+        params: Params {
+            nodesize: 4096,
+            total: 6 * MIB,
+            used: 4 * MIB,
+            global_rsv: MIB,
+            unallocated: 0,
+            ..Params::default()
+        },
+    }
+}
+
+fn flusher(pool: Arc<Pool<ManualClock>>) -> thread::JoinHandle<u64> {
+    thread::spawn(move || {
+        let mut done = 0;
+        while let Some(w) = pool.wait_work() {
+            if let Work::Refs { cpu_ns, .. } = w {
+                pool.clock().advance(cpu_ns);
+            }
+            pool.work_done(w).expect("outstanding work");
+            done += 1;
+        }
+        done
+    })
+}
+
+#[test]
+fn fitting_reservation_returns_at_once() {
+    let pool = Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap();
+    let r = pool.reserve(512 * KIB, FlushKind::FlushAll).unwrap();
+    assert_eq!(r.bytes(), 512 * KIB);
+    assert_eq!(pool.snapshot().space.may_use, MIB + 512 * KIB);
+    drop(r);
+    assert_eq!(pool.snapshot().space.may_use, MIB);
+    assert_eq!(pool.next_work(), None);
+}
+
+#[test]
+fn waiter_is_granted_when_space_returns() {
+    let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
+    let big = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+    let p2 = Arc::clone(&pool);
+    let waiter = thread::spawn(move || {
+        p2.reserve(512 * KIB, FlushKind::FlushAll)
+            .map(|r| r.bytes())
+    });
+    // Wait until the ticket is queued, then give the space back.
+    while pool.snapshot().normal_tickets == 0 {
+        thread::yield_now();
+    }
+    drop(big);
+    assert_eq!(waiter.join().unwrap(), Ok(512 * KIB));
+    let s = pool.snapshot();
+    assert_eq!((s.grants, s.normal_tickets, s.space.may_use), (0, 0, MIB));
+}
+
+#[test]
+fn cancelled_waiter_gets_eintr_and_holds_nothing() {
+    let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
+    let big = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (p2, c2) = (Arc::clone(&pool), Arc::clone(&cancel));
+    let waiter = thread::spawn(move || {
+        p2.reserve_cancellable(768 * KIB, FlushKind::FlushAll, &c2)
+            .map(|r| r.bytes())
+    });
+    while pool.snapshot().normal_tickets == 0 {
+        thread::yield_now();
+    }
+    cancel.store(true, Ordering::SeqCst);
+    pool.notify();
+    assert_eq!(
+        waiter.join().unwrap(),
+        Err(PoolError::Ticket(TicketError::Eintr))
+    );
+    drop(big);
+    let s = pool.snapshot();
+    assert_eq!((s.grants, s.reclaim_size, s.space.may_use), (0, 0, MIB));
+}
+
+#[test]
+fn unsatisfiable_waiter_fails_once_the_flusher_gives_up() {
+    // Without the 2019 preemptive trigger, so the count of work is exact.
+    let policy = Policy {
+        preempt: Preempt::Off,
+        ..Policy::on_demand()
+    };
+    let pool = Arc::new(Pool::with_clock(tight(policy), ManualClock::new(0)).unwrap());
+    let f = flusher(Arc::clone(&pool));
+    let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+    // Nothing can free space while `held` is kept: three passes, ENOSPC.
+    assert_eq!(
+        pool.reserve(512 * KIB, FlushKind::FlushAll)
+            .map(|r| r.bytes()),
+        Err(PoolError::Ticket(TicketError::Enospc))
+    );
+    drop(held);
+    pool.close();
+    // 3 passes × 4 caller states (items ×2, delalloc ×2) of the 5.0 list.
+    assert_eq!(f.join().unwrap(), 12);
+}
+
+#[test]
+fn many_reservers_and_a_flusher_settle_to_the_start() {
+    for policy in [
+        Policy::catch_up(),
+        Policy::on_demand(),
+        Policy::on_demand_2021(),
+    ] {
+        let pool = Arc::new(Pool::with_clock(tight(policy), ManualClock::new(0)).unwrap());
+        let f = flusher(Arc::clone(&pool));
+        let workers: Vec<_> = (0..4u64)
+            .map(|i| {
+                let p = Arc::clone(&pool);
+                thread::spawn(move || {
+                    let (mut ok, mut enospc) = (0u32, 0u32);
+                    for k in 0..40u64 {
+                        match p.reserve((1 + (i + k) % 6) * 64 * KIB, FlushKind::FlushAll) {
+                            Ok(r) => {
+                                ok += 1;
+                                p.add_refs(RefBatch {
+                                    new_heads: 1,
+                                    refs: 2,
+                                    ..RefBatch::default()
+                                })
+                                .expect("refs");
+                                p.clock().advance(1_000);
+                                drop(r);
+                            }
+                            Err(PoolError::Ticket(TicketError::Enospc)) => enospc += 1,
+                            Err(e) => panic!("{e}"),
+                        }
+                        if k % 10 == 0 {
+                            p.tick();
+                        }
+                    }
+                    (ok, enospc)
+                })
+            })
+            .collect();
+        let mut ok = 0;
+        for w in workers {
+            ok += w.join().unwrap().0;
+        }
+        assert!(ok > 0, "{policy}: nobody got space");
+        // Commit what is left: age the transaction past 30 s.
+        pool.clock().advance(60_000_000_000);
+        while pool.snapshot().txn.is_some() || pool.snapshot().writing.is_some() {
+            pool.tick();
+            pool.clock().advance(5_000_000_000);
+            thread::yield_now();
+        }
+        pool.close();
+        f.join().unwrap();
+        let s = pool.snapshot();
+        assert_eq!(
+            (s.grants, s.normal_tickets, s.prio_tickets, s.handles),
+            (0, 0, 0, 0),
+            "{policy}"
+        );
+        assert_eq!(s.refs.entries(), 0, "{policy}");
+        assert_eq!(s.refs.created_refs, s.refs.run_refs, "{policy}");
+        assert_eq!(s.space.pinned, 0, "{policy}");
+        assert_eq!(
+            s.space.may_use,
+            s.global.reserved + s.delayed_refs.reserved + s.trans.reserved,
+            "{policy}"
+        );
+    }
+}
