@@ -38,6 +38,7 @@ fn scenario(device: &str) -> Scenario {
         group_bw: GroupBwMode::Sum,
         scheduler: SchedKind::None,
         trace: false,
+        volume: None,
     }
 }
 

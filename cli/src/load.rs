@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::fio::{self, JobFile, ParseEnv};
+use iolab_sim::{Profile, VolumeSpec};
 
 use crate::Failure;
 
@@ -57,6 +58,36 @@ pub fn device(spec: &str) -> Result<DeviceConfig, Failure> {
         "--device: '{spec}' is neither a preset ({}) nor a TOML file",
         DeviceConfig::preset_names().join(", ")
     )))
+}
+
+/// `--volume PROFILE:DEV,DEV,...`: a profile and member devices (presets
+/// or TOML files), devid 1 first.
+pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
+    let Some((profile, devs)) = spec.split_once(':') else {
+        return Err(Failure::input(format!(
+            "--volume: '{spec}' is not PROFILE:DEV,DEV,... (e.g. raid1:nvme,nvme)"
+        )));
+    };
+    let profile = Profile::from_name(profile).ok_or_else(|| {
+        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+        Failure::input(format!(
+            "--volume: unknown profile '{profile}' (one of {})",
+            names.join(", ")
+        ))
+    })?;
+    let mut devices = Vec::new();
+    for d in devs.split(',') {
+        let d = d.trim();
+        if d.is_empty() {
+            return Err(Failure::input(format!(
+                "--volume: empty device name in '{spec}'"
+            )));
+        }
+        devices.push(
+            device(d).map_err(|f| Failure::input(f.message.replacen("--device", "--volume", 1)))?,
+        );
+    }
+    Ok(VolumeSpec { profile, devices })
 }
 
 /// `--memory`: a size with fio's suffixes (k, m, g, t; base 1024).

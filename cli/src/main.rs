@@ -70,8 +70,13 @@ struct Common {
     /// fio job file.
     job: String,
     /// Device: a preset name (see `iolab devices`) or a TOML file.
-    #[arg(long)]
-    device: String,
+    #[arg(long, required_unless_present = "volume", conflicts_with = "volume")]
+    device: Option<String>,
+    /// Several devices as one btrfs-like volume: PROFILE:DEV,DEV,... with
+    /// PROFILE single|dup|raid1|raid1c3|raid1c4 and each DEV a preset or a
+    /// TOML file, e.g. raid1:nvme,sata-ssd.
+    #[arg(long, value_name = "PROFILE:DEV,...")]
+    volume: Option<String>,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
     #[arg(long, default_value = "4g")]
     memory: String,
@@ -81,9 +86,9 @@ struct Common {
     /// CPUs of the simulated machine ($ncpus, NUM_LOGICAL_CPUS).
     #[arg(long, default_value_t = 4)]
     cpus: u32,
-    /// Filesystem model.
-    #[arg(long, value_enum, default_value_t = Fs::XfsLite)]
-    fs: Fs,
+    /// Filesystem model (default: xfs-lite on one device, raw on a volume).
+    #[arg(long, value_enum)]
+    fs: Option<Fs>,
     /// fio version whose group bandwidth rule to follow.
     #[arg(long, value_enum, default_value_t = FioCompat::Current)]
     fio_compat: FioCompat,
@@ -265,7 +270,12 @@ fn devices(name: Option<String>) -> Result<(), Failure> {
 
 fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
     let mem_bytes = load::memory(&c.memory)?;
-    let device = load::device(&c.device)?;
+    let volume = c.volume.as_deref().map(load::volume).transpose()?;
+    let device = match (&c.device, &volume) {
+        (Some(d), _) => load::device(d)?,
+        (None, Some(v)) => v.devices[0].clone(),
+        (None, None) => return Err(Failure::input("give --device or --volume".to_owned())),
+    };
     let jobfile = load::job_file(&c.job, mem_bytes, c.cpus)?;
     if c.verbose {
         for a in &jobfile.accepted {
@@ -277,9 +287,9 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         device,
         mem_bytes,
         seed: c.seed,
-        fs: match c.fs {
-            Fs::XfsLite => FsKind::XfsLite,
-            Fs::Raw => FsKind::Raw,
+        fs: match (c.fs, &volume) {
+            (Some(Fs::XfsLite), _) | (None, None) => FsKind::XfsLite,
+            (Some(Fs::Raw), _) | (None, Some(_)) => FsKind::Raw,
         },
         bdp: match c.bdp {
             Bdp::Paced => BdpMode::Paced,
@@ -296,6 +306,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
             Scheduler::SqDeadline => SchedKind::SqDeadline,
         },
         trace: c.trace.is_some(),
+        volume,
     })
 }
 

@@ -340,3 +340,54 @@ fn wbt_knobs_are_checked_and_traces_written() {
     assert!(lines.iter().any(|r| r["event"] == "wbt_timer"), "{text}");
     assert!(lines.iter().all(|r| r["t_ns"].as_u64().is_some()));
 }
+
+#[test]
+fn volumes_compare_read_policies_and_reject_bad_specs() {
+    let job = temp_job(
+        "volume.fio",
+        "[r]\nfilename=f\nsize=256m\ndirect=1\nrw=randread\nbs=4k\nioengine=libaio\n\
+         iodepth=8\nnumjobs=2\nruntime=1\ntime_based\ngroup_reporting\n",
+    );
+    let job = job.to_str().expect("utf-8 path");
+    let o = iolab(&[
+        "compare",
+        job,
+        "--volume",
+        "raid1:nvme,sata-ssd",
+        "--policies",
+        "read=pid,read=latency",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("read=latency") && out.contains("Hmean"),
+        "{out}"
+    );
+    for (args, needle) in [
+        (
+            vec!["--volume", "raid7:nvme,nvme"],
+            "--volume: unknown profile 'raid7'",
+        ),
+        (vec!["--volume", "raid1"], "is not PROFILE:DEV"),
+        (
+            vec!["--volume", "raid1:nvme,floppy"],
+            "'floppy' is neither a preset",
+        ),
+        (vec!["--volume", "raid1:nvme,"], "empty device name"),
+        (
+            vec!["--volume", "raid1:nvme,nvme", "--device", "nvme"],
+            "cannot be used with",
+        ),
+        (
+            vec!["--volume", "raid0:nvme,nvme"],
+            "'raid0' is not simulated yet",
+        ),
+        (vec!["--device", "nvme", "--policy", "read=fastest"], "read"),
+    ] {
+        let mut a = vec!["run", job];
+        a.extend(args);
+        let o = iolab(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{a:?}: {}", stderr(&o));
+    }
+}

@@ -22,5 +22,6 @@ pub mod volume;
 pub mod workload;
 mod world;
 
-pub use scenario::{FsKind, RunOutput, Scenario, SchedKind, SimError, run};
+pub use iolab_tiering::Profile;
+pub use scenario::{FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec, run};
 pub use variant::{Variant, parse_policies, parse_variant};

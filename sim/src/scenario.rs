@@ -12,6 +12,7 @@ use crate::cache::dirty::BdpMode;
 use crate::device::{Device, DeviceConfig};
 use crate::fio::{self, JobSpec};
 use crate::fs::journal::{Journal, log_size_for};
+use crate::fs::raid::{Member, POLICY_CPUS, Raid, SECTORSIZE};
 use crate::fs::{self, Layout, PAGE, Prep};
 use crate::policies::wbt::{WbtKnobs, WbtPolicy};
 use crate::rng::{Entity, Stream};
@@ -22,6 +23,7 @@ use crate::volume::Volume;
 use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
 pub use crate::world::SchedKind;
 use crate::world::{Ctx, Job, World};
+use iolab_tiering::ReadPolicyConfig;
 use iolab_wbt::Variant as WbtVariant;
 
 /// Which filesystem sits on the device.
@@ -54,6 +56,17 @@ pub struct Scenario {
     pub scheduler: SchedKind,
     /// Keep policy trace records (the JSON `iolab.policy.trace`).
     pub trace: bool,
+    /// A multi-device volume; when set, its devices replace `device`.
+    pub volume: Option<VolumeSpec>,
+}
+
+/// A btrfs-like volume over several devices (`--volume PROFILE:DEV,...`).
+#[derive(Clone, Debug)]
+pub struct VolumeSpec {
+    /// Data profile (`single`, `dup`, `raid1`, `raid1c3`, `raid1c4`).
+    pub profile: iolab_tiering::Profile,
+    /// Member devices in devid order (devid 1 first).
+    pub devices: Vec<DeviceConfig>,
 }
 
 /// Errors that stop a run before it starts.
@@ -85,6 +98,9 @@ pub enum SimError {
     /// The files do not map onto the volume.
     #[error("{0}")]
     Layout(String),
+    /// The volume cannot be built or run.
+    #[error("{0}")]
+    Volume(String),
     /// Nothing completed for ten simulated minutes while jobs remained: a
     /// policy or simulator bug parked every submitter for good.
     #[error("run stalled at {at_ns} ns: no IO completed for 600 simulated seconds")]
@@ -113,8 +129,9 @@ pub fn run(
     variant: &Variant,
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
+    let raid = build_raid(scenario, variant)?;
     match variant.block {
-        BlockChoice::None => run_with(scenario, NoPolicy, &variant.spec, progress),
+        BlockChoice::None => run_with(scenario, NoPolicy, raid, &variant.spec, progress),
         BlockChoice::Wbt { v5, lat_usec } => {
             let knobs = WbtKnobs {
                 variant: if v5 {
@@ -125,7 +142,13 @@ pub fn run(
                 lat_usec,
                 trace: scenario.trace,
             };
-            run_with(scenario, WbtPolicy::new(knobs), &variant.spec, progress)
+            run_with(
+                scenario,
+                WbtPolicy::new(knobs),
+                raid,
+                &variant.spec,
+                progress,
+            )
         }
     }
 }
@@ -367,7 +390,11 @@ fn cgroup_of(spec: &fio::JobSpec, cgroups: &mut Vec<Cgroup>) -> Result<u16, SimE
         return Ok(g.id);
     }
     let id = u16::try_from(cgroups.len() + 1).map_err(|_| {
-        job_err(spec, "cgroup", format!("more than {} cgroups", u16::MAX - 1))
+        job_err(
+            spec,
+            "cgroup",
+            format!("more than {} cgroups", u16::MAX - 1),
+        )
     })?;
     cgroups.push(Cgroup {
         id,
@@ -377,15 +404,99 @@ fn cgroup_of(spec: &fio::JobSpec, cgroups: &mut Vec<Cgroup>) -> Result<u16, SimE
     Ok(id)
 }
 
-/// Runs `scenario` with block-layer policy `policy`.
+/// The chunk map and read policy of `scenario`'s volume, `None` for a
+/// single device. Checks what the volume model cannot run yet.
+fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, SimError> {
+    let Some(spec) = &scenario.volume else {
+        if variant.read.is_some() {
+            return Err(SimError::Variant(format!(
+                "variant '{}': read= chooses among RAID copies; give a --volume",
+                variant.spec
+            )));
+        }
+        return Ok(None);
+    };
+    if variant.block != BlockChoice::None {
+        return Err(SimError::Variant(format!(
+            "variant '{}': block-layer policies on a multi-device volume are not simulated yet \
+             (one rq-qos instance per device)",
+            variant.spec
+        )));
+    }
+    if scenario.fs == FsKind::XfsLite {
+        return Err(SimError::Volume(
+            "a multi-device volume runs without a journal: use --fs raw".into(),
+        ));
+    }
+    for j in &scenario.jobs {
+        if !j.direct {
+            return Err(job_err(
+                j,
+                "direct",
+                "buffered IO on a multi-device volume is not simulated yet (needs the btrfs \
+                 page-cache path); set direct=1",
+            ));
+        }
+        for (set, option) in [
+            (j.fsync > 0, "fsync"),
+            (j.fdatasync > 0, "fdatasync"),
+            (j.end_fsync, "end_fsync"),
+        ] {
+            if set {
+                return Err(job_err(
+                    j,
+                    option,
+                    "fsync on a multi-device volume is not simulated yet (needs the btrfs log \
+                     tree and superblock writes)",
+                ));
+            }
+        }
+    }
+    let mut members = Vec::with_capacity(spec.devices.len());
+    for cfg in &spec.devices {
+        let d = Device::new(cfg)?;
+        members.push(Member {
+            capacity: d.capacity(),
+            rotational: d.rotational(),
+            queue_depth: d.queue_depth(),
+        });
+    }
+    let read = variant.read.unwrap_or(ReadPolicyConfig::Pid);
+    // The mount's latest device is the last one added: the highest devid.
+    let latest = members.len() as u64;
+    let policy = read
+        .build(latest, SECTORSIZE as u32, POLICY_CPUS as usize)
+        .map_err(|e| SimError::Variant(format!("variant '{}': {e}", variant.spec)))?;
+    Raid::build(spec.profile, &members, policy)
+        .map(Some)
+        .map_err(|e| SimError::Volume(e.to_string()))
+}
+
+/// Runs `scenario` with block-layer policy `policy` (and, on a multi-device
+/// volume, the chunk map and read policy `raid`).
 pub fn run_with<P: Policy>(
     scenario: &Scenario,
     policy: P,
+    raid: Option<Raid>,
     variant: &str,
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
-    let device = Device::new(&scenario.device)?;
-    let capacity = device.capacity();
+    let devices = match &scenario.volume {
+        Some(v) if raid.is_some() => v
+            .devices
+            .iter()
+            .map(Device::new)
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => {
+            return Err(SimError::Volume(
+                "a --volume run needs its chunk map".into(),
+            ));
+        }
+        None => vec![Device::new(&scenario.device)?],
+    };
+    // The files live in the volume's logical space: the data chunks' on a
+    // multi-device volume, the device's bytes otherwise.
+    let capacity = raid.as_ref().map_or(devices[0].capacity(), Raid::capacity);
     let (plans, cgroups) = plan_jobs(scenario, capacity)?;
     let log_size = log_size_for(capacity);
     let mut layout = Layout::new(capacity, log_size);
@@ -394,7 +505,7 @@ pub fn run_with<P: Policy>(
     let journal = Journal::new(log_off, log_len);
     let journal_on = scenario.fs == FsKind::XfsLite;
     let mut world = World::new(
-        vec![device],
+        devices,
         scenario.mem_bytes,
         policy,
         journal,
@@ -402,6 +513,7 @@ pub fn run_with<P: Policy>(
         journal_on,
         scenario.scheduler,
     );
+    world.raid = raid;
 
     // Files: one per distinct name, sized by the largest user; written out
     // if any user reads it or asks for overwrite (fio's layout rule).

@@ -66,7 +66,20 @@ mod tests {
         for d in [1u64, 2, 3, 7, 8, 16, 24, 64, 16384, 1 << 40, u64::MAX] {
             let v = Divisor::new(d);
             assert_eq!(v.get(), d);
-            for x in [0u64, 1, 2, 5, 15, 16, 17, 16383, 16384, 16385, 1 << 41, u64::MAX] {
+            for x in [
+                0u64,
+                1,
+                2,
+                5,
+                15,
+                16,
+                17,
+                16383,
+                16384,
+                16385,
+                1 << 41,
+                u64::MAX,
+            ] {
                 assert_eq!(v.div(x), x / d, "{x} / {d}");
                 assert_eq!(v.rem(x), x % d, "{x} % {d}");
                 assert_eq!(v.div_ceil(x), x.div_ceil(d), "{x} div_ceil {d}");

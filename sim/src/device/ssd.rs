@@ -32,8 +32,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::{DevCmd, DevCtx, DevOp, Gate, GcMode, Precondition, SsdParams, clamp_range};
 use super::divisor::Divisor;
+use super::{DevCmd, DevCtx, DevOp, Gate, GcMode, Precondition, SsdParams, clamp_range};
 use crate::time::{Ns, Rate, US};
 
 #[derive(Debug, Clone, Copy, Default)]

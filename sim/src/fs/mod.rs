@@ -7,6 +7,7 @@
 //! the middle of the device as XFS's internal log does.
 
 pub mod journal;
+pub mod raid;
 
 use crate::block::request::NIL;
 use crate::cache::bits::Bits;

@@ -187,6 +187,9 @@ impl<P: Policy> World<P> {
         if tag != NO_TAG {
             self.devs[dev].owner[tag as usize] = rq;
         }
+        let part = &mut self.devs[dev].part;
+        part.inflight += 1;
+        part.last_offset = p.bio.offset + p.bio.len;
         match p.bio.payload {
             Payload::CacheRead { file, .. } => self.files[file as usize].reads.push(rq),
             Payload::CacheWrite { file, .. } => self.link_write(file, rq),
@@ -471,6 +474,13 @@ impl<P: Policy> World<P> {
         // Free the tag and the slot: the first bio waiting for a slot
         // takes it.
         let dev = r.bio.dev as usize;
+        let part = &mut self.devs[dev].part;
+        debug_assert!(part.inflight > 0);
+        part.inflight -= 1;
+        if r.bio.op == Op::Read {
+            part.read_ios += 1;
+            part.read_wait_ns += now - r.alloc_ns;
+        }
         if r.tag != NO_TAG {
             self.devs[dev].owner[r.tag as usize] = u32::MAX;
             self.devs[dev].free_tags.push(r.tag);

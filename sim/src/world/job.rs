@@ -11,6 +11,7 @@ use super::{Actor, Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
+use crate::fs::raid::{MapChunk, PID_BASE, POLICY_CPUS};
 use crate::rng::Stream;
 use crate::stats::{self, JobStats};
 use crate::time::{Ns, SEC};
@@ -414,31 +415,76 @@ impl<P: Policy> World<P> {
         if dir == Dir::Write {
             self.note_mtime(now, file);
         }
-        let ctx = &mut self.ctxs[c as usize];
-        ctx.op = OpKind::Io { dir, bytes: len };
+        self.ctxs[c as usize].op = OpKind::Io { dir, bytes: len };
         let mut at = offset;
         let end = offset + len;
         while at < end {
-            let n = (end - at).min(MAX_BIO_BYTES).min(place.contiguous_from(at));
+            let addr = place.device_offset(at);
+            let mut n = (end - at).min(MAX_BIO_BYTES).min(place.contiguous_from(at));
+            // On a multi-device volume a bio also stays inside its chunk.
+            let chunk = self.raid.as_ref().map(|r| {
+                let (chunk, left) = r
+                    .map(addr)
+                    .expect("the layout keeps files inside the volume");
+                n = n.min(left);
+                *chunk
+            });
             let first = (at / PAGE) as u32;
             let count = ((at + n).div_ceil(PAGE) - at / PAGE) as u32;
-            ctx.queue.push_back((
-                Bio {
-                    op,
-                    flags,
-                    dev,
-                    offset: place.device_offset(at),
-                    len: n,
-                    origin: Origin::Task(j as u32),
-                    cgroup,
-                    payload: Payload::Direct { file, first, count },
-                },
-                true,
-            ));
+            let bio = Bio {
+                op,
+                flags,
+                dev,
+                offset: addr,
+                len: n,
+                origin: Origin::Task(j as u32),
+                cgroup,
+                payload: Payload::Direct { file, first, count },
+            };
+            match chunk {
+                None => self.ctxs[c as usize].queue.push_back((bio, true)),
+                Some(chunk) => self.queue_mirrored(c, j as u32, bio, &chunk),
+            }
             at += n;
         }
-        ctx.phase = Phase::Submit;
+        self.ctxs[c as usize].phase = Phase::Submit;
         self.ctx_pump(now, c);
+    }
+
+    /// Queues the child bios of logical bio `bio` in `chunk` for context
+    /// `c` of job `j`: a read to the copy the read policy picks, a write or
+    /// discard to every copy. The context waits for all of them, so the IO
+    /// completes with its last copy (fidelity.md F4.2).
+    fn queue_mirrored(&mut self, c: u32, j: u32, bio: Bio, chunk: &MapChunk) {
+        let delta = bio.offset - chunk.logical;
+        let Some(raid) = self.raid.as_mut() else {
+            return;
+        };
+        let child = |k: usize| {
+            let (dev, physical) = chunk.stripes[k];
+            Bio {
+                dev,
+                offset: physical + delta,
+                ..bio
+            }
+        };
+        if bio.op == Op::Read {
+            let devs = &self.devs;
+            let k = raid.choose(
+                chunk,
+                |d| devs[usize::from(d)].part,
+                PID_BASE + j,
+                j % POLICY_CPUS,
+            );
+            raid.on_read_submitted(bio.len);
+            let b = child(k);
+            self.devs[usize::from(b.dev)].part.mirror_reads += 1;
+            self.ctxs[c as usize].queue.push_back((b, true));
+        } else {
+            for k in 0..usize::from(chunk.copies) {
+                self.ctxs[c as usize].queue.push_back((child(k), true));
+            }
+        }
     }
 
     /// Submits the context's queued bios (or fsync writeback) until one is

@@ -27,6 +27,7 @@ use crate::device::{DevCtx, Device};
 use crate::engine::EventQueue;
 use crate::fs::FsFile;
 use crate::fs::journal::Journal;
+use crate::fs::raid::{PartStat, Raid};
 use crate::slab::Slab;
 use crate::time::Ns;
 
@@ -124,6 +125,8 @@ pub(crate) struct DevQueue {
     /// The deadline scheduler, if any (else requests dispatch in order).
     pub sched: Option<Deadline>,
     pub counters: DevCounters,
+    /// `part_stat`: what the read-mirror policies see of this device.
+    pub part: PartStat,
 }
 
 /// Per-device counters for the report.
@@ -231,6 +234,9 @@ pub(crate) struct World<P: Policy> {
     pub cache: PageCache,
     pub files: Vec<FsFile>,
     pub journal: Journal,
+    /// The multi-device volume's chunk map and read policy (`None`: one
+    /// device, addressed directly).
+    pub raid: Option<Raid>,
     pub jn: JournalActor,
     pub flusher: Flusher,
     pub bdp: Bdp,
@@ -297,6 +303,7 @@ impl<P: Policy> World<P> {
                     SchedKind::MqDeadline | SchedKind::SqDeadline => Some(Deadline::new()),
                 },
                 counters: DevCounters::default(),
+                part: PartStat::default(),
             });
         }
         Self {
@@ -309,6 +316,7 @@ impl<P: Policy> World<P> {
             cache: PageCache::new(mem_bytes),
             files: Vec::new(),
             journal,
+            raid: None,
             jn: JournalActor::default(),
             flusher: Flusher::default(),
             bdp: Bdp {
@@ -504,6 +512,14 @@ impl<P: Policy> World<P> {
             "events": self.events,
             "devices": devices,
             "cgroups": cgroups,
+            "volume": self.raid.as_ref().map(|r| json!({
+                "profile": r.profile().name(),
+                "data_chunks": r.chunks(),
+                "logical_bytes": r.capacity(),
+                "read_policy": r.policy_name(),
+                "mirror_choices": r.choices,
+                "devices": self.devs.iter().map(|d| d.part).collect::<Vec<_>>(),
+            })),
             "page_cache": {
                 "capacity_pages": self.cache.capacity,
                 "cached_pages": self.cache.nr_cached,

@@ -33,6 +33,7 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
         group_bw: GroupBwMode::Sum,
         scheduler: SchedKind::None,
         trace: false,
+        volume: None,
     }
 }
 

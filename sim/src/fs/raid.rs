@@ -1,0 +1,316 @@
+//! A btrfs-like multi-device volume for data: the chunk map from the
+//! filesystem's logical addresses to device stripes, built with the
+//! `iolab-tiering` chunk allocator, and the per-device statistics the
+//! read-mirror policies read (the kernel's `part_stat`).
+//!
+//! What is modelled (fidelity.md §4, F4.2): data chunks of a full-copy
+//! profile (`single`, `dup`, `raid1`, `raid1c3`, `raid1c4`) allocated
+//! before the run in the allocator's order until the devices are full; a
+//! write goes to every copy as one child bio per copy; a read goes to the
+//! copy the read policy picks (`btrfs_map_block` → `find_live_mirror`).
+//! What is not: metadata chunks and their allocation as space is used, COW
+//! of data extents, checksums, the commit. Runs on a multi-device volume
+//! are therefore limited to O_DIRECT jobs without fsync (the scenario
+//! checks this and says so).
+
+use iolab_tiering::{
+    ChunkType, Device as TierDevice, DeviceClass, MirrorInfo, Profile, ReadPolicy, ReadPolicyImpl,
+    ReadRequest, Stock, Volume as TierVolume, VolumeParams, find_live_mirror,
+};
+
+/// The most copies a chunk of a supported profile has (RAID1C4).
+pub const MAX_COPIES: usize = 4;
+
+/// pid of the first fio job process; clone `k` is `PID_BASE + k`
+/// (fidelity.md F4.1: consecutive pids, so `pid` splits jobs by parity).
+pub const PID_BASE: u32 = 4000;
+
+/// CPUs the read policies see (the `load` policy keeps one choice per
+/// CPU); job `j` submits on CPU `j % POLICY_CPUS` *(assumed: the CLI's
+/// default `--cpus`)*.
+pub const POLICY_CPUS: u32 = 4;
+
+/// The filesystem's sector size (btrfs `sectorsize`, 4 KiB).
+pub const SECTORSIZE: u64 = 4096;
+
+/// One member device as the allocator sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Member {
+    /// Bytes.
+    pub capacity: u64,
+    /// Spinning media.
+    pub rotational: bool,
+    /// Queue depth (the `queue` and `load` policies read it).
+    pub queue_depth: u32,
+}
+
+/// Why a volume cannot be built.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RaidError {
+    /// A profile whose stripes are not full copies.
+    #[error(
+        "--volume: profile '{0}' is not simulated yet (single, dup, raid1, raid1c3, raid1c4 are)"
+    )]
+    Profile(&'static str),
+    /// The allocator refused the first chunk.
+    #[error("--volume: no {profile} data chunk fits: {why}")]
+    NoChunk {
+        /// Profile name.
+        profile: &'static str,
+        /// The allocator's reason.
+        why: String,
+    },
+    /// The device list is unusable.
+    #[error("--volume: {0}")]
+    Devices(String),
+}
+
+/// One data chunk: a logical range and where each copy lives.
+#[derive(Clone, Copy, Debug)]
+pub struct MapChunk {
+    /// Logical start.
+    pub logical: u64,
+    /// Logical length (= stripe length for full-copy profiles).
+    pub len: u64,
+    /// Copies in use.
+    pub copies: u8,
+    /// (device index, physical start) per copy.
+    pub stripes: [(u16, u64); MAX_COPIES],
+}
+
+/// Per-device block statistics since mount, as `part_stat` keeps them.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct PartStat {
+    /// Reads completed.
+    pub read_ios: u64,
+    /// Their summed request-allocation-to-completion time, ns.
+    pub read_wait_ns: u64,
+    /// Requests allocated and not completed.
+    pub inflight: u32,
+    /// Byte position after the last request started.
+    pub last_offset: u64,
+    /// Reads sent here by the read policy (child bios).
+    pub mirror_reads: u64,
+}
+
+/// The volume's chunk map and read policy.
+#[derive(Debug)]
+pub struct Raid {
+    profile: Profile,
+    chunks: Vec<MapChunk>,
+    members: Vec<Member>,
+    policy: ReadPolicyImpl,
+    /// Reads that had a choice between copies.
+    pub choices: u64,
+}
+
+/// Device classes for the allocator: rotational → HDD, else SSD.
+fn class_of(m: &Member) -> DeviceClass {
+    if m.rotational {
+        DeviceClass::Hdd
+    } else {
+        DeviceClass::Ssd
+    }
+}
+
+impl Raid {
+    /// Allocates data chunks of `profile` over `members` until they are full
+    /// (the stock allocator; data placement does not depend on the
+    /// metadata variants), and takes `policy` for reads.
+    pub fn build(
+        profile: Profile,
+        members: &[Member],
+        policy: ReadPolicyImpl,
+    ) -> Result<Raid, RaidError> {
+        match profile {
+            Profile::Single
+            | Profile::Dup
+            | Profile::Raid1
+            | Profile::Raid1C3
+            | Profile::Raid1C4 => {}
+            other => return Err(RaidError::Profile(other.name())),
+        }
+        if members.is_empty() || members.len() > usize::from(u16::MAX) {
+            return Err(RaidError::Devices(
+                "a volume needs 1 to 65535 devices".into(),
+            ));
+        }
+        let devices = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| TierDevice::new(i as u64 + 1, m.capacity).with_class(class_of(m)))
+            .collect();
+        let mut vol = TierVolume::new(VolumeParams::default(), devices)
+            .map_err(|e| RaidError::Devices(e.to_string()))?;
+        let mut chunks = Vec::new();
+        loop {
+            match vol.alloc_chunk(&Stock, ChunkType::Data, profile) {
+                Ok(c) => {
+                    debug_assert!(c.stripes.len() <= MAX_COPIES);
+                    let mut stripes = [(0u16, 0u64); MAX_COPIES];
+                    for (slot, s) in stripes.iter_mut().zip(&c.stripes) {
+                        *slot = ((s.devid - 1) as u16, s.physical);
+                    }
+                    // Full-copy profiles: every stripe holds the whole chunk.
+                    debug_assert!(c.stripes.iter().all(|s| s.len == c.length));
+                    chunks.push(MapChunk {
+                        logical: c.logical,
+                        len: c.length,
+                        copies: c.stripes.len() as u8,
+                        stripes,
+                    });
+                }
+                Err(e) if chunks.is_empty() => {
+                    return Err(RaidError::NoChunk {
+                        profile: profile.name(),
+                        why: e.to_string(),
+                    });
+                }
+                Err(_) => break,
+            }
+        }
+        // Re-base logical addresses to start at 0 and run without gaps, so
+        // the file layout sees one flat address space.
+        let mut at = 0;
+        for c in &mut chunks {
+            c.logical = at;
+            at += c.len;
+        }
+        Ok(Raid {
+            profile,
+            chunks,
+            members: members.to_vec(),
+            policy,
+            choices: 0,
+        })
+    }
+
+    /// Logical bytes the data chunks hold.
+    pub fn capacity(&self) -> u64 {
+        self.chunks.last().map_or(0, |c| c.logical + c.len)
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> Profile {
+        self.profile
+    }
+
+    /// Number of data chunks.
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
+    /// The read policy's name.
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    /// The chunk holding `logical`, and how many bytes from `logical` stay
+    /// inside it. `None` past the end.
+    pub fn map(&self, logical: u64) -> Option<(&MapChunk, u64)> {
+        let i = self
+            .chunks
+            .partition_point(|c| c.logical + c.len <= logical);
+        let c = self.chunks.get(i)?;
+        debug_assert!(c.logical <= logical && logical < c.logical + c.len);
+        Some((c, c.logical + c.len - logical))
+    }
+
+    /// Picks the copy of `chunk` a read by `pid` on `cpu` goes to
+    /// (`find_live_mirror`), with the devices' statistics as they are now.
+    /// Returns the index into `chunk.stripes`.
+    pub fn choose(
+        &mut self,
+        chunk: &MapChunk,
+        part: impl Fn(u16) -> PartStat,
+        pid: u32,
+        cpu: u32,
+    ) -> usize {
+        let n = usize::from(chunk.copies);
+        if n == 1 {
+            return 0;
+        }
+        self.choices += 1;
+        let mut mirrors = [MirrorInfo::default(); MAX_COPIES];
+        let mixed =
+            self.members.iter().any(|m| m.rotational) && self.members.iter().any(|m| !m.rotational);
+        for (m, &(dev, physical)) in mirrors.iter_mut().zip(&chunk.stripes[..n]) {
+            let p = part(dev);
+            let member = &self.members[usize::from(dev)];
+            *m = MirrorInfo {
+                devid: u64::from(dev) + 1,
+                present: true,
+                physical,
+                read_ios: p.read_ios,
+                read_wait_ns: p.read_wait_ns,
+                inflight: p.inflight,
+                last_offset: p.last_offset,
+                queue_depth: member.queue_depth,
+                rotational: member.rotational,
+            };
+        }
+        let Ok(mut req) = ReadRequest::new(&mirrors[..n], 0, n, pid) else {
+            debug_assert!(false, "a chunk with {n} copies is a valid read range");
+            return 0;
+        };
+        req.cpu = cpu;
+        req.mixed_rotational = mixed;
+        let i = find_live_mirror(&mut self.policy, &req);
+        debug_assert!(i < n);
+        i
+    }
+
+    /// Every read bio, mirrored or not, advances round-robin's counter, in
+    /// filesystem sectors (`SECTORSIZE`), as btrfs counts them.
+    pub fn on_read_submitted(&mut self, bytes: u64) {
+        self.policy.on_read_submitted(bytes.div_ceil(SECTORSIZE));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_tiering::{GIB, Pid};
+
+    fn nvme() -> Member {
+        Member {
+            capacity: 100 * GIB,
+            rotational: false,
+            queue_depth: 32,
+        }
+    }
+
+    #[test]
+    fn raid1_chunks_cover_the_smaller_device_with_two_copies() {
+        let r = Raid::build(Profile::Raid1, &[nvme(), nvme()], ReadPolicyImpl::Pid(Pid)).unwrap();
+        // 100 GiB devices: 10 GiB data chunks above a 50 GiB filesystem.
+        assert!(r.chunks() >= 9, "{} chunks", r.chunks());
+        assert!(r.capacity() >= 90 * GIB && r.capacity() <= 100 * GIB);
+        let (c, left) = r.map(0).unwrap();
+        assert_eq!((c.copies, c.logical, left), (2, 0, c.len));
+        assert_ne!(c.stripes[0].0, c.stripes[1].0, "copies on two devices");
+        let (c2, left2) = r.map(c.len + 4096).unwrap();
+        assert_eq!((c2.logical, left2), (c.len, c2.len - 4096));
+        assert!(r.map(r.capacity()).is_none());
+    }
+
+    #[test]
+    fn pid_parity_picks_the_copy() {
+        let mut r =
+            Raid::build(Profile::Raid1, &[nvme(), nvme()], ReadPolicyImpl::Pid(Pid)).unwrap();
+        let c = *r.map(0).unwrap().0;
+        let parts = [PartStat::default(); 2];
+        let picks: Vec<usize> = (0..4)
+            .map(|k| r.choose(&c, |d| parts[usize::from(d)], PID_BASE + k, 0))
+            .collect();
+        assert_eq!(picks, vec![0, 1, 0, 1]);
+        assert_eq!(r.choices, 4);
+    }
+
+    #[test]
+    fn striped_profiles_are_refused_by_name() {
+        let e =
+            Raid::build(Profile::Raid0, &[nvme(), nvme()], ReadPolicyImpl::Pid(Pid)).unwrap_err();
+        assert!(e.to_string().contains("'raid0'"), "{e}");
+    }
+}
