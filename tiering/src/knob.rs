@@ -184,7 +184,13 @@ pub fn parse_size(text: &str) -> Result<u64, &'static str> {
     }
     let n: u64 = t[..digits].parse().map_err(|_| "number too large")?;
     let suffix = t[digits..].to_ascii_lowercase();
-    let shift = match suffix.trim_end_matches("ib").trim_end_matches(['i', 'b']) {
+    // A unit letter, then nothing, `i`, `ib` or `b` (`k`, `ki`, `kib`,
+    // `kb`); nothing else, so typos such as `5iib` or `1kbb` are errors.
+    let (unit, rest) = match suffix.char_indices().nth(1) {
+        Some((i, _)) => suffix.split_at(i),
+        None => (suffix.as_str(), ""),
+    };
+    let shift = match unit {
         "" => 0,
         "k" => 10,
         "m" => 20,
@@ -192,7 +198,7 @@ pub fn parse_size(text: &str) -> Result<u64, &'static str> {
         "t" => 40,
         _ => return Err("unknown size suffix (use k, m, g or t)"),
     };
-    if suffix == "b" || suffix == "ib" || suffix == "i" {
+    if !matches!(rest, "" | "i" | "ib" | "b") {
         return Err("unknown size suffix (use k, m, g or t)");
     }
     n.checked_mul(1u64 << shift).ok_or("size too large")

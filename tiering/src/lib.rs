@@ -109,6 +109,9 @@
 //! * Committed and pending device extents are one list (§1); the hole
 //!   search therefore never needs the kernel's second pass over pending
 //!   extents.
+//! * `total_rw_bytes` (the base of the 10 % cap and of the metadata chunk
+//!   size) leaves out a running replace's target device, as the kernel's
+//!   `read_one_dev` does; §1 only says "writable devices".
 //! * Allocation errors are told apart ([`AllocError`]); the kernel returns
 //!   ENOSPC for all of them.
 //! * Round-robin rejects a `min_contig_read` of 0 (§6.4, the spec's

@@ -209,11 +209,7 @@ impl Volume {
                 return Err(DeviceError::DuplicateDevid(d.devid).into());
             }
         }
-        let total_rw: u64 = devices
-            .iter()
-            .filter(|d| d.writable)
-            .map(|d| d.total_bytes)
-            .sum();
+        let total_rw = total_rw_bytes(&devices);
         let chunk_sizes = params.chunk_sizes.unwrap_or(ChunkSizes::defaults(total_rw));
         let scratch = Vec::with_capacity(devices.len());
         Ok(Volume {
@@ -273,14 +269,12 @@ impl Volume {
         Ok(())
     }
 
-    /// Sum of `total_bytes` over writable devices (kernel:
-    /// `fs_devices->total_rw_bytes`), the base of the 10 % cap.
+    /// Sum of `total_bytes` over writable devices that are not the target
+    /// of a running replace (kernel: `fs_devices->total_rw_bytes`, which
+    /// `read_one_dev` grows only for such devices), the base of the 10 %
+    /// cap. Saturates instead of wrapping for absurd device sizes.
     pub fn total_rw_bytes(&self) -> u64 {
-        self.devices
-            .iter()
-            .filter(|d| d.writable)
-            .map(|d| d.total_bytes)
-            .sum()
+        total_rw_bytes(&self.devices)
     }
 
     /// Live chunks `(logical, length)`, by logical start.
@@ -480,6 +474,14 @@ impl Volume {
         self.chunks.remove(pos);
         Ok(())
     }
+}
+
+/// See [`Volume::total_rw_bytes`].
+fn total_rw_bytes(devices: &[Device]) -> u64 {
+    devices
+        .iter()
+        .filter(|d| d.writable && !d.replace_target)
+        .fold(0u64, |sum, d| sum.saturating_add(d.total_bytes))
 }
 
 /// Mutable view of one device's flags and hint.

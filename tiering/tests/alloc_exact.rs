@@ -375,7 +375,8 @@ fn stock_fills_the_big_hdd_until_its_free_space_falls_to_the_ssds() {
             .unwrap();
         assert_eq!((devids(&c), c.stripe_size), (vec![2], GIB), "chunk {k}");
     }
-    // Equal unallocated space now (20 GiB + 1 MiB each): devid decides.
+    // Equal unallocated space now (20 GiB each, the reserved first MiB
+    // included): devid decides.
     let c = v
         .alloc_chunk(&Stock, ChunkType::Data, Profile::Single)
         .unwrap();
@@ -566,6 +567,27 @@ fn replace_target_and_removed_devices_get_nothing() {
 }
 
 #[test]
+fn replace_target_is_not_writable_space_for_the_ten_percent_cap() {
+    // The kernel counts a replace target out of `total_rw_bytes`: the cap
+    // stays 10 % of the 4 GiB device (416 MiB after rounding up).
+    let mut v = vol(vec![Device::new(1, 4 * GIB), Device::new(2, 100 * GIB)]);
+    v.device_mut(2).unwrap().set_replace_target(true);
+    assert_eq!(v.total_rw_bytes(), 4 * GIB);
+    let c = v
+        .alloc_chunk(&Stock, ChunkType::Data, Profile::Single)
+        .unwrap();
+    assert_eq!((devids(&c), c.length), (vec![1], 416 * MIB));
+    // Absurd sizes saturate instead of wrapping (or panicking).
+    let mut v = vol(vec![Device::new(1, u64::MAX), Device::new(2, u64::MAX)]);
+    assert_eq!(v.total_rw_bytes(), u64::MAX);
+    assert_eq!(v.chunk_sizes().metadata, GIB);
+    let c = v
+        .alloc_chunk(&Stock, ChunkType::Data, Profile::Raid1)
+        .unwrap();
+    assert_eq!((devids(&c), c.stripe_size), (vec![1, 2], GIB));
+}
+
+#[test]
 fn free_chunk_returns_space_and_logical_range() {
     let mut v = vol(vec![Device::new(1, 100 * GIB), Device::new(2, 100 * GIB)]);
     let a = v
@@ -582,6 +604,20 @@ fn free_chunk_returns_space_and_logical_range() {
         v.free_chunk(&b),
         Err(AllocError::UnknownChunk { logical: GIB })
     );
+    // A chunk that does not match the recorded one changes nothing.
+    let mut wrong = a.clone();
+    wrong.length += STRIPE_LEN;
+    assert_eq!(
+        v.free_chunk(&wrong),
+        Err(AllocError::UnknownChunk { logical: 0 })
+    );
+    let mut wrong = a.clone();
+    wrong.stripes[1].physical += STRIPE_LEN;
+    assert_eq!(
+        v.free_chunk(&wrong),
+        Err(AllocError::UnknownChunk { logical: 0 })
+    );
+    assert_eq!(v.device(1).unwrap().bytes_used(), GIB);
     v.free_chunk(&a).unwrap();
     assert_eq!(v.device(1).unwrap().bytes_used(), 0);
     assert_eq!(v.device(2).unwrap().extents(), &[]);

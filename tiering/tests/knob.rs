@@ -162,6 +162,13 @@ fn sizes() {
     assert!(parse_size("k").is_err());
     assert!(parse_size("5b").is_err());
     assert!(parse_size("99999999999t").is_err());
+    assert_eq!(parse_size("1KiB"), Ok(1024));
+    assert_eq!(parse_size("2kb"), Ok(2048));
+    assert_eq!(parse_size("3ki"), Ok(3072));
+    // Only one unit letter and one of i / ib / b after it.
+    for junk in ["5iib", "1kbb", "1kbib", "1kk", "1ki b", "7bb", "8i", "1é"] {
+        assert!(parse_size(junk).is_err(), "{junk}");
+    }
 }
 
 #[test]

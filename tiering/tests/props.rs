@@ -208,8 +208,58 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
             d.extents().iter().map(|&(_, l)| l).sum::<u64>()
         );
     }
+    // §4.1 step 5: the width is what the kept candidates allow, rounded
+    // down to `devs_increment` and capped at `devs_max`.
+    let width = |kept: usize| {
+        let n = kept as u32 / a.devs_increment * a.devs_increment;
+        n.min(a.devs_max)
+    };
+    let usable = |d: &&Device| gatherable(d, &l).is_some();
+    let all = before.devices().iter().filter(usable).count();
+    // §4.1 step 3: stock (and every mixed chunk) takes the roomiest
+    // devices: larger capped hole, then more unallocated space, then the
+    // lower devid. No device left out may rank above a chosen one.
+    let roomiest = || {
+        let rank = |d: &Device| {
+            let max_avail = gatherable(d, &l).unwrap();
+            (max_avail, d.total_avail(), core::cmp::Reverse(d.devid()))
+        };
+        let worst_chosen = devs
+            .iter()
+            .map(|&id| rank(before.device(id).unwrap()))
+            .min()
+            .unwrap();
+        for d in before.devices().iter().filter(usable) {
+            if !devs.contains(&d.devid()) {
+                assert!(rank(d) < worst_chosen, "devid {} left out", d.devid());
+            }
+        }
+    };
     if ty == ChunkType::Mixed {
+        assert_eq!(ndevs, width(all));
+        roomiest();
         return;
+    }
+    match policy.variant {
+        AllocVariant::Stock => {
+            assert_eq!(ndevs, width(all));
+            roomiest();
+        }
+        AllocVariant::SsdMetadata(s) => {
+            let pref = before
+                .devices()
+                .iter()
+                .filter(usable)
+                .filter(|d| preferred_class(ty, d))
+                .count();
+            let restricted = s.strict
+                || match s.rev {
+                    SsdMetadataRev::V1 => pref > a.devs_min as usize,
+                    SsdMetadataRev::V3 => pref >= a.devs_min as usize,
+                };
+            assert_eq!(ndevs, width(if restricted { pref } else { all }));
+        }
+        AllocVariant::AllocationHint(_) => {}
     }
     match policy.variant {
         // §7.6 hints.
@@ -243,21 +293,69 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
                 }
             }
         }
-        // §7.7 class preference.
-        AllocVariant::SsdMetadata(s) if s.rev == SsdMetadataRev::V3 => {
+        // §7.7 class preference: V2/V3 restrict with `>=`, V1 with `>`,
+        // the strict variant always; otherwise the preferred class still
+        // comes first, so a chunk never skips a gatherable preferred
+        // device to use one of the other class.
+        AllocVariant::SsdMetadata(s) => {
             let n_pref = before
                 .devices()
                 .iter()
                 .filter(|d| preferred_class(ty, d) && gatherable(d, &l).is_some())
                 .count();
-            if n_pref >= a.devs_min as usize {
-                for &devid in &devs {
-                    assert!(preferred_class(ty, before.device(devid).unwrap()));
-                }
+            let min = a.devs_min as usize;
+            let restricted = s.strict
+                || match s.rev {
+                    SsdMetadataRev::V1 => n_pref > min,
+                    SsdMetadataRev::V3 => n_pref >= min,
+                };
+            let chosen_pref = devs
+                .iter()
+                .filter(|&&devid| preferred_class(ty, before.device(devid).unwrap()))
+                .count();
+            if restricted {
+                assert_eq!(chosen_pref, devs.len(), "{s:?} left the preferred class");
+            } else {
+                assert_eq!(
+                    chosen_pref,
+                    n_pref.min(devs.len()),
+                    "{s:?} skipped a preferred device"
+                );
             }
         }
         _ => {}
     }
+}
+
+/// Whether the allocation must succeed (§7.3 the other way round: no
+/// ENOSPC while the variant still has enough devices with a usable hole).
+/// Every `devs_min` is a multiple of its `devs_increment`, so rounding
+/// never takes a sufficient count below the minimum.
+fn must_succeed(v: &Volume, policy: &AllocPolicy, ty: ChunkType, profile: Profile) -> bool {
+    let l = v.limits(ty, profile, policy.size_rules());
+    let min = l.attr.devs_min as usize;
+    let usable = |d: &&Device| gatherable(d, &l).is_some();
+    let all = v.devices().iter().filter(usable).count();
+    let n = match policy.variant {
+        _ if ty == ChunkType::Mixed => all,
+        AllocVariant::Stock => all,
+        AllocVariant::SsdMetadata(s) => {
+            let pref = v
+                .devices()
+                .iter()
+                .filter(usable)
+                .filter(|d| preferred_class(ty, d))
+                .count();
+            if s.strict { pref } else { all }
+        }
+        AllocVariant::AllocationHint(_) => v
+            .devices()
+            .iter()
+            .filter(usable)
+            .filter(|d| hint_key(d.hint, ty).is_some())
+            .count(),
+    };
+    n >= min
 }
 
 /// Runs the sequence, checking every step; returns the outcomes.
@@ -270,6 +368,11 @@ fn run(
     for &(ty, profile) in ops {
         let before = v.clone();
         let r = v.alloc_chunk(policy, ty, profile);
+        assert_eq!(
+            r.is_ok(),
+            must_succeed(&before, policy, ty, profile),
+            "{ty} {profile} with {policy:?}: {r:?}"
+        );
         match &r {
             Ok(c) => check_chunk(&before, v, policy, c),
             Err(_) => {

@@ -190,6 +190,37 @@ fn load_balance_skips_busy_copies_and_remembers_per_cpu() {
 }
 
 #[test]
+fn load_balance_scans_from_the_last_pick_and_wraps_to_first() {
+    let q = |devid, inflight| MirrorInfo {
+        inflight,
+        queue_depth: 2,
+        ..m(devid)
+    };
+    let mut p = LoadBalance::new(1);
+    // Only copy 2 has room: it becomes this CPU's last pick.
+    let only_last = [q(1, 2), q(2, 2), q(3, 0)];
+    let req = ReadRequest::new(&only_last, 0, 3, 0).unwrap();
+    assert_eq!(find_live_mirror(&mut p, &req), 2);
+    // Copies 1 and 2 have room: the scan starts at 2, not at `first`.
+    let two_free = [q(1, 2), q(2, 0), q(3, 0)];
+    let req = ReadRequest::new(&two_free, 0, 3, 0).unwrap();
+    assert_eq!(find_live_mirror(&mut p, &req), 2);
+    // Copy 2 is busy now: the scan runs off the end and wraps to 0.
+    let wrap = [q(1, 0), q(2, 0), q(3, 2)];
+    let req = ReadRequest::new(&wrap, 0, 3, 0).unwrap();
+    assert_eq!(find_live_mirror(&mut p, &req), 0);
+    assert_eq!(p.last(0), 0);
+    // A last pick outside a RAID10 pair's range restarts at its first.
+    let pair = [q(1, 0), q(2, 0), q(3, 2), q(4, 0)];
+    let mut p = LoadBalance::new(1);
+    let req = ReadRequest::new(&pair, 0, 2, 0).unwrap();
+    assert_eq!(find_live_mirror(&mut p, &req), 0);
+    let req = ReadRequest::new(&pair, 2, 2, 0).unwrap();
+    assert_eq!(find_live_mirror(&mut p, &req), 3);
+    assert_eq!(p.last(0), 3);
+}
+
+#[test]
 fn load_balance_penalises_seeks_on_rotational_devices_in_mixed_arrays() {
     let mut p = LoadBalance::new(1);
     let rot = MirrorInfo {

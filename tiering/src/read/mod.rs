@@ -41,7 +41,9 @@ pub struct MirrorInfo {
     pub inflight: u32,
     /// Device position after the last request sent to it.
     pub last_offset: u64,
-    /// Block queue depth.
+    /// Block queue depth. The load-based policy treats a copy as free
+    /// only while its load is below this, so a depth of 0 (the
+    /// `Default`) means that copy is never picked by load.
     pub queue_depth: u32,
     /// Rotational flag of the device.
     pub rotational: bool,
