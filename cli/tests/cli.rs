@@ -391,3 +391,42 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
         assert!(stderr(&o).contains(needle), "{a:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn compare_runs_iocost_on_the_bandwidth_latency_scenario() {
+    let o = iolab(&[
+        "compare",
+        "scenarios/iocost-bandwidth-latency.fio",
+        "--device",
+        "sata-ssd",
+        "--policies",
+        "none,iocost",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let header = out.lines().next().unwrap_or_default();
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["none", "iocost"],
+        "{out}"
+    );
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" ") == name)
+            .unwrap_or_else(|| panic!("missing row '{name}' in\n{out}"))
+            .to_owned()
+    };
+    for i in 0..7 {
+        row(&format!("Hmean kb/sec-interferer{i}-read"));
+    }
+    row("Mean latency-read");
+    // iocost moves the interfered reader (none ≈ 641 KB/s, iocost ≈ 943
+    // KB/s with the built-in QoS over the posted 20 s).
+    let interfered = row("Hmean kb/sec-interfered-read");
+    let nums: Vec<f64> = interfered
+        .split_whitespace()
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    assert_eq!(nums.len(), 2, "{interfered}");
+    assert!(nums[1] > 1.2 * nums[0], "{interfered}");
+}

@@ -14,6 +14,7 @@ use crate::fio::{self, JobSpec};
 use crate::fs::journal::{Journal, log_size_for};
 use crate::fs::raid::{Member, POLICY_CPUS, Raid, SECTORSIZE};
 use crate::fs::{self, Layout, PAGE, Prep};
+use crate::policies::iocost::{IocostKnobs, IocostPolicy};
 use crate::policies::wbt::{WbtKnobs, WbtPolicy};
 use crate::rng::{Entity, Stream};
 use crate::stats::{GroupBwMode, RunReport};
@@ -23,6 +24,7 @@ use crate::volume::Volume;
 use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
 pub use crate::world::SchedKind;
 use crate::world::{Ctx, Job, World};
+use iolab_iocost::Variant as IocostVariant;
 use iolab_tiering::ReadPolicyConfig;
 use iolab_wbt::Variant as WbtVariant;
 
@@ -130,9 +132,9 @@ pub fn run(
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
     let raid = build_raid(scenario, variant)?;
-    match variant.block {
+    match &variant.block {
         BlockChoice::None => run_with(scenario, NoPolicy, raid, &variant.spec, progress),
-        BlockChoice::Wbt { v5, lat_usec } => {
+        &BlockChoice::Wbt { v5, lat_usec } => {
             let knobs = WbtKnobs {
                 variant: if v5 {
                     WbtVariant::V5_2016
@@ -145,6 +147,25 @@ pub fn run(
             run_with(
                 scenario,
                 WbtPolicy::new(knobs),
+                raid,
+                &variant.spec,
+                progress,
+            )
+        }
+        BlockChoice::Iocost { v54, qos, model } => {
+            let knobs = IocostKnobs {
+                variant: if *v54 {
+                    IocostVariant::V5_4
+                } else {
+                    IocostVariant::Modern
+                },
+                qos: qos.clone(),
+                model: model.clone(),
+                trace: scenario.trace,
+            };
+            run_with(
+                scenario,
+                IocostPolicy::new(knobs),
                 raid,
                 &variant.spec,
                 progress,

@@ -3,7 +3,7 @@
 //! `:`-separated knobs, e.g. `wbt:lat=2ms+read=latency`.
 
 /// The block-layer (rq-qos) choice of a variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BlockChoice {
     /// No rq-qos policy.
     None,
@@ -13,6 +13,17 @@ pub enum BlockChoice {
         v5: bool,
         /// `wbt_lat_usec` to write (`None`: the device default).
         lat_usec: Option<i64>,
+    },
+    /// blk-iocost.
+    Iocost {
+        /// The 2019 (`v5.4`) donation instead of the modern one.
+        v54: bool,
+        /// The `io.cost.qos` line the knobs make (always starts with
+        /// `enable=`), e.g. `enable=1 rpct=95 rlat=2500`.
+        qos: String,
+        /// The `io.cost.model` line the model knobs make; empty: the
+        /// built-in parameter set the device selects (`ctrl=auto`).
+        model: String,
     },
 }
 
@@ -93,7 +104,6 @@ pub enum VariantError {
 
 /// Names the grammar knows, with the work that brings each.
 const PLANNED: &[(&str, &str)] = &[
-    ("iocost", "blk-iocost lands with its own issue"),
     (
         "alloc",
         "chunk placement variants need metadata chunks, which the volume model does not allocate yet",
@@ -162,6 +172,12 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                     return Err(VariantError::Twice(spec.to_owned()));
                 }
             }
+            "iocost" | "iocost-v5.4" => {
+                let choice = parse_iocost(name, pieces)?;
+                if block.replace(choice).is_some() {
+                    return Err(VariantError::Twice(spec.to_owned()));
+                }
+            }
             _ => {
                 if let Some((_, why)) = PLANNED.iter().find(|(n, _)| *n == name) {
                     return Err(VariantError::NotBuilt {
@@ -169,7 +185,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                         why,
                     });
                 }
-                let known = ["none", "wbt", "wbt-v5", "read"]
+                let known = ["none", "wbt", "wbt-v5", "iocost", "iocost-v5.4", "read"]
                     .into_iter()
                     .chain(PLANNED.iter().map(|(n, _)| *n));
                 return Err(VariantError::Unknown {
@@ -220,6 +236,137 @@ fn parse_lat(name: &str, value: &str) -> Result<i64, VariantError> {
     }
     let ns = n.checked_mul(scale_ns).ok_or_else(|| bad("too large"))?;
     Ok(ns / 1_000)
+}
+
+/// `io.cost.qos` keys that are knobs of `iocost`.
+const IOCOST_QOS: [&str; 7] = ["enable", "rpct", "rlat", "wpct", "wlat", "min", "max"];
+/// `io.cost.model` keys that are knobs of `iocost`.
+const IOCOST_MODEL: [&str; 6] = [
+    "rbps",
+    "rseqiops",
+    "rrandiops",
+    "wbps",
+    "wseqiops",
+    "wrandiops",
+];
+
+/// The knobs of `iocost` / `iocost-v5.4`: each is one key of the kernel's
+/// `io.cost.qos` (`enable`, `rpct`, `rlat`, `wpct`, `wlat`, `min`, `max`)
+/// or `io.cost.model` (`rbps`, `rseqiops`, `rrandiops`, `wbps`,
+/// `wseqiops`, `wrandiops`) with the value written as in that file
+/// (percentages with up to two decimals, latencies in µs, bytes/s, IOPS).
+/// `iocost` alone is `enable=1` with the device's built-in parameter set;
+/// naming any QoS key makes the QoS `ctrl=user` (unnamed keys keep the
+/// built-in values), naming any model key likewise for the model. A later
+/// knob overrides an earlier one. The lines are checked against the
+/// controller's own parser here, so a bad value is reported with its key.
+fn parse_iocost<'a>(
+    name: &str,
+    knobs: impl Iterator<Item = &'a str>,
+) -> Result<BlockChoice, VariantError> {
+    let mut qos = String::new();
+    let mut enable = "1";
+    let mut model = String::new();
+    for knob in knobs {
+        let Some((k, v)) = knob.split_once('=') else {
+            if IOCOST_QOS.contains(&knob) || IOCOST_MODEL.contains(&knob) {
+                return Err(VariantError::BadValue {
+                    name: name.to_owned(),
+                    knob: knob.to_owned(),
+                    value: String::new(),
+                    why: "missing value (write KEY=VALUE)".to_owned(),
+                });
+            }
+            return Err(unknown_iocost_knob(name, knob));
+        };
+        if v.is_empty() || v.contains(char::is_whitespace) {
+            return Err(VariantError::BadValue {
+                name: name.to_owned(),
+                knob: k.to_owned(),
+                value: v.to_owned(),
+                why: "expected one value without spaces".to_owned(),
+            });
+        }
+        if k == "enable" {
+            enable = v;
+        } else if IOCOST_QOS.contains(&k) {
+            qos.push(' ');
+            qos.push_str(knob);
+        } else if IOCOST_MODEL.contains(&k) {
+            if !model.is_empty() {
+                model.push(' ');
+            }
+            model.push_str(knob);
+        } else {
+            return Err(unknown_iocost_knob(name, k));
+        }
+    }
+    let qos = format!("enable={enable}{qos}");
+    // Check both lines with the controller's own parser.
+    let mut probe = iolab_iocost::IoCost::new(
+        iolab_iocost::Device {
+            devno: crate::policies::iocost::DEVNO,
+            rotational: false,
+            queue_depth: 32,
+        },
+        iolab_iocost::Options::default(),
+    );
+    let bad = |e: iolab_iocost::ConfigError| {
+        use iolab_iocost::ConfigError as E;
+        match e {
+            E::InvalidValue {
+                key,
+                value,
+                expected,
+                ..
+            } => VariantError::BadValue {
+                name: name.to_owned(),
+                knob: key.to_owned(),
+                value,
+                why: format!("expected {expected}"),
+            },
+            E::UnknownKey { key, .. } => unknown_iocost_knob(name, &key),
+            E::MinAboveMax { .. } => VariantError::BadValue {
+                name: name.to_owned(),
+                knob: "min".to_owned(),
+                value: last_value(&qos, "min").unwrap_or_default(),
+                why: e.to_string(),
+            },
+            other => VariantError::BadValue {
+                name: name.to_owned(),
+                knob: "qos".to_owned(),
+                value: qos.clone(),
+                why: other.to_string(),
+            },
+        }
+    };
+    if !model.is_empty() {
+        probe.write_model(0, &model).map_err(bad)?;
+    }
+    probe.write_qos(0, &qos).map_err(bad)?;
+    Ok(BlockChoice::Iocost {
+        v54: name == "iocost-v5.4",
+        qos,
+        model,
+    })
+}
+
+/// The last value given to `key` in a line of `key=value` tokens.
+fn last_value(line: &str, key: &str) -> Option<String> {
+    line.split(' ')
+        .rev()
+        .filter_map(|t| t.split_once('='))
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.to_owned())
+}
+
+fn unknown_iocost_knob(name: &str, knob: &str) -> VariantError {
+    VariantError::UnknownKnob {
+        name: name.to_owned(),
+        knob: knob.to_owned(),
+        suggestion: crate::fio::closest(knob, IOCOST_QOS.into_iter().chain(IOCOST_MODEL))
+            .map(str::to_owned),
+    }
 }
 
 /// Parses a comma-separated list of variants; the first is the baseline.
@@ -281,7 +428,7 @@ mod tests {
     #[test]
     fn planned_unknown_and_malformed_names_are_errors() {
         assert!(matches!(
-            parse_variant("iocost"),
+            parse_variant("flush=catch-up"),
             Err(VariantError::NotBuilt { .. })
         ));
         assert!(matches!(
@@ -314,5 +461,83 @@ mod tests {
             parse_variant("none:x=1"),
             Err(VariantError::Knob { .. })
         ));
+    }
+
+    fn iocost(text: &str) -> Result<(bool, String, String), VariantError> {
+        match parse_variant(text)?.block {
+            BlockChoice::Iocost { v54, qos, model } => Ok((v54, qos, model)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn iocost_knobs_become_the_kernel_lines() {
+        assert_eq!(
+            iocost("iocost"),
+            Ok((false, "enable=1".into(), String::new()))
+        );
+        assert_eq!(
+            iocost("iocost:rpct=95:rlat=2500:wpct=95:wlat=5000:min=50:max=150"),
+            Ok((
+                false,
+                "enable=1 rpct=95 rlat=2500 wpct=95 wlat=5000 min=50 max=150".into(),
+                String::new()
+            ))
+        );
+        assert_eq!(
+            iocost("iocost-v5.4:rbps=488636629:rseqiops=8932:enable=0:rlat=1000"),
+            Ok((
+                true,
+                "enable=0 rlat=1000".into(),
+                "rbps=488636629 rseqiops=8932".into()
+            ))
+        );
+        assert!(parse_variant("iocost+read=pid").is_ok());
+        assert!(matches!(
+            parse_variant("iocost+wbt"),
+            Err(VariantError::Twice(_))
+        ));
+    }
+
+    #[test]
+    fn iocost_bad_knobs_name_the_key() {
+        let msg = |t: &str| parse_variant(t).unwrap_err().to_string();
+        assert_eq!(
+            msg("iocost:rlatt=2500"),
+            "policy 'iocost' has no knob 'rlatt' (did you mean 'rlat'?)"
+        );
+        assert_eq!(
+            msg("iocost:rpct=101"),
+            "policy 'iocost': rpct=101: expected a percentage in [0, 100] with at most two decimals"
+        );
+        assert_eq!(
+            msg("iocost:rlat=fast"),
+            "policy 'iocost': rlat=fast: expected microseconds, an unsigned 32-bit integer"
+        );
+        assert_eq!(
+            msg("iocost-v5.4:rbps=-1"),
+            "policy 'iocost-v5.4': rbps=-1: expected an unsigned 64-bit integer"
+        );
+        assert!(msg("iocost:min=150:max=50").starts_with("policy 'iocost': min=150: "));
+        assert!(matches!(
+            parse_variant("iocost:enable=yes"),
+            Err(VariantError::BadValue { knob, .. }) if knob == "enable"
+        ));
+        assert!(matches!(
+            parse_variant("iocost:rpct"),
+            Err(VariantError::BadValue { knob, .. }) if knob == "rpct"
+        ));
+        assert!(matches!(
+            parse_variant("iocost:wlat="),
+            Err(VariantError::BadValue { knob, .. }) if knob == "wlat"
+        ));
+        assert!(matches!(
+            parse_variant("iocost:ctrl=user"),
+            Err(VariantError::UnknownKnob { knob, .. }) if knob == "ctrl"
+        ));
+        assert_eq!(
+            msg("iocots"),
+            "unknown policy 'iocots' (did you mean 'iocost'?)"
+        );
     }
 }

@@ -3,4 +3,5 @@
 //! nothing of the simulator; each adapter maps the simulator's bios and
 //! requests onto one core's inputs and its decisions back.
 
+pub mod iocost;
 pub mod wbt;
