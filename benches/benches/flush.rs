@@ -83,7 +83,7 @@ fn benches(c: &mut Criterion) {
                 .expect("an open handle");
             added += 1;
             // Keep the queue bounded: end the handle, commit, start again.
-            if added % 4096 == 0 {
+            if added.is_multiple_of(4096) {
                 fs.on_handle_end(now, h, false).expect("an open handle");
                 settle(&mut fs, now);
                 now += 31_000_000_000;

@@ -194,6 +194,12 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             let variants = iolab_sim::parse_policies(&policies)
                 .map_err(|e| Failure::input(format!("--policies: {e}")))?;
             let scenario = build_scenario(&common)?;
+            // Refuse a variant that cannot run before running the others.
+            for v in &variants {
+                iolab_sim::check_variant(&scenario, v).map_err(|e| {
+                    Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
+                })?;
+            }
             let mut outs = Vec::with_capacity(variants.len());
             for (n, v) in variants.iter().enumerate() {
                 let out = run_one(&common, &scenario, v)?;
@@ -209,7 +215,19 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                         .zip(&outs)
                         .map(|(v, o)| (v.spec.as_str(), &o.report))
                         .collect();
-                    stats::mmtests_table(&runs)
+                    let mut text = stats::mmtests_table(&runs);
+                    let summary: Vec<stats::SummaryRun<'_>> = variants
+                        .iter()
+                        .zip(&outs)
+                        .map(|(v, o)| stats::SummaryRun {
+                            variant: v.spec.as_str(),
+                            report: &o.report,
+                            device_bytes: device_bytes(&o.extra),
+                            sim_ns: o.sim_ns,
+                        })
+                        .collect();
+                    text.push_str(&stats::summary_table(&summary));
+                    text
                 }
                 Format::Json => {
                     let runs: Vec<serde_json::Value> = variants
@@ -228,6 +246,17 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             write_out(&mut std::io::stdout().lock(), &text)
         }
     }
+}
+
+/// Bytes read and written by every device of a run, from its report.
+fn device_bytes(extra: &serde_json::Value) -> [u64; 2] {
+    let mut sum = [0u64; 2];
+    for d in extra["devices"].as_array().into_iter().flatten() {
+        for (i, key) in ["read_bytes", "write_bytes"].into_iter().enumerate() {
+            sum[i] += d["counters"][key].as_u64().unwrap_or(0);
+        }
+    }
+    sum
 }
 
 fn pretty(v: &serde_json::Value) -> String {
@@ -307,6 +336,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         },
         trace: c.trace.is_some(),
         volume,
+        cpus: c.cpus,
     })
 }
 

@@ -382,7 +382,10 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
             vec!["--volume", "raid0:nvme,nvme"],
             "'raid0' is not simulated yet",
         ),
-        (vec!["--device", "nvme", "--policy", "read=fastest"], "read"),
+        (
+            vec!["--device", "nvme", "--policy", "read=fastest"],
+            "unknown read policy",
+        ),
     ] {
         let mut a = vec!["run", job];
         a.extend(args);

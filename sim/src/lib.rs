@@ -23,5 +23,7 @@ pub mod workload;
 mod world;
 
 pub use iolab_tiering::Profile;
-pub use scenario::{FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec, run};
+pub use scenario::{
+    FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec, check_variant, run,
+};
 pub use variant::{Variant, parse_policies, parse_variant};

@@ -12,7 +12,7 @@ use crate::cache::dirty::BdpMode;
 use crate::device::{Device, DeviceConfig};
 use crate::fio::{self, JobSpec};
 use crate::fs::journal::{Journal, log_size_for};
-use crate::fs::raid::{Member, POLICY_CPUS, Raid, SECTORSIZE};
+use crate::fs::raid::{Member, Raid, SECTORSIZE};
 use crate::fs::{self, Layout, PAGE, Prep};
 use crate::policies::iocost::{IocostKnobs, IocostPolicy};
 use crate::policies::wbt::{WbtKnobs, WbtPolicy};
@@ -60,6 +60,9 @@ pub struct Scenario {
     pub trace: bool,
     /// A multi-device volume; when set, its devices replace `device`.
     pub volume: Option<VolumeSpec>,
+    /// CPUs of the simulated machine (fio's `$ncpus`; the read policies'
+    /// per-CPU state, and job `k` submits on CPU `k mod cpus`).
+    pub cpus: u32,
 }
 
 /// A btrfs-like volume over several devices (`--volume PROFILE:DEV,...`).
@@ -425,6 +428,12 @@ fn cgroup_of(spec: &fio::JobSpec, cgroups: &mut Vec<Cgroup>) -> Result<u16, SimE
     Ok(id)
 }
 
+/// Checks that `variant` can run on `scenario` without running it, so a
+/// comparison can refuse a bad variant before spending time on the others.
+pub fn check_variant(scenario: &Scenario, variant: &Variant) -> Result<(), SimError> {
+    build_raid(scenario, variant).map(drop)
+}
+
 /// The chunk map and read policy of `scenario`'s volume, `None` for a
 /// single device. Checks what the volume model cannot run yet.
 fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, SimError> {
@@ -462,6 +471,7 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             (j.fsync > 0, "fsync"),
             (j.fdatasync > 0, "fdatasync"),
             (j.end_fsync, "end_fsync"),
+            (j.fsync_on_close, "fsync_on_close"),
         ] {
             if set {
                 return Err(job_err(
@@ -483,10 +493,11 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
         });
     }
     let read = variant.read.unwrap_or(ReadPolicyConfig::Pid);
-    // The mount's latest device is the last one added: the highest devid.
+    // The mount's latest device (`devid`'s default): the last one added,
+    // the highest devid *(assumed; the kernel picks by generation)*.
     let latest = members.len() as u64;
     let policy = read
-        .build(latest, SECTORSIZE as u32, POLICY_CPUS as usize)
+        .build(latest, SECTORSIZE as u32, scenario.cpus.max(1) as usize)
         .map_err(|e| SimError::Variant(format!("variant '{}': {e}", variant.spec)))?;
     Raid::build(spec.profile, &members, policy)
         .map(Some)
@@ -513,6 +524,11 @@ pub fn run_with<P: Policy>(
                 "a --volume run needs its chunk map".into(),
             ));
         }
+        None if raid.is_some() => {
+            return Err(SimError::Volume(
+                "a chunk map needs the --volume it was built for".into(),
+            ));
+        }
         None => vec![Device::new(&scenario.device)?],
     };
     // The files live in the volume's logical space: the data chunks' on a
@@ -535,6 +551,7 @@ pub fn run_with<P: Policy>(
         scenario.scheduler,
     );
     world.raid = raid;
+    world.cpus = scenario.cpus.max(1);
 
     // Files: one per distinct name, sized by the largest user; written out
     // if any user reads it or asks for overwrite (fio's layout rule).

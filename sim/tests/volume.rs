@@ -164,7 +164,88 @@ fn what_the_volume_model_cannot_run_is_an_error() {
         &["nvme", "nvme"],
     );
     assert!(err_of(&fsync, "none").contains("fsync"));
+    let on_close = on_volume(
+        "[w]\nsize=64m\ndirect=1\nrw=randwrite\nfsync_on_close=1\nruntime=1\ntime_based\n",
+        Profile::Raid1,
+        &["nvme", "nvme"],
+    );
+    assert!(err_of(&on_close, "none").contains("fsync_on_close"));
     // read= without a volume.
     let single = scenario(direct, "nvme", 1 << 30, 1);
     assert!(err_of(&single, "read=pid").contains("--volume"));
+}
+
+#[test]
+fn dup_reads_use_the_first_copy_without_asking_the_policy() {
+    let job = "[r]\nfilename=f\nsize=64m\ndirect=1\nrw=randread\nbs=4k\nnumjobs=2\n\
+               runtime=1\ntime_based\n";
+    let s = on_volume(job, Profile::Dup, &["nvme"]);
+    let out = run_as(&s, "read=pid");
+    assert_eq!(out.extra["volume"]["mirror_choices"], 0);
+    let reads = out.extra["volume"]["devices"][0]["mirror_reads"]
+        .as_u64()
+        .expect("mirror_reads");
+    let job_reads: u64 = out
+        .report
+        .jobs
+        .iter()
+        .map(|j| j.dir(Dir::Read).total_ios)
+        .sum();
+    assert!(reads >= job_reads, "{reads} device reads for {job_reads}");
+}
+
+#[test]
+fn one_mirror_choice_per_mapped_bio_as_btrfs_makes_it() {
+    // btrfs maps a 1 MiB direct read once and advances round-robin's
+    // counter by 256 sectors; with a 512 KiB switch size that is two whole
+    // cycles, so every read lands on the same copy (the block layer splits
+    // it into 512 KiB bios on that copy afterwards).
+    let job = "[seq]\nfilename=big\nsize=4g\ndirect=1\nrw=read\nbs=1m\nruntime=1\ntime_based\n";
+    let s = on_volume(job, Profile::Raid1, &["nvme", "nvme"]);
+    let out = run_as(&s, "read=round-robin:min_contig_read=512k");
+    let d = per_device(&out);
+    assert!(d[0].0 > 100 && d[1].0 == 0, "mapped reads per device {d:?}");
+    let dev_reads = out.extra["devices"][0]["counters"]["reads"]
+        .as_u64()
+        .expect("reads");
+    assert_eq!(
+        dev_reads,
+        2 * d[0].0,
+        "each mapped 1 MiB read is two 512 KiB bios"
+    );
+}
+
+#[test]
+fn a_write_completes_with_its_slowest_copy_and_bytes_add_up_across_chunks() {
+    // 1000 KiB writes cross chunk ends now and then; every byte reaches
+    // both copies.
+    let job = "[w]\nfilename=f\nsize=3g\ndirect=1\nrw=write\nbs=1000k\nruntime=1\ntime_based\n";
+    let s = on_volume(job, Profile::Raid1, &["nvme", "nvme"]);
+    let out = run_as(&s, "none");
+    let written: u64 = out
+        .report
+        .jobs
+        .iter()
+        .map(|j| j.dir(Dir::Write).io_bytes)
+        .sum();
+    for i in 0..2 {
+        let b = out.extra["devices"][i]["counters"]["write_bytes"]
+            .as_u64()
+            .expect("write_bytes");
+        assert!(
+            b >= written && b < written + 2_000_000,
+            "device {i}: {b} for {written}"
+        );
+    }
+    // Mirrored onto an HDD, random writes run at the HDD's pace.
+    let rand = "[w]\nfilename=f\nsize=1g\ndirect=1\nrw=randwrite\nbs=4k\nruntime=1\ntime_based\n";
+    let mixed = run_as(&on_volume(rand, Profile::Raid1, &["nvme", "hdd"]), "none");
+    let nvme = run_as(&on_volume(rand, Profile::Raid1, &["nvme", "nvme"]), "none");
+    let ios = |o: &RunOutput| o.report.jobs[0].dir(Dir::Write).total_ios;
+    assert!(
+        ios(&mixed) * 2 < ios(&nvme),
+        "{} vs {}",
+        ios(&mixed),
+        ios(&nvme)
+    );
 }

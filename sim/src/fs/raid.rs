@@ -25,11 +25,6 @@ pub const MAX_COPIES: usize = 4;
 /// (fidelity.md F4.1: consecutive pids, so `pid` splits jobs by parity).
 pub const PID_BASE: u32 = 4000;
 
-/// CPUs the read policies see (the `load` policy keeps one choice per
-/// CPU); job `j` submits on CPU `j % POLICY_CPUS` *(assumed: the CLI's
-/// default `--cpus`)*.
-pub const POLICY_CPUS: u32 = 4;
-
 /// The filesystem's sector size (btrfs `sectorsize`, 4 KiB).
 pub const SECTORSIZE: u64 = 4096;
 
@@ -100,6 +95,9 @@ pub struct Raid {
     chunks: Vec<MapChunk>,
     members: Vec<Member>,
     policy: ReadPolicyImpl,
+    /// Both rotational and non-rotational members (the `load` policy's
+    /// penalty scope).
+    mixed: bool,
     /// Reads that had a choice between copies.
     pub choices: u64,
 }
@@ -176,11 +174,13 @@ impl Raid {
             c.logical = at;
             at += c.len;
         }
+        let mixed = members.iter().any(|m| m.rotational) && members.iter().any(|m| !m.rotational);
         Ok(Raid {
             profile,
             chunks,
             members: members.to_vec(),
             policy,
+            mixed,
             choices: 0,
         })
     }
@@ -227,13 +227,14 @@ impl Raid {
         cpu: u32,
     ) -> usize {
         let n = usize::from(chunk.copies);
-        if n == 1 {
+        // DUP reads always use the first copy (`map_blocks_dup`): the read
+        // policies choose among devices, not among copies on one.
+        if n == 1 || self.profile == Profile::Dup {
             return 0;
         }
         self.choices += 1;
         let mut mirrors = [MirrorInfo::default(); MAX_COPIES];
-        let mixed =
-            self.members.iter().any(|m| m.rotational) && self.members.iter().any(|m| !m.rotational);
+        let mixed = self.mixed;
         for (m, &(dev, physical)) in mirrors.iter_mut().zip(&chunk.stripes[..n]) {
             let p = part(dev);
             let member = &self.members[usize::from(dev)];

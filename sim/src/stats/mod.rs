@@ -29,6 +29,7 @@ mod collect;
 mod fio_out;
 mod mmtests;
 mod report;
+mod summary;
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,7 @@ pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,
     JobSeries, LatSummary, RunReport, SampleSummary, SyncReport,
 };
+pub use summary::{SummaryRun, summary_table};
 
 /// IO direction, in fio's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

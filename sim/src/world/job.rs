@@ -11,7 +11,7 @@ use super::{Actor, Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
-use crate::fs::raid::{MapChunk, PID_BASE, POLICY_CPUS};
+use crate::fs::raid::{MapChunk, PID_BASE};
 use crate::rng::Stream;
 use crate::stats::{self, JobStats};
 use crate::time::{Ns, SEC};
@@ -19,6 +19,9 @@ use crate::workload::{Dir, EngineKind, ExitWhat, FileService, JobPlan, OffsetGen
 
 /// Largest bio the block layer builds (`max_sectors_kb`, 512 KiB *(assumed)*).
 pub(crate) const MAX_BIO_BYTES: u64 = 512 * 1024;
+/// Largest direct-IO bio btrfs maps to a chunk at once (256 pages of
+/// 4 KiB): one read-mirror choice per such bio.
+pub(crate) const DIO_MAP_BYTES: u64 = 1024 * 1024;
 /// CPU time to copy 4 KiB between user and page cache (sim.md §2,
 /// *assumed* 0.5 µs).
 pub(crate) const COPY_NS_PER_PAGE: Ns = 500;
@@ -420,15 +423,23 @@ impl<P: Policy> World<P> {
         let end = offset + len;
         while at < end {
             let addr = place.device_offset(at);
-            let mut n = (end - at).min(MAX_BIO_BYTES).min(place.contiguous_from(at));
-            // On a multi-device volume a bio also stays inside its chunk.
-            let chunk = self.raid.as_ref().map(|r| {
-                let (chunk, left) = r
-                    .map(addr)
-                    .expect("the layout keeps files inside the volume");
-                n = n.min(left);
-                *chunk
-            });
+            let mut n = (end - at).min(place.contiguous_from(at));
+            // On a multi-device volume btrfs maps a direct-IO bio of up to
+            // 1 MiB once, cut at its chunk's end; the block layer splits it
+            // after the copy is chosen (`queue_mirrored`).
+            let chunk = match &self.raid {
+                None => {
+                    n = n.min(MAX_BIO_BYTES);
+                    None
+                }
+                Some(r) => {
+                    let (chunk, left) = r
+                        .map(addr)
+                        .expect("the layout keeps files inside the volume");
+                    n = n.min(left).min(DIO_MAP_BYTES);
+                    Some(*chunk)
+                }
+            };
             let first = (at / PAGE) as u32;
             let count = ((at + n).div_ceil(PAGE) - at / PAGE) as u32;
             let bio = Bio {
@@ -443,7 +454,7 @@ impl<P: Policy> World<P> {
             };
             match chunk {
                 None => self.ctxs[c as usize].queue.push_back((bio, true)),
-                Some(chunk) => self.queue_mirrored(c, j as u32, bio, &chunk),
+                Some(chunk) => self.queue_mirrored(c, j as u32, bio, &chunk, at),
             }
             at += n;
         }
@@ -451,38 +462,56 @@ impl<P: Policy> World<P> {
         self.ctx_pump(now, c);
     }
 
-    /// Queues the child bios of logical bio `bio` in `chunk` for context
-    /// `c` of job `j`: a read to the copy the read policy picks, a write or
-    /// discard to every copy. The context waits for all of them, so the IO
-    /// completes with its last copy (fidelity.md F4.2).
-    fn queue_mirrored(&mut self, c: u32, j: u32, bio: Bio, chunk: &MapChunk) {
+    /// Queues the child bios of logical bio `bio` (at file offset
+    /// `file_off`, inside `chunk`) for context `c` of job `j`: a read to the
+    /// one copy the read policy picks (`btrfs_map_block`), a write or
+    /// discard to every copy, each cut into bios of at most
+    /// `MAX_BIO_BYTES` on that copy. The context waits for all of them, so
+    /// the IO completes with its last copy (fidelity.md F4.2).
+    fn queue_mirrored(&mut self, c: u32, j: u32, bio: Bio, chunk: &MapChunk, file_off: u64) {
         let delta = bio.offset - chunk.logical;
-        let Some(raid) = self.raid.as_mut() else {
-            return;
-        };
-        let child = |k: usize| {
-            let (dev, physical) = chunk.stripes[k];
-            Bio {
-                dev,
-                offset: physical + delta,
-                ..bio
-            }
-        };
-        if bio.op == Op::Read {
+        let raid = self
+            .raid
+            .as_mut()
+            .expect("a mapped chunk implies a multi-device volume");
+        let copies = if bio.op == Op::Read {
             let devs = &self.devs;
             let k = raid.choose(
                 chunk,
                 |d| devs[usize::from(d)].part,
                 PID_BASE + j,
-                j % POLICY_CPUS,
+                j % self.cpus,
             );
             raid.on_read_submitted(bio.len);
-            let b = child(k);
-            self.devs[usize::from(b.dev)].part.mirror_reads += 1;
-            self.ctxs[c as usize].queue.push_back((b, true));
+            let dev = chunk.stripes[k].0;
+            self.devs[usize::from(dev)].part.mirror_reads += 1;
+            k..k + 1
         } else {
-            for k in 0..usize::from(chunk.copies) {
-                self.ctxs[c as usize].queue.push_back((child(k), true));
+            0..usize::from(chunk.copies)
+        };
+        for k in copies {
+            let (dev, physical) = chunk.stripes[k];
+            let mut done = 0;
+            while done < bio.len {
+                let n = (bio.len - done).min(MAX_BIO_BYTES);
+                let at = file_off + done;
+                let payload = match bio.payload {
+                    Payload::Direct { file, .. } => Payload::Direct {
+                        file,
+                        first: (at / PAGE) as u32,
+                        count: ((at + n).div_ceil(PAGE) - at / PAGE) as u32,
+                    },
+                    other => other,
+                };
+                let child = Bio {
+                    dev,
+                    offset: physical + delta + done,
+                    len: n,
+                    payload,
+                    ..bio
+                };
+                self.ctxs[c as usize].queue.push_back((child, true));
+                done += n;
             }
         }
     }

@@ -237,6 +237,8 @@ pub(crate) struct World<P: Policy> {
     /// The multi-device volume's chunk map and read policy (`None`: one
     /// device, addressed directly).
     pub raid: Option<Raid>,
+    /// CPUs of the machine (job `k` submits on CPU `k mod cpus`).
+    pub cpus: u32,
     pub jn: JournalActor,
     pub flusher: Flusher,
     pub bdp: Bdp,
@@ -317,6 +319,7 @@ impl<P: Policy> World<P> {
             files: Vec::new(),
             journal,
             raid: None,
+            cpus: 1,
             jn: JournalActor::default(),
             flusher: Flusher::default(),
             bdp: Bdp {
@@ -486,11 +489,17 @@ impl<P: Policy> World<P> {
         cgroups: &[crate::block::Cgroup],
     ) -> serde_json::Value {
         use serde_json::json;
+        let names: Vec<&str> = match &scenario.volume {
+            Some(v) => v.devices.iter().map(|d| d.name.as_str()).collect(),
+            None => vec![scenario.device.name.as_str()],
+        };
         let devices: Vec<serde_json::Value> = self
             .devs
             .iter()
-            .map(|d| {
+            .enumerate()
+            .map(|(i, d)| {
                 json!({
+                    "name": names.get(i).copied().unwrap_or_default(),
                     "capacity": d.dev.capacity(),
                     "queue_depth": d.dev.queue_depth(),
                     "counters": d.counters,
@@ -504,7 +513,14 @@ impl<P: Policy> World<P> {
             "variant": variant,
             "policy": self.policy.name(),
             "policy_report": self.policy.report(),
-            "device": scenario.device.name,
+            "device": match &scenario.volume {
+                Some(v) => format!(
+                    "{}:{}",
+                    v.profile.name(),
+                    v.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(",")
+                ),
+                None => scenario.device.name.clone(),
+            },
             "memory_bytes": scenario.mem_bytes,
             "fs": scenario.fs,
             "scheduler": scenario.scheduler,

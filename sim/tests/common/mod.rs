@@ -34,6 +34,7 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
         scheduler: SchedKind::None,
         trace: false,
         volume: None,
+        cpus: 4,
     }
 }
 
