@@ -39,6 +39,7 @@ fn scenario(device: &str) -> Scenario {
         scheduler: SchedKind::None,
         trace: false,
         volume: None,
+        cpus: 4,
     }
 }
 
