@@ -203,9 +203,13 @@ impl FlushModel {
             unpinned: w.pinned,
             duration_ns: duration,
         });
-        // The global reserve is topped up at every commit (kernel:
-        // `btrfs_update_global_block_rsv`), unconditionally.
-        let refill = self.global.deficit();
+        // The global reserve is topped up at every commit from the space
+        // now free (kernel: unpinned extents refill it first in
+        // `unpin_extent_range`; `btrfs_update_global_block_rsv` only takes
+        // what `total` still holds). Never beyond free space: a refill
+        // must not overcommit.
+        let free = self.space.total.saturating_sub(self.space.used_all());
+        let refill = self.global.deficit().min(free);
         self.global.reserved += refill;
         self.global.set_full();
         self.space.may_use += refill;

@@ -33,8 +33,9 @@ pub enum Preempt {
 /// (spec §2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RunZero {
-    /// Up to 5.11: `2 × num_entries` units, counted at the call, while new
-    /// heads added meanwhile are fair game (it can chase producers).
+    /// Up to 5.11: `2 × num_entries` heads (units with the legacy
+    /// accounting), counted at the call, while new heads added meanwhile
+    /// are fair game (it can chase producers).
     TwiceEntries,
     /// 5.12+: the heads present at the call (`num_heads_ready` snapshot).
     HeadsPresent,

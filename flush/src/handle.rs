@@ -141,7 +141,17 @@ impl FlushModel {
             x.need = need;
         }
         if need + extra > 0 {
-            match self.reserve(need + extra, FlushKind::FlushAll, Owner::Handle(h))? {
+            let reserved = match self.reserve(need + extra, FlushKind::FlushAll, Owner::Handle(h)) {
+                Ok(r) => r,
+                Err(e) => {
+                    // A refused event leaves no trace: without this the
+                    // slot would later join the transaction as a writer
+                    // nobody can end.
+                    self.free_handle(h);
+                    return Err(e);
+                }
+            };
+            match reserved {
                 Reserve::Granted => self.place_start_grant(h, need + extra),
                 Reserve::Queued(t) => {
                     if let Ok(x) = self.handle_mut(h) {

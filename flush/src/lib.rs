@@ -70,7 +70,7 @@
 //! commit timer is driven through [`Pool::tick`]. Time comes from an
 //! injected [`Clock`] ([`SystemClock`], [`ManualClock`]). Its sync types
 //! come from [`sync`], which swaps in loom under `--cfg iolab_loom`
-//! (models in `tests/loom.rs`). Without the feature the crate is `no_std`
+//! (models in `verification/tests/flush_loom.rs`). Without the feature the crate is `no_std`
 //! + `alloc` and holds the core only.
 //!
 //! # Variants (the version map of spec §0)
@@ -101,12 +101,15 @@
 //!   its own flush job is still out; the caller finishes the job anyway.
 //! * The commit thread compares transaction age in nanoseconds, not whole
 //!   seconds, and ticks every 5 s even when no transaction runs.
-//! * The global reserve has a fixed size, refilled at every commit.
+//! * The global reserve has a fixed size, refilled at every commit from
+//!   the space then free (never by overcommitting).
 //! * `FlushData` and `FlushFreeSpaceInode` act on the metadata space.
-//! * The 5.4+ ticket protocol (no partial filling; failing from the front
-//!   with re-grants, `maybe_fail_all_tickets`) is used in every era; 5.0's
-//!   partial filling and fail-everything `wake_all_tickets` are not
-//!   modelled. The `may_commit` gate is the 5.8–5.11 form the spec gives
+//! * The 5.4+ ticket protocol (no partial filling; no reservation jumping
+//!   waiting tickets; failing from the front with re-grants,
+//!   `maybe_fail_all_tickets`) is used in every era, the catch-up ones
+//!   included; 5.0's partial filling, its reservations that could take
+//!   space ahead of waiting tickets, and fail-everything
+//!   `wake_all_tickets` are not modelled. The `may_commit` gate is the 5.8–5.11 form the spec gives
 //!   (front ticket minus free space; delayed and trans reserves).
 //! * An `Attach` handle that waited through a commit joins the next
 //!   transaction instead of failing with `-ENOENT`.
@@ -121,11 +124,20 @@
 //!   (`calc_available_free_space`; the spec says `FlushAll[Steal]`).
 //! * Removing an interrupted ticket does not run a grant pass
 //!   (`wait_reserve_ticket`); failures do (`maybe_fail_all_tickets`,
-//!   `priority_reclaim_metadata_space`).
+//!   `priority_reclaim_metadata_space`). Neither does a steal in the
+//!   reclaim worker's fail-front (it returns at once), so a smaller ticket
+//!   behind a stolen front can keep waiting while it fits, until the next
+//!   space return or, if none comes, fail after three more passes (the
+//!   spec lists ticket removal among the grant triggers).
 //! * Progress only decrements `commit_cycles`, so after a grant a ticket
 //!   can fail after fewer than three further passes without progress
 //!   (spec §7.8 asks for three); the property tests check three passes
 //!   since the worker's run began.
+//! * A `run(count)` call counts heads, not units (a ref or a head
+//!   cleanup, spec §2.2): since 4.20 the run loop counts a head when it
+//!   selects one. Only the legacy (4.19) accounting counts units. This
+//!   applies to `FLUSH_DELAYED_REFS_NR`, the `2 × num_entries` of `run(0)`
+//!   before 5.12, and the catch-up batches.
 //! * `need_do_async_reclaim` (the 2019 preemptive trigger) predates 5.0,
 //!   so `flush=catch-up` has it too.
 

@@ -222,6 +222,8 @@ impl FlushModel {
         if now > self.now {
             self.now = now;
         }
+        // Something may have changed: a parked preemptive worker looks again.
+        self.preempt.parked = false;
     }
 
     /// Let every actor move until none can: the end of every event.

@@ -42,10 +42,12 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::PoisonError;
 use std::time::Instant;
 
+#[cfg(not(feature = "mutant-f1"))]
+use crate::Interrupted;
 use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
 use crate::{
     Actor, Config, ConfigError, Decision, End, Error, FlushKind, FlushModel, FlushState, HandleId,
-    HandleKind, Interrupted, JobId, RefBatch, Reserve, Snapshot, Start, TicketError, TicketId,
+    HandleKind, JobId, RefBatch, Reserve, Snapshot, Start, TicketError, TicketId,
 };
 
 /// A source of time in nanoseconds from a fixed origin, non-decreasing.
@@ -356,8 +358,20 @@ impl<C: Clock> Pool<C> {
                 };
             }
             if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
-                let now = self.clock.now_ns();
-                match s.fs.on_interrupt(now, ticket) {
+                // Mutant F1 (test-only; reverts kernel 0cab7acc4afc, "Btrfs:
+                // fix race leading to metadata space leak after task
+                // received signal", Filipe Manana, 2019): the interrupted
+                // waiter notes EINTR and leaves without taking its ticket
+                // off the queue, so a later grant raises `may_use` for
+                // bytes nobody will ever return.
+                #[cfg(feature = "mutant-f1")]
+                {
+                    let _ = ticket;
+                    drop(s);
+                    return Err(PoolError::Ticket(TicketError::Eintr));
+                }
+                #[cfg(not(feature = "mutant-f1"))]
+                match s.fs.on_interrupt(self.clock.now_ns(), ticket) {
                     Ok(Interrupted::Removed) => {
                         s.settle();
                         s.outcomes.remove(&owner);

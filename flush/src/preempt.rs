@@ -14,6 +14,11 @@ pub(crate) struct PreemptWorker {
     pub loops: u32,
     pub job: Option<crate::JobId>,
     pub wait_commit: Option<u64>,
+    /// The last state could do nothing (its heads were all claimed by
+    /// other runners): wait for the next event instead of spinning in the
+    /// pump (the kernel loop would spin on `cond_resched` until the other
+    /// runner finishes, which only an event can tell here).
+    pub parked: bool,
 }
 
 impl FlushModel {
@@ -117,7 +122,10 @@ impl FlushModel {
             self.preempt.running = true;
             self.preempt.loops = 0;
         }
-        if self.preempt.job.is_some() || !self.commit_waited(self.preempt.wait_commit) {
+        if self.preempt.parked
+            || self.preempt.job.is_some()
+            || !self.commit_waited(self.preempt.wait_commit)
+        {
             return false;
         }
         self.preempt.wait_commit = None;
@@ -127,6 +135,7 @@ impl FlushModel {
             let (job, wait) = self.do_flush(Actor::Preempt, state, bytes);
             self.preempt.job = job;
             self.preempt.wait_commit = wait;
+            self.preempt.parked = job.is_none() && wait.is_none();
             return true;
         }
         if self.preempt.loops == 1 && self.tickets.reclaim_size == 0 {

@@ -4,7 +4,6 @@
 //! `btrfs_calc_reclaim_metadata_size`).
 
 use crate::consts::{CHUNK_ALLOC_PCT, CHUNK_ALLOC_SLACK, MAX_COMMIT_CYCLES, MIB, pct};
-use crate::refs::Budget;
 use crate::state::states;
 use crate::{Actor, CommitSource, FlushModel, FlushState, Preempt, TraceRecord};
 
@@ -100,7 +99,7 @@ impl FlushModel {
         match state {
             FlushState::DelayedRefsNr => {
                 let n = (to_reclaim / self.unit).max(1);
-                (self.start_run(actor, Budget::Units(n)), None)
+                (self.start_run(actor, self.count_budget(n)), None)
             }
             FlushState::DelayedRefs => {
                 let b = self.run_zero_budget();
@@ -134,6 +133,10 @@ impl FlushModel {
         let free = self.space.total.saturating_sub(self.space.used_all());
         let need = front.saturating_sub(free);
         if need == 0 {
+            // Nothing beyond free space is needed: no commit (a decision
+            // all the same, traced so that a failure after it is explained).
+            let now = self.now;
+            self.trace(TraceRecord::CommitDeclined { now, need });
             return false;
         }
         let ok = if self.space.pinned >= need {

@@ -163,10 +163,24 @@ impl FlushModel {
         self.delayed_refs.set_full();
     }
 
+    /// The budget of `run(count)` for `count > 0`. Up to 4.19 the count
+    /// was of units (a ref or a head cleanup, spec §2.2); from 4.20 on
+    /// (the `__btrfs_run_delayed_refs` loop rework of Aug 2018) it is of
+    /// heads: one is counted when a head is selected, and the loop stops
+    /// once `count` heads were taken. The legacy (≤ 4.20, 4.19 source)
+    /// accounting keeps units, every later era counts heads.
+    pub(crate) fn count_budget(&self, count: u64) -> Budget {
+        if self.policy.legacy {
+            Budget::Units(count)
+        } else {
+            Budget::Heads(count)
+        }
+    }
+
     /// The budget of `run(0)` (spec §2.2).
     pub(crate) fn run_zero_budget(&self) -> Budget {
         match self.policy.run_zero {
-            RunZero::TwiceEntries => Budget::Units(2 * self.refs.entries()),
+            RunZero::TwiceEntries => self.count_budget(self.refs.entries().saturating_mul(2)),
             RunZero::HeadsPresent => Budget::Heads(self.refs.ready_heads),
         }
     }
@@ -243,9 +257,12 @@ impl FlushModel {
         q.processing_refs -= refs;
         q.run_heads += heads;
         q.run_refs += refs;
-        self.use_meta(heads * self.params.meta_per_head, true);
+        self.use_meta(heads.saturating_mul(self.params.meta_per_head), true);
         if !self.policy.legacy {
-            self.release_rsv(crate::RsvKind::DelayedRefs, heads * self.head_bytes);
+            self.release_rsv(
+                crate::RsvKind::DelayedRefs,
+                heads.saturating_mul(self.head_bytes),
+            );
         }
         let now = self.now;
         self.trace(TraceRecord::RefsRun {

@@ -5,7 +5,6 @@
 use alloc::collections::VecDeque;
 
 use crate::handle::HState;
-use crate::refs::Budget;
 use crate::txn::TxnState;
 use crate::{Actor, Decision, FlushModel, HandleId};
 
@@ -77,7 +76,7 @@ impl FlushModel {
             return true;
         }
         self.refworker.current = Some(job);
-        self.refworker.job = self.start_run(Actor::RefWorker, Budget::Units(job.count));
+        self.refworker.job = self.start_run(Actor::RefWorker, self.count_budget(job.count));
         true
     }
 }

@@ -101,13 +101,15 @@ impl FlushModel {
             "COW paid from bytes not in may_use"
         );
         self.space.may_use -= covered;
-        self.uncovered_meta += left;
-        self.space.pinned += bytes;
+        // Saturating: only absurd configurations (`meta_per_head` near
+        // 2^60) could reach the top, and they must not panic.
+        self.uncovered_meta = self.uncovered_meta.saturating_add(left);
+        self.space.pinned = self.space.pinned.saturating_add(bytes);
         if let Some(t) = self.txn.as_mut() {
-            t.pinned += bytes;
-            t.dirty_meta += bytes;
+            t.pinned = t.pinned.saturating_add(bytes);
+            t.dirty_meta = t.dirty_meta.saturating_add(bytes);
         } else if let Some(w) = self.writing.as_mut() {
-            w.pinned += bytes;
+            w.pinned = w.pinned.saturating_add(bytes);
         }
     }
 }

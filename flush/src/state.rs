@@ -10,7 +10,8 @@ pub enum FlushState {
     DelayedItemsNr,
     /// Run all delayed inode items (caller's work).
     DelayedItems,
-    /// Run `max(1, to_reclaim / U)` units of delayed refs.
+    /// Run `max(1, to_reclaim / U)` heads of delayed refs (units in the
+    /// legacy accounting).
     DelayedRefsNr,
     /// `run(0)`.
     DelayedRefs,

@@ -1197,3 +1197,252 @@ fn absurd_inputs_are_refused_not_panicking() {
     assert!(!s.fits(u64::MAX, FlushKind::NoFlush));
     assert_eq!(space::legacy_leaves(u64::MAX, 50), 0);
 }
+
+// ------------------------------------------------------------------
+// Regressions found in review
+// ------------------------------------------------------------------
+
+/// A far-future timer must neither loop once per missed tick nor overflow
+/// `next_tick`.
+#[test]
+fn timer_far_in_the_future_is_one_check() {
+    let mut fs = model(Policy::on_demand(), params());
+    let h = open(&mut fs, 0, HandleKind::Join, 0);
+    fs.on_handle_end(0, h, false).unwrap();
+    fs.on_timer(u64::MAX - 1);
+    // The old transaction is being committed; the deadline saturated.
+    assert!(matches!(
+        fs.poll_decision(),
+        Some(Decision::CommitIo { txn: 1, .. })
+    ));
+    assert_eq!(fs.next_deadline(), Some(u64::MAX));
+    fs.on_timer(u64::MAX);
+    fs.on_timer(u64::MAX);
+    // Missed ticks collapse: from 5 s, a call at 17 s checks once and
+    // schedules 20 s.
+    let mut fs = model(Policy::on_demand(), params());
+    fs.on_timer(17 * SEC);
+    assert_eq!(fs.next_deadline(), Some(20 * SEC));
+}
+
+fn tight_params(room: u64) -> Params {
+    Params {
+        total: 64 * MIB + 16 * MIB + room,
+        used: 16 * MIB,
+        unallocated: 0,
+        global_rsv: 64 * MIB,
+        ..Params::default()
+    }
+}
+
+/// A refused handle start (ticket queue full) leaves no handle behind: a
+/// leftover slot would later join the transaction as a writer nobody ends.
+#[test]
+fn refused_start_leaves_no_handle() {
+    let p = Params {
+        ticket_capacity: 1,
+        ..tight_params(100)
+    };
+    let mut fs = model(od(), p);
+    fs.on_reserve(0, 1, 100, FlushKind::FlushAll).unwrap();
+    assert!(matches!(
+        fs.on_reserve(0, 2, 50, FlushKind::FlushAll),
+        Ok(Reserve::Queued(_))
+    ));
+    assert_eq!(
+        fs.on_handle_start(0, HandleKind::Start, 1),
+        Err(Error::TicketQueueFull)
+    );
+    assert_eq!(fs.snapshot().handles, 0);
+    // A later waiting handle is the only one to get ready.
+    let w = fs.on_handle_start(0, HandleKind::Join, 0);
+    assert!(matches!(w, Ok(Start::Ready(_))), "{w:?}");
+    assert_eq!(fs.snapshot().handles, 1);
+}
+
+/// The preemptive worker whose chosen state can do nothing (every head is
+/// claimed by another runner) waits for the next event instead of spinning
+/// the pump.
+#[test]
+fn preempt_parks_when_its_state_can_do_nothing() {
+    let p = Params {
+        chunk_heads: 5000,
+        ..params()
+    };
+    let mut fs = model(Policy::on_demand_2021(), p);
+    let h = open(&mut fs, 0, HandleKind::Join, 0);
+    fs.on_refs_added(0, h, heads(1600)).unwrap();
+    fs.on_handle_end(0, h, false).unwrap();
+    // The commit pre-flush claims every head.
+    fs.on_timer(30 * SEC);
+    let Some(Decision::RunRefs {
+        job, heads: 1600, ..
+    }) = fs.poll_decision()
+    else {
+        panic!()
+    };
+    // 400 MiB of returned reservations fill the delayed-ref reserve.
+    fs.on_reserve(30 * SEC, 1, 500 * MIB, FlushKind::FlushAll)
+        .unwrap();
+    fs.on_release(30 * SEC, 400 * MIB).unwrap();
+    assert!(fs.need_preempt());
+    let _ = traces(&mut fs);
+    fs.on_reserve(30 * SEC, 1, 10 * MIB, FlushKind::FlushAll)
+        .unwrap();
+    let flushes = traces(&mut fs)
+        .iter()
+        .filter(|r| {
+            matches!(
+                r,
+                TraceRecord::Flush {
+                    actor: Actor::Preempt,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(flushes, 1, "one try, then parked");
+    // The heads come back and the commit goes on.
+    fs.on_work_done(30 * SEC + 1, job).unwrap();
+    settle(&mut fs, 30 * SEC + 2);
+    assert_eq!(fs.snapshot().commits, 1);
+}
+
+/// The commit refills the global reserve only from free space: after a
+/// steal, a refill must not overcommit a full filesystem.
+#[test]
+fn global_refill_never_overcommits() {
+    let mut fs = tight(od(), 100);
+    fs.on_reserve(0, 1, 100, FlushKind::FlushAll).unwrap();
+    let Ok(Reserve::Queued(_)) = fs.on_reserve(1, 2, MIB, FlushKind::FlushAllSteal) else {
+        panic!()
+    };
+    settle(&mut fs, 2);
+    fs.on_release(3, MIB).unwrap();
+    assert_eq!(
+        fs.on_reserve(3, 9, MIB, FlushKind::FlushAll),
+        Ok(Reserve::Granted)
+    );
+    let h = open(&mut fs, 4, HandleKind::Join, 0);
+    fs.on_handle_end(4, h, false).unwrap();
+    fs.on_timer(35 * SEC);
+    settle(&mut fs, 35 * SEC);
+    let s = fs.snapshot();
+    assert_eq!(s.commits, 1);
+    assert!(s.space.used_all() <= s.space.total, "{s:?}");
+    assert_eq!(s.global.reserved, 63 * MIB);
+    // Once space is returned, the next commit tops it up.
+    fs.on_release(36 * SEC, MIB).unwrap();
+    let h = open(&mut fs, 36 * SEC, HandleKind::Join, 0);
+    fs.on_handle_end(36 * SEC, h, false).unwrap();
+    fs.on_timer(70 * SEC);
+    settle(&mut fs, 70 * SEC);
+    assert_eq!(fs.snapshot().global.reserved, 64 * MIB);
+}
+
+/// Since 4.20 `run(count)` counts heads: `FLUSH_DELAYED_REFS_NR` for
+/// 4 U runs four heads whatever their refs; the legacy count is of units.
+#[test]
+fn run_count_is_heads_except_legacy() {
+    for (policy, want) in [(Policy::on_demand(), 4), (Policy::catch_up_legacy(), 1)] {
+        let p = Params {
+            chunk_heads: 100,
+            ..params()
+        };
+        let mut fs = model(policy, p);
+        let h = open(&mut fs, 0, HandleKind::Join, 0);
+        fs.on_refs_added(
+            0,
+            h,
+            RefBatch {
+                new_heads: 8,
+                refs: 24,
+                ..RefBatch::default()
+            },
+        )
+        .unwrap();
+        let job = fs.start_run(Actor::Reclaim, fs.count_budget(4));
+        assert!(job.is_some());
+        let Some(Decision::RunRefs { heads, refs, .. }) = fs.poll_decision() else {
+            panic!()
+        };
+        assert_eq!((heads, refs), (want, 3 * want), "{policy}");
+    }
+}
+
+/// Emergency reservations ignore `may_use`; repeating them must not
+/// overflow it.
+#[test]
+fn emergency_reservations_cannot_overflow_may_use() {
+    let p = Params {
+        total: 1 << 60,
+        ..params()
+    };
+    let mut fs = model(Policy::on_demand(), p);
+    let mut granted = 0;
+    for i in 0..64 {
+        if fs.on_reserve(i, 1, 1 << 59, FlushKind::FlushEmergency) == Ok(Reserve::Granted) {
+            granted += 1;
+        }
+    }
+    assert!(granted > 1 && granted < 64, "{granted}");
+}
+
+/// `try_grant` serves the priority queue first: returned space that fits
+/// either the priority front or the normal front goes to the priority one.
+#[test]
+fn returned_space_goes_to_priority_tickets_first() {
+    let mut fs = tight(od(), 100);
+    fs.on_reserve(0, 1, 100, FlushKind::FlushAll).unwrap();
+    let Ok(Reserve::Queued(normal)) = fs.on_reserve(1, 2, 50, FlushKind::FlushAll) else {
+        panic!()
+    };
+    let Ok(Reserve::Queued(prio)) = fs.on_reserve(2, 3, 60, FlushKind::FlushLimit) else {
+        panic!()
+    };
+    // Both owners are flushing (their first jobs are out); 60 bytes return.
+    while fs.poll_decision().is_some() {}
+    fs.on_release(3, 60).unwrap();
+    let grants: Vec<TicketId> = core::iter::from_fn(|| fs.poll_decision())
+        .filter_map(|d| match d {
+            Decision::Grant { ticket, .. } => Some(ticket),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(grants, [prio]);
+    assert_eq!(fs.snapshot().normal_tickets, 1);
+    let _ = normal;
+}
+
+/// The 2021 preemptive worker backs its clamp off by one when a run needed
+/// a single state and no ticket waits.
+#[test]
+fn preempt_clamp_falls_after_a_single_state_run() {
+    let mut fs = model(Policy::on_demand_2021(), params());
+    fs.on_writeback(0, 100 * MIB, 0);
+    // 700 MiB reserved: the preemptive worker starts flushing delalloc.
+    assert_eq!(
+        fs.on_reserve(1, 1, 700 * MIB, FlushKind::FlushAll),
+        Ok(Reserve::Granted)
+    );
+    let Some(Decision::Flush {
+        job,
+        actor: Actor::Preempt,
+        state: FlushState::Delalloc,
+        ..
+    }) = fs.poll_decision()
+    else {
+        panic!()
+    };
+    // A ticket while delalloc outruns ordered: clamp 1 → 2.
+    assert!(matches!(
+        fs.on_reserve(2, 2, 10 * MIB, FlushKind::FlushAll),
+        Ok(Reserve::Queued(_))
+    ));
+    assert_eq!(fs.snapshot().clamp, 2);
+    fs.on_release(3, 700 * MIB).unwrap();
+    assert_eq!(fs.snapshot().normal_tickets, 0);
+    // One state was enough and no ticket waits: back to 1.
+    fs.on_work_done(4, job).unwrap();
+    assert_eq!(fs.snapshot().clamp, 1);
+}

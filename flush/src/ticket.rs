@@ -110,13 +110,29 @@ impl FlushModel {
         } else {
             !t.prio.is_empty()
         };
+        // Mutant F2 (test-only; reverts "btrfs: do not allow reservations
+        // if we have pending tickets", Josef Bacik, Aug 2019, 5.4): a
+        // newcomer that fits takes space returned for a waiting ticket.
+        #[cfg(feature = "mutant-f2")]
+        let pending = {
+            let _ = pending;
+            false
+        };
         if !pending && self.space.fits(bytes, kind) {
             self.space.may_use += bytes;
             self.maybe_queue_preempt();
             return Ok(Reserve::Granted);
         }
+        // `may_use` is not part of the emergency test, so repeated
+        // emergency grants could grow it without bound; the ceiling (far
+        // above any real filesystem) keeps the counters from overflowing.
         if kind == FlushKind::FlushEmergency
             && self.space.used_no_may_use().saturating_add(bytes) <= self.space.total
+            && self
+                .space
+                .may_use
+                .checked_add(bytes)
+                .is_some_and(|m| m <= crate::MAX_BYTES << 2)
         {
             self.space.may_use += bytes;
             return Ok(Reserve::Granted);

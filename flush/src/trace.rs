@@ -68,7 +68,8 @@ pub enum TraceRecord {
     CommitDeclined {
         /// Time.
         now: u64,
-        /// Bytes the front ticket still needed.
+        /// Bytes the front ticket still needed beyond free space (0: it
+        /// needed nothing, so a commit would not help).
         need: u64,
     },
     /// A commit began (pre-flush).

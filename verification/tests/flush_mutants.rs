@@ -1,0 +1,148 @@
+//! Historic btrfs space-reservation races as loom scenarios. Each
+//! scenario passes on the real `Pool`; built with the matching test-only
+//! mutant feature of `iolab-flush`, loom must find the bug (a leaked
+//! grant or a waiter overtaken).
+//!
+//! ```text
+//! # the real code: both scenarios pass
+//! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target-loom \
+//!   cargo test -p iolab-verification --release -j2 --test flush_mutants -- --test-threads=1
+//! # one mutant at a time (f1, f2): its scenario must fail
+//! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target-loom \
+//!   cargo test -p iolab-verification --release -j2 --features mutant-f1 --test flush_mutants -- --test-threads=1
+//! ```
+//!
+//! How the failure is checked (as in `wbt_mutants.rs`): a panic inside a
+//! loom model thread may abort the process rather than fail the test, so
+//! with a mutant on, the scenario of that bug reruns its own test binary
+//! as a child process (`IOLAB_MUTANT_CHILD=1`, only that test) and asserts
+//! that the child failed with a panic message from the model. The
+//! scenarios of the other bugs are skipped under a mutant.
+#![cfg(iolab_loom)]
+
+mod flush_common;
+
+use flush_common::{KIB, MIB, assert_settled, bytes_or_eintr, flusher, model, pool, reserver};
+use iolab_flush::FlushKind;
+use iolab_flush::sync::{Arc, AtomicBool, Ordering, thread};
+
+const CHILD: &str = "IOLAB_MUTANT_CHILD";
+
+/// The mutant compiled in, if any.
+fn active_mutant() -> Option<&'static str> {
+    [
+        (cfg!(feature = "mutant-f1"), "f1"),
+        (cfg!(feature = "mutant-f2"), "f2"),
+    ]
+    .into_iter()
+    .find_map(|(on, bug)| on.then_some(bug))
+}
+
+/// Run the scenario `test` (this test's own name) for bug `bug`: directly
+/// on the real code (it must pass), in a child expecting failure under
+/// its mutant, not at all under another mutant.
+fn check(bug: &str, test: &str, scenario: fn()) {
+    let mutant = active_mutant();
+    if mutant.is_none() || std::env::var_os(CHILD).is_some() {
+        scenario();
+        return;
+    }
+    if mutant != Some(bug) {
+        eprintln!("{test}: skipped under mutant {mutant:?}");
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .expect("rerun the test binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "mutant {bug} survived: loom found no failure in {test}\n{stdout}"
+    );
+    assert!(
+        stderr.contains("panicked"),
+        "mutant {bug}: the child failed without a model panic ({:?})\n{stderr}",
+        out.status
+    );
+    let why = stderr
+        .lines()
+        .skip_while(|l| !l.contains("panicked"))
+        .nth(1)
+        .unwrap_or("?");
+    eprintln!("{test}: mutant {bug} caught: {why}");
+}
+
+/// F1 (kernel 0cab7acc4afc, "Btrfs: fix race leading to metadata space
+/// leak after task received signal", Filipe Manana, 2019): a waiter
+/// that got a signal set EINTR on its ticket but left it on the list and
+/// dropped the space lock; the reclaim job then granted the ticket
+/// (`bytes_may_use += bytes`) and the task returned EINTR, so the bytes
+/// were never given back. Fix: remove the ticket under the same lock that
+/// notices the signal (the grant, if it came first, wins). Here the space
+/// comes back while the owner is being interrupted; at the end `may_use`
+/// must be the global reserve alone.
+#[test]
+fn f1_interrupted_ticket_is_removed() {
+    check("f1", "f1_interrupted_ticket_is_removed", || {
+        model("f1_interrupted_ticket_is_removed", || {
+            let p = pool();
+            let held = p.reserve(MIB, FlushKind::FlushAll).expect("fits");
+            let cancel = Arc::new(AtomicBool::new(false));
+            let waiter = {
+                let (p, cancel) = (Arc::clone(&p), Arc::clone(&cancel));
+                thread::spawn(move || {
+                    bytes_or_eintr(
+                        p.reserve_cancellable(512 * KIB, FlushKind::FlushAll, &cancel)
+                            .map(|r| r.bytes()),
+                    )
+                })
+            };
+            cancel.store(true, Ordering::SeqCst);
+            p.notify();
+            drop(held); // may grant the ticket, removed or not
+            waiter.join().expect("waiter");
+            assert_settled(&p);
+        });
+    });
+}
+
+/// F2 ("btrfs: do not allow reservations if we have pending tickets",
+/// Josef Bacik, posted 2019-08-09 as 1/7 of the series that stopped
+/// partially filling tickets, merged for 5.4): without the check, a
+/// reservation that fits is admitted even though tickets wait, so space
+/// returned for the front ticket goes to a newcomer (the starvation the
+/// ticketed design of 957780eb2788 set out to end; invariant 5). A
+/// (768 KiB) waits, half the space comes back, B (256 KiB) arrives while
+/// the flusher works: B must queue behind A.
+#[test]
+fn f2_newcomer_does_not_jump_the_queue() {
+    check("f2", "f2_newcomer_does_not_jump_the_queue", || {
+        model("f2_newcomer_does_not_jump_the_queue", || {
+            let p = pool();
+            let h1 = p.reserve(512 * KIB, FlushKind::FlushAll).expect("fits");
+            let h2 = p.reserve(512 * KIB, FlushKind::FlushAll).expect("fits");
+            let f = flusher(&p, 1);
+            let a = reserver(&p, 768 * KIB);
+            flush_common::wait_tickets(&p, 1);
+            drop(h1);
+            let b = {
+                let p = Arc::clone(&p);
+                thread::spawn(move || {
+                    let r = p.reserve(256 * KIB, FlushKind::FlushAll).expect("B");
+                    assert_eq!(p.snapshot().normal_tickets, 0, "B overtook A (FIFO)");
+                    r.bytes()
+                })
+            };
+            drop(h2);
+            a.join().expect("a");
+            b.join().expect("b");
+            p.close();
+            f.join().expect("flusher");
+            assert_settled(&p);
+        });
+    });
+}
