@@ -76,14 +76,16 @@ impl IoCost {
                 self.groups[i].abs_vdebt = self.groups[i].abs_vdebt.saturating_add(abs_cost);
                 self.groups[i].abs_vusage = self.groups[i].abs_vusage.wrapping_add(abs_cost);
                 if self.kick_delay(i, &now) {
-                    self.groups[i].delay * 1000
+                    // The decayed delay in force, not the undecayed peak.
+                    self.groups[i].delay_ns_in_force
                 } else {
                     0
                 }
             } else {
                 self.incur_debt(i, abs_cost, &now);
                 if self.kick_delay(i, &now) {
-                    self.groups[i].delay * 1000
+                    // The decayed delay in force, not the undecayed peak.
+                    self.groups[i].delay_ns_in_force
                 } else {
                     0
                 }

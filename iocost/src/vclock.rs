@@ -7,9 +7,12 @@
 use crate::ioc::{IoCost, Now, Variant};
 
 impl IoCost {
-    /// `ioc_now`: wall time in µs (truncated from ns) and `vnow`.
+    /// `ioc_now`: wall time in µs (truncated from ns) and `vnow`. A time
+    /// earlier than the latest one seen (a caller breaking the monotonic
+    /// contract) is taken as that latest time, so that no interval
+    /// underflows.
     pub(crate) fn ioc_now(&self, now_ns: u64) -> Now {
-        let now = now_ns / 1000;
+        let now = (now_ns / 1000).max(self.last_now);
         debug_assert!(now >= self.period_at, "now before the period start");
         let vrate = self.vtime_rate;
         let vnow = self

@@ -142,6 +142,8 @@ impl Run {
                             delay_ns == 0
                                 || (MIN_DELAY * 1000..=MAX_DELAY * 1000).contains(&delay_ns)
                         );
+                        // The delay asked for is the (decayed) one in force.
+                        assert!(delay_ns == 0 || delay_ns == self.ioc.groups[g].delay_ns_in_force);
                         self.inflight.push(Done {
                             group: b.group,
                             cost,

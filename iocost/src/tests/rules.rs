@@ -82,6 +82,57 @@ fn delay_ramp_and_decay() {
     assert_eq!(ioc.groups[i].delay, MAX_DELAY);
 }
 
+/// A must-issue bio reports the decayed delay in force, not the undecayed
+/// peak still stored in `delay` (the kernel throttles by the former).
+#[test]
+fn must_issue_reports_decayed_delay() {
+    let (mut ioc, a, _) = active_pair();
+    let i = a.0 as usize;
+    ioc.groups[i].delay = 125_125;
+    ioc.groups[i].delay_at = 0;
+    let t = 2_500_000_000;
+    let vnow = ioc.ioc_now(t).vnow;
+    ioc.groups[i].vtime = vnow;
+    ioc.groups[i].done_vtime = vnow;
+    let bio = Bio {
+        id: 99,
+        group: a,
+        op: Op::Read,
+        bytes: 4096,
+        sector: 16,
+        must_issue: true,
+    };
+    let Admit::Go { cost, delay_ns } = ioc.on_submit(t, &bio) else {
+        panic!("must-issue bios never wait")
+    };
+    assert_eq!(cost, 0);
+    assert_eq!(ioc.groups[i].delay, 125_125);
+    assert_eq!(delay_ns, 31_281_000);
+}
+
+/// A caller breaking the monotonic-time contract (caught by a debug
+/// assertion) gets the latest time seen instead of an interval underflow.
+#[cfg(not(debug_assertions))]
+#[test]
+fn time_going_back_is_clamped() {
+    let (mut ioc, a, b) = active_pair();
+    let i = a.0 as usize;
+    let bio = Bio {
+        id: 98,
+        group: b,
+        op: Op::Read,
+        bytes: 4096,
+        sector: 24,
+        must_issue: false,
+    };
+    let _ = ioc.on_submit(10_000_000, &bio);
+    ioc.groups[i].wait_since = Some(10_000);
+    ioc.groups[i].waitq_timer = Some(1);
+    ioc.on_timer(2_000_000);
+    assert_eq!(ioc.groups[i].stat.wait_us, 0);
+    assert_eq!(ioc.groups[i].wait_since, None);
+}
+
 #[test]
 fn debt_forgiveness_cycles() {
     let (mut ioc, a, _) = active_pair();
