@@ -5,15 +5,10 @@
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
-use common::{extra_u64, job, scenario};
+use common::{extra_u64, job, run_as, scenario};
 use iolab_sim::stats::{self, Dir};
 use iolab_sim::variant::VariantError;
 use iolab_sim::{RunOutput, Scenario, parse_variant, run};
-
-fn run_as(s: &Scenario, variant: &str) -> RunOutput {
-    let v = parse_variant(variant).expect("variant parses");
-    run(s, &v, &mut |_| {}).unwrap_or_else(|e| panic!("seed {}: {e}", s.seed))
-}
 
 fn report_f64(out: &RunOutput, pointer: &str) -> f64 {
     out.extra

@@ -5,14 +5,9 @@
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
-use common::{job, scenario};
+use common::{job, run_as, scenario};
 use iolab_sim::stats::Dir;
-use iolab_sim::{RunOutput, Scenario, parse_variant, run};
-
-fn run_as(s: &Scenario, variant: &str) -> RunOutput {
-    let v = parse_variant(variant).expect("variant parses");
-    run(s, &v, &mut |_| {}).unwrap_or_else(|e| panic!("seed {}: {variant}: {e}", s.seed))
-}
+use iolab_sim::{RunOutput, Scenario};
 
 fn cut(text: &str, secs: u32) -> Scenario {
     scenario(

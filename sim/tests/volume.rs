@@ -5,7 +5,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
-use common::scenario;
+use common::{run_as, scenario};
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::stats::{self, Dir};
 use iolab_sim::{FsKind, Profile, RunOutput, Scenario, VolumeSpec, parse_variant, run};
@@ -21,11 +21,6 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
             .collect(),
     });
     s
-}
-
-fn run_as(s: &Scenario, variant: &str) -> RunOutput {
-    let v = parse_variant(variant).expect("variant parses");
-    run(s, &v, &mut |_| {}).unwrap_or_else(|e| panic!("seed {}: {variant}: {e}", s.seed))
 }
 
 fn err_of(s: &Scenario, variant: &str) -> String {

@@ -38,6 +38,12 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
     }
 }
 
+/// Runs under `variant`; a failure names the seed and the variant.
+pub fn run_as(s: &Scenario, variant: &str) -> RunOutput {
+    let v = parse_variant(variant).expect("variant parses");
+    run(s, &v, &mut |_| {}).unwrap_or_else(|e| panic!("seed {}: {variant}: {e}", s.seed))
+}
+
 /// Runs with no policy.
 pub fn run_none(s: &Scenario) -> RunOutput {
     let v = parse_variant("none").expect("none parses");
