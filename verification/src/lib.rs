@@ -21,3 +21,44 @@
 //! All are compiled only with `RUSTFLAGS="--cfg iolab_loom"`; the commands
 //! are in each file's header. The simulator's own tests live in
 //! `sim/tests` and in its modules.
+
+/// Environment variable that marks the child run of a mutant check.
+const MUTANT_CHILD: &str = "IOLAB_MUTANT_CHILD";
+
+/// Runs the mutant scenario `test` (the calling test's own name) for bug
+/// `bug`, given the mutant compiled in (`active`): directly on the real
+/// code, where it must pass; in a child process expecting a model panic
+/// under its own mutant; not at all under another mutant.
+pub fn check_mutant(active: Option<&str>, bug: &str, test: &str, scenario: fn()) {
+    if active.is_none() || std::env::var_os(MUTANT_CHILD).is_some() {
+        scenario();
+        return;
+    }
+    if active != Some(bug) {
+        eprintln!("{test}: skipped under mutant {active:?}");
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--test-threads=1", "--nocapture"])
+        .env(MUTANT_CHILD, "1")
+        .output()
+        .expect("rerun the test binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "mutant {bug} survived: loom found no failure in {test}\n{stdout}"
+    );
+    assert!(
+        stderr.contains("panicked"),
+        "mutant {bug}: the child failed without a model panic ({:?})\n{stderr}",
+        out.status
+    );
+    let why = stderr
+        .lines()
+        .skip_while(|l| !l.contains("panicked"))
+        .nth(1)
+        .unwrap_or("?");
+    eprintln!("{test}: mutant {bug} caught: {why}");
+}

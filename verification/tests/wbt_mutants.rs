@@ -28,9 +28,8 @@ use common::{
     assert_quiescent, model, model_min_preemptions, throttle, wait_queued, wait_waiting, write,
     writer,
 };
+use iolab_verification::check_mutant;
 use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
-
-const CHILD: &str = "IOLAB_MUTANT_CHILD";
 
 /// The mutant compiled in, if any.
 fn active_mutant() -> Option<&'static str> {
@@ -44,42 +43,9 @@ fn active_mutant() -> Option<&'static str> {
     .find_map(|(on, bug)| on.then_some(bug))
 }
 
-/// Run the scenario `test` (this test's own name) for bug `bug`: directly
-/// on the real code (it must pass), in a child expecting failure under
-/// its mutant, not at all under another mutant.
+/// [`check_mutant`] with this suite's mutant.
 fn check(bug: &str, test: &str, scenario: fn()) {
-    let mutant = active_mutant();
-    if mutant.is_none() || std::env::var_os(CHILD).is_some() {
-        scenario();
-        return;
-    }
-    if mutant != Some(bug) {
-        eprintln!("{test}: skipped under mutant {mutant:?}");
-        return;
-    }
-    let exe = std::env::current_exe().expect("test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", test, "--test-threads=1", "--nocapture"])
-        .env(CHILD, "1")
-        .output()
-        .expect("rerun the test binary");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !out.status.success(),
-        "mutant {bug} survived: loom found no failure in {test}\n{stdout}"
-    );
-    assert!(
-        stderr.contains("panicked"),
-        "mutant {bug}: the child failed without a model panic ({:?})\n{stderr}",
-        out.status
-    );
-    let why = stderr
-        .lines()
-        .skip_while(|l| !l.contains("panicked"))
-        .nth(1)
-        .unwrap_or("?");
-    eprintln!("{test}: mutant {bug} caught: {why}");
+    check_mutant(active_mutant(), bug, test, scenario);
 }
 
 /// B2 (fixed 2018, 2887e41b910b + 38cfb5a45ee0): the waker used to wake
