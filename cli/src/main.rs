@@ -34,6 +34,9 @@ enum Fs {
     XfsLite,
     /// No journal: fsync writes data and flushes the cache.
     Raw,
+    /// btrfs's buffered-write metadata path with delayed-ref flushing
+    /// (`flush=` variants).
+    BtrfsLite,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -227,6 +230,12 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                         })
                         .collect();
                     text.push_str(&stats::summary_table(&summary));
+                    let btrfs: Vec<stats::BtrfsRun<'_>> = variants
+                        .iter()
+                        .zip(&outs)
+                        .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
+                        .collect();
+                    text.push_str(&stats::btrfs_table(&btrfs));
                     text
                 }
                 Format::Json => {
@@ -319,6 +328,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         fs: match (c.fs, &volume) {
             (Some(Fs::XfsLite), _) | (None, None) => FsKind::XfsLite,
             (Some(Fs::Raw), _) | (None, Some(_)) => FsKind::Raw,
+            (Some(Fs::BtrfsLite), _) => FsKind::BtrfsLite,
         },
         bdp: match c.bdp {
             Bdp::Paced => BdpMode::Paced,
@@ -351,8 +361,10 @@ fn run_one(
     let out = iolab_sim::run(scenario, variant, &mut |t| bar.update(t)).map_err(|e| {
         let message = format!("{e} (variant {}, seed {})", variant.spec, scenario.seed);
         match e {
-            // A stall is the simulator's fault, not the input's.
-            iolab_sim::SimError::Stalled { .. } => Failure { code: 1, message },
+            // A stall or livelock is the simulator's fault, not the input's.
+            iolab_sim::SimError::Stalled { .. } | iolab_sim::SimError::Livelock { .. } => {
+                Failure { code: 1, message }
+            }
             _ => Failure::input(message),
         }
     })?;

@@ -433,3 +433,61 @@ fn compare_runs_iocost_on_the_bandwidth_latency_scenario() {
     assert_eq!(nums.len(), 2, "{interfered}");
     assert!(nums[1] > 1.2 * nums[0], "{interfered}");
 }
+
+#[test]
+fn btrfs_lite_compares_flush_policies_and_refuses_what_it_cannot_run() {
+    let job = temp_job(
+        "btrfs.fio",
+        "[w]\nfilename=f\nsize=4g\nfallocate=posix\nrw=randwrite\nbs=4k\n\
+         numjobs=4\nruntime=2\ntime_based\ngroup_reporting\n",
+    );
+    let job = job.to_str().expect("utf-8 path");
+    let o = iolab(&[
+        "compare",
+        job,
+        "--device",
+        "sata-ssd",
+        "--memory",
+        "8g",
+        "--fs",
+        "btrfs-lite",
+        "--policies",
+        "flush=catch-up,flush=on-demand:preempt=2021",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    // The btrfs table follows the mmtests table, one row per variant.
+    let header = out
+        .lines()
+        .position(|l| l.contains("refs run: worker/reclaim/preempt/commit"))
+        .unwrap_or_else(|| panic!("no btrfs table in\n{out}"));
+    let rows: Vec<&str> = out.lines().skip(header + 1).take(2).collect();
+    assert!(rows[0].starts_with("flush=catch-up "), "{rows:?}");
+    assert!(
+        rows[1].starts_with("flush=on-demand:preempt=2021 "),
+        "{rows:?}"
+    );
+    for (args, needle) in [
+        (
+            vec!["--device", "sata-ssd", "--policy", "flush=on-demand"],
+            "run with --fs btrfs-lite",
+        ),
+        (
+            vec![
+                "--device",
+                "sata-ssd",
+                "--fs",
+                "btrfs-lite",
+                "--policy",
+                "flush=on-demand:preempt=2030",
+            ],
+            "preempt",
+        ),
+    ] {
+        let mut a = vec!["run", job];
+        a.extend(args);
+        let o = iolab(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{a:?}: {}", stderr(&o));
+    }
+}

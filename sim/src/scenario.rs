@@ -35,6 +35,10 @@ pub enum FsKind {
     XfsLite,
     /// No journal: fsync is data writeback plus a cache flush.
     Raw,
+    /// btrfs's buffered-write metadata path around the `iolab-flush` model
+    /// (`fs::btrfs`): reservations and tickets per `write()`, ordered
+    /// extents queueing delayed refs, flush states, commits.
+    BtrfsLite,
 }
 
 /// Everything one run depends on.
@@ -113,6 +117,13 @@ pub enum SimError {
         /// Simulated time when the run was stopped.
         at_ns: Ns,
     },
+    /// Simulated time stopped advancing: a simulator or policy loop that
+    /// reschedules itself at the same instant.
+    #[error("run livelocked at {at_ns} ns: ten million events without simulated time advancing")]
+    Livelock {
+        /// Simulated time when the run was stopped.
+        at_ns: Ns,
+    },
 }
 
 /// The result of one run.
@@ -134,7 +145,10 @@ pub fn run(
     variant: &Variant,
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
-    let raid = build_raid(scenario, variant)?;
+    let raid = FsLayer {
+        raid: build_raid(scenario, variant)?,
+        flush: flush_policy(scenario, variant)?,
+    };
     match &variant.block {
         BlockChoice::None => run_with(scenario, NoPolicy, raid, &variant.spec, progress),
         &BlockChoice::Wbt { v5, lat_usec } => {
@@ -504,15 +518,115 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
         .map_err(|e| SimError::Volume(e.to_string()))
 }
 
-/// Runs `scenario` with block-layer policy `policy` (and, on a multi-device
-/// volume, the chunk map and read policy `raid`).
+/// The filesystem-layer choices of a variant, checked against the
+/// scenario.
+#[derive(Debug)]
+pub struct FsLayer {
+    /// The chunk map and read policy of a multi-device volume.
+    pub raid: Option<Raid>,
+    /// btrfs-lite's flush policy.
+    pub flush: Option<iolab_flush::Policy>,
+}
+
+/// The flush policy a variant runs with on btrfs-lite (`None` on other
+/// filesystems). A variant without `flush=` runs `flush=on-demand` (the
+/// report names it).
+fn flush_policy(
+    scenario: &Scenario,
+    variant: &Variant,
+) -> Result<Option<iolab_flush::Policy>, SimError> {
+    if scenario.fs != FsKind::BtrfsLite {
+        if variant.flush.is_some() {
+            return Err(SimError::Variant(format!(
+                "variant '{}': flush= is btrfs's metadata flushing; run with --fs btrfs-lite",
+                variant.spec
+            )));
+        }
+        return Ok(None);
+    }
+    if scenario.volume.is_some() {
+        return Err(SimError::Volume(
+            "btrfs-lite runs on one device; multi-device volumes take O_DIRECT jobs only".into(),
+        ));
+    }
+    for j in &scenario.jobs {
+        if j.direct {
+            return Err(job_err(
+                j,
+                "direct",
+                "O_DIRECT on btrfs-lite is not simulated yet (its ordered extents skip delalloc)",
+            ));
+        }
+        for (set, option) in [
+            (j.fsync > 0, "fsync"),
+            (j.fdatasync > 0, "fdatasync"),
+            (j.end_fsync, "end_fsync"),
+            (j.fsync_on_close, "fsync_on_close"),
+        ] {
+            if set {
+                return Err(job_err(
+                    j,
+                    option,
+                    "fsync on btrfs-lite is not simulated yet (needs the log tree)",
+                ));
+            }
+        }
+    }
+    let policy = variant.flush.unwrap_or(iolab_flush::Policy::on_demand());
+    Ok(Some(policy))
+}
+
+/// The btrfs-lite state for `files` files and `ctxs` contexts on a device
+/// of `capacity` bytes.
+fn btrfs_state(
+    policy: iolab_flush::Policy,
+    capacity: u64,
+    files: usize,
+    ctxs: usize,
+    ncpu: u32,
+    meta_area: (u64, u64),
+) -> Result<crate::world::BtrfsState, SimError> {
+    use iolab_flush::{Config, FlushModel, Params};
+    const MIB: u64 = 1 << 20;
+    let defaults = Params::default();
+    // A fresh filesystem (mkfs.btrfs on one device): a 1 GiB metadata chunk
+    // with a few MiB used, the global reserve's usual 512 MiB cap not
+    // reached on a fresh fs *(assumed: 64 MiB)*, the rest of the device
+    // unallocated (the overcommit base).
+    let total = 1024 * MIB;
+    let params = Params {
+        total,
+        used: 16 * MIB,
+        unallocated: capacity.saturating_sub(total),
+        global_rsv: 64 * MIB,
+        ncpu: u64::from(ncpu.max(1)),
+        max_handles: 4096,
+        ticket_capacity: ctxs.max(16) * 2,
+        ..defaults
+    };
+    let model = FlushModel::new(Config { policy, params })
+        .map_err(|e| SimError::Variant(format!("flush model: {e}")))?;
+    Ok(crate::world::BtrfsState::new(
+        model,
+        policy.to_string(),
+        files,
+        ctxs,
+        crate::fs::btrfs::endio_workers(ncpu.max(1)),
+        meta_area,
+    ))
+}
+
+/// Runs `scenario` with block-layer policy `policy` and the filesystem
+/// layer `layer` (a multi-device volume's chunk map, btrfs-lite's flush
+/// policy).
 pub fn run_with<P: Policy>(
     scenario: &Scenario,
     policy: P,
-    raid: Option<Raid>,
+    layer: FsLayer,
     variant: &str,
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
+    let FsLayer { raid, flush } = layer;
     let devices = match &scenario.volume {
         Some(v) if raid.is_some() => v
             .devices
@@ -654,8 +768,25 @@ pub fn run_with<P: Policy>(
             .push(Job::new(plan, rng, ids, gens, ctx_first, nctx));
     }
     world.walls_left = walls;
+    if let Some(policy) = flush {
+        let state = btrfs_state(
+            policy,
+            capacity,
+            world.files.len(),
+            world.ctxs.len(),
+            scenario.cpus,
+            (log_off, log_len),
+        )?;
+        world.btrfs = Some(Box::new(state));
+        world.btrfs_start();
+    }
 
     world.run(&cgroups, progress);
+    if world.livelocked {
+        return Err(SimError::Livelock {
+            at_ns: world.q.now(),
+        });
+    }
     if world.stalled {
         return Err(SimError::Stalled {
             at_ns: world.q.now(),

@@ -37,6 +37,9 @@ pub struct Variant {
     /// RAID read-mirror policy (`read=...`; `None`: the kernel default,
     /// `pid`). Only meaningful on a multi-device volume.
     pub read: Option<iolab_tiering::ReadPolicyConfig>,
+    /// btrfs delayed-ref flushing (`flush=...`); only meaningful with
+    /// `--fs btrfs-lite`.
+    pub flush: Option<iolab_flush::Policy>,
 }
 
 /// A variant that cannot be used.
@@ -67,6 +70,12 @@ pub enum VariantError {
     /// Two read policies.
     #[error("variant '{0}' chooses the read policy twice")]
     TwiceRead(String),
+    /// Two flush policies.
+    #[error("variant '{0}' chooses the flush policy twice")]
+    TwiceFlush(String),
+    /// A `flush=` part the flush crate rejects.
+    #[error("{0}")]
+    Flush(String),
     /// A `read=` part the tiering crate rejects.
     #[error("{0}")]
     Read(String),
@@ -103,13 +112,10 @@ pub enum VariantError {
 }
 
 /// Names the grammar knows, with the work that brings each.
-const PLANNED: &[(&str, &str)] = &[
-    (
-        "alloc",
-        "chunk placement variants need metadata chunks, which the volume model does not allocate yet",
-    ),
-    ("flush", "delayed-ref flushing lands with its own issue"),
-];
+const PLANNED: &[(&str, &str)] = &[(
+    "alloc",
+    "chunk placement variants need metadata chunks, which the volume model does not allocate yet",
+)];
 
 /// Parses one variant.
 pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
@@ -119,6 +125,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
     }
     let mut block = None;
     let mut read = None;
+    let mut flush = None;
     for part in spec.split('+') {
         let part = part.trim();
         if part.is_empty() {
@@ -137,6 +144,13 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                 }
                 if block.replace(BlockChoice::None).is_some() {
                     return Err(VariantError::Twice(spec.to_owned()));
+                }
+            }
+            "flush" => {
+                let policy = iolab_flush::parse_policy(part)
+                    .map_err(|e| VariantError::Flush(e.to_string()))?;
+                if flush.replace(policy).is_some() {
+                    return Err(VariantError::TwiceFlush(spec.to_owned()));
                 }
             }
             "read" => {
@@ -185,9 +199,17 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                         why,
                     });
                 }
-                let known = ["none", "wbt", "wbt-v5", "iocost", "iocost-v5.4", "read"]
-                    .into_iter()
-                    .chain(PLANNED.iter().map(|(n, _)| *n));
+                let known = [
+                    "none",
+                    "wbt",
+                    "wbt-v5",
+                    "iocost",
+                    "iocost-v5.4",
+                    "read",
+                    "flush",
+                ]
+                .into_iter()
+                .chain(PLANNED.iter().map(|(n, _)| *n));
                 return Err(VariantError::Unknown {
                     name: name.to_owned(),
                     suggestion: crate::fio::closest(name, known).map(str::to_owned),
@@ -199,6 +221,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
         spec: spec.to_owned(),
         block: block.unwrap_or(BlockChoice::None),
         read,
+        flush,
     })
 }
 
@@ -427,10 +450,13 @@ mod tests {
 
     #[test]
     fn planned_unknown_and_malformed_names_are_errors() {
+        assert!(parse_variant("flush=catch-up").unwrap().flush.is_some());
         assert!(matches!(
-            parse_variant("flush=catch-up"),
-            Err(VariantError::NotBuilt { .. })
+            parse_variant("flush=on-demand+flush=catch-up"),
+            Err(VariantError::TwiceFlush(_))
         ));
+        let e = parse_variant("flush=on-demand:clamp=3").unwrap_err();
+        assert!(e.to_string().contains("clamp"), "{e}");
         assert!(matches!(
             parse_variant("alloc=stock"),
             Err(VariantError::NotBuilt { .. })

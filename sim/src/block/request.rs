@@ -123,6 +123,16 @@ pub enum Payload {
     },
     /// Metadata written in place.
     Meta,
+    /// btrfs-lite: a tree block of transaction `txn`'s commit.
+    BtrfsMeta {
+        /// Transaction.
+        txn: u64,
+    },
+    /// btrfs-lite: the superblock that ends transaction `txn`'s commit.
+    BtrfsSuper {
+        /// Transaction.
+        txn: u64,
+    },
     /// A bare cache flush.
     Flush,
 }

@@ -6,6 +6,7 @@
 //! creation order, from the start of the data area; the journal sits in
 //! the middle of the device as XFS's internal log does.
 
+pub mod btrfs;
 pub mod journal;
 pub mod raid;
 

@@ -25,6 +25,7 @@
 //!
 //! Output is a pure function of the inputs: no hash maps, fixed formatting.
 
+mod btrfs;
 mod collect;
 mod fio_out;
 mod mmtests;
@@ -33,6 +34,8 @@ mod summary;
 
 use serde::{Deserialize, Serialize};
 
+pub use btrfs::{BtrfsRun, btrfs_table};
+pub(crate) use collect::LatAcc;
 pub use collect::{JobStats, RunningStat, WindowSeries};
 pub use fio_out::{N2sUnit, json_output, lat_log_json, normal_output, num2str};
 pub use mmtests::{

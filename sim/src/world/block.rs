@@ -537,6 +537,7 @@ impl<P: Policy> World<P> {
                     self.flusher_wake(now);
                 }
                 self.on_data_written(now, file, first, count);
+                self.btrfs_on_written(now, file, first, count);
             }
             Payload::Direct { file, first, count } => {
                 if r.bio.op == Op::Write {
@@ -546,6 +547,8 @@ impl<P: Policy> World<P> {
             }
             Payload::Log { seq } => self.on_log_write_done(now, seq),
             Payload::Meta => self.on_ail_write_done(now),
+            Payload::BtrfsMeta { txn } => self.btrfs_on_meta_written(now, txn),
+            Payload::BtrfsSuper { txn } => self.btrfs_on_super_written(now, txn),
             Payload::Flush => {}
         }
     }

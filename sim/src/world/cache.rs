@@ -177,12 +177,32 @@ impl<P: Policy> World<P> {
         offset: u64,
         len: u64,
     ) {
+        // btrfs-lite reserves metadata first; the context may sleep on a
+        // ticket and dirty its pages when the ticket is granted.
+        if !self.btrfs_reserve_write(now, c, file, offset, len) {
+            return;
+        }
+        self.buffered_write_pages(now, c, file, offset, len);
+    }
+
+    /// The part of a buffered write after any reservation: dirty the pages,
+    /// maybe pause in `balance_dirty_pages`, pay the copy.
+    pub(crate) fn buffered_write_pages(
+        &mut self,
+        now: Ns,
+        c: u32,
+        file: u32,
+        offset: u64,
+        len: u64,
+    ) {
         let j = self.ctxs[c as usize].job as usize;
         let p0 = (offset / PAGE) as u32;
         let p1 = (offset + len).div_ceil(PAGE) as u32;
         for p in p0..p1 {
+            self.btrfs_on_dirty(file, p);
             self.cache.dirty(now, file, p);
         }
+        self.btrfs_after_write(now, file);
         self.note_mtime(now, file);
         let n = p1 - p0;
         let mut cpu = COPY_NS_PER_PAGE * u64::from(n);
@@ -253,7 +273,8 @@ impl<P: Policy> World<P> {
     /// threshold, and expired inodes on the periodic timer.
     pub(crate) fn flusher_pump(&mut self, now: Ns) {
         loop {
-            let background = self.cache.nr_dirty > self.cache.limits.bg_thresh;
+            let background =
+                self.cache.nr_dirty > self.cache.limits.bg_thresh || self.flusher.forced > 0;
             if !background && !self.flusher.kupdate {
                 self.flusher_stop(false);
                 return;
@@ -313,6 +334,7 @@ impl<P: Policy> World<P> {
                     self.cache.files[f as usize].wb_index = cursor;
                     let n = (bio.len / PAGE) as u32;
                     self.flusher.slice_left -= n.min(self.flusher.slice_left);
+                    self.flusher.forced = self.flusher.forced.saturating_sub(u64::from(n));
                     self.flusher.bios += 1;
                     self.flusher.pages += u64::from(n);
                     if !self.submit(now, Actor::Flusher, bio, false) {
@@ -377,6 +399,13 @@ impl<P: Policy> World<P> {
             q += 1;
         }
         let count = q - p;
+        if self.btrfs.is_some() {
+            let delalloc =
+                |b: &crate::cache::PageBits, x: u32| b.dirty.get(x) && !b.writeback.get(x);
+            let left = p > 0 && delalloc(b, p - 1);
+            let right = q < end && delalloc(b, q);
+            self.btrfs_on_writeback(file, left, right);
+        }
         self.cache.start_writeback(file, p, count);
         *cursor = q;
         let f = &self.files[file as usize];

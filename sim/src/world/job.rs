@@ -57,6 +57,8 @@ pub(crate) enum Phase {
     SyncLog,
     /// fsync: waiting for the log writes or flush.
     SyncLogWait,
+    /// btrfs-lite: a write waiting for its metadata reservation ticket.
+    Reserve,
     Done,
 }
 
@@ -618,7 +620,7 @@ impl<P: Policy> World<P> {
     }
 
     /// Context `c` has nothing more to do.
-    fn ctx_finish(&mut self, now: Ns, c: u32) {
+    pub(crate) fn ctx_finish(&mut self, now: Ns, c: u32) {
         if self.ctxs[c as usize].phase == Phase::Done {
             return;
         }

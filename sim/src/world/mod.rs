@@ -10,6 +10,7 @@
 //! is posted as an event at the same instant instead.
 
 mod block;
+mod btrfs;
 mod cache;
 mod job;
 mod journal;
@@ -31,6 +32,7 @@ use crate::fs::raid::{PartStat, Raid};
 use crate::slab::Slab;
 use crate::time::Ns;
 
+pub(crate) use btrfs::BtrfsState;
 pub(crate) use job::{Ctx, Job};
 
 /// Something that submits bios and may be parked while doing so.
@@ -88,6 +90,16 @@ pub(crate) enum Ev {
     FlushKick { dev: u16 },
     /// The policy's deadline.
     PolicyTimer,
+    /// btrfs-lite: the flush model's deadline.
+    FsTimer,
+    /// btrfs-lite: a flush-model job's work is done.
+    FsWork { job: u64 },
+    /// btrfs-lite: an endio worker finished its CPU work.
+    OeCpu { worker: u32 },
+    /// btrfs-lite: sample the time series.
+    FsSample,
+    /// A `shrink_delalloc` job's jiffy or ordered wait is over.
+    FsDelalloc { job: u64 },
 }
 
 /// The request layer and IO scheduler of a queue.
@@ -152,6 +164,11 @@ pub(crate) const FLUSH_OWNER: u32 = u32::MAX - 1;
 /// Writeback timer ticks (5 s each) without progress before a run is
 /// declared stalled: ten simulated minutes.
 const STALL_TICKS: u32 = 120;
+/// Events at one simulated instant before a run is declared livelocked:
+/// far more than any burst of same-time completions, wakes and timers
+/// (every context, tag and device at once is a few thousand), so only a
+/// loop that never lets time advance gets here.
+const LIVELOCK_EVENTS: u64 = 10_000_000;
 /// A FLUSH waiting in the dispatch list.
 pub(crate) const FLUSH_ITEM: u32 = u32::MAX - 1;
 /// A request without a driver tag.
@@ -187,6 +204,9 @@ pub(crate) struct Flusher {
     pub fruitless: usize,
     /// Idle until a writeback completes.
     pub wait_writeback: bool,
+    /// Pages to write back whatever the thresholds say (btrfs-lite's
+    /// `FLUSH_DELALLOC` states).
+    pub forced: u64,
     /// Request batching state (legacy layer).
     pub batch: Batch,
     pub bios: u64,
@@ -237,6 +257,8 @@ pub(crate) struct World<P: Policy> {
     /// The multi-device volume's chunk map and read policy (`None`: one
     /// device, addressed directly).
     pub raid: Option<Raid>,
+    /// btrfs-lite (`--fs btrfs-lite`): the flush model and its glue.
+    pub btrfs: Option<Box<btrfs::BtrfsState>>,
     /// CPUs of the machine (job `k` submits on CPU `k mod cpus`).
     pub cpus: u32,
     pub jn: JournalActor,
@@ -262,6 +284,10 @@ pub(crate) struct World<P: Policy> {
     watch_idle: u32,
     /// The watchdog ended the run.
     pub stalled: bool,
+    /// Events handled at the current instant, and the instant.
+    same_instant: (Ns, u64),
+    /// The run was stopped because simulated time stopped advancing.
+    pub livelocked: bool,
 }
 
 impl<P: Policy> World<P> {
@@ -319,6 +345,7 @@ impl<P: Policy> World<P> {
             files: Vec::new(),
             journal,
             raid: None,
+            btrfs: None,
             cpus: 1,
             jn: JournalActor::default(),
             flusher: Flusher::default(),
@@ -347,6 +374,8 @@ impl<P: Policy> World<P> {
             watch_last: 0,
             watch_idle: 0,
             stalled: false,
+            same_instant: (0, 0),
+            livelocked: false,
         }
     }
 
@@ -375,6 +404,15 @@ impl<P: Policy> World<P> {
                 break;
             };
             self.events += 1;
+            if now == self.same_instant.0 {
+                self.same_instant.1 += 1;
+                if self.same_instant.1 > LIVELOCK_EVENTS {
+                    self.livelocked = true;
+                    self.stop = true;
+                }
+            } else {
+                self.same_instant = (now, 1);
+            }
             if now >= next_progress {
                 progress(now);
                 next_progress = now + crate::time::SEC;
@@ -425,6 +463,11 @@ impl<P: Policy> World<P> {
                     self.arm_policy_timer();
                 }
             }
+            Ev::FsTimer => self.btrfs_on_timer(now),
+            Ev::FsWork { job } => self.btrfs_on_work(now, job),
+            Ev::OeCpu { worker } => self.btrfs_on_oe_cpu(now, worker),
+            Ev::FsSample => self.btrfs_on_sample(now),
+            Ev::FsDelalloc { job } => self.btrfs_on_delalloc(now, job),
         }
     }
 
@@ -528,6 +571,7 @@ impl<P: Policy> World<P> {
             "events": self.events,
             "devices": devices,
             "cgroups": cgroups,
+            "btrfs": self.btrfs_report(),
             "volume": self.raid.as_ref().map(|r| json!({
                 "profile": r.profile().name(),
                 "data_chunks": r.chunks(),

@@ -1,0 +1,281 @@
+//! btrfs-lite: the metadata-space side of btrfs's buffered write path
+//! (fidelity.md §2, F2.1–F2.5), driven around the `iolab-flush` model.
+//!
+//! This module holds the pure bookkeeping; `world::btrfs` is the glue to
+//! the page cache, the block layer and the flush model.
+//!
+//! * **Reservation per `write()`** (F2.1): `U × (new outstanding extents +
+//!   1 csum leaf) + M` is reserved up front (a ticket if it does not fit);
+//!   then the inode's reserve is resized to `U × outstanding + M + U ×
+//!   csum leaves` and the excess released.
+//! * **Outstanding extents** are the file's delalloc runs (dirty pages not
+//!   under writeback, counted as maximal runs) plus its ordered extents in
+//!   flight (one per writeback bio), as btrfs counts
+//!   `outstanding_extents`.
+//! * **Ordered-extent completion** (F2.3): a pool of endio workers, each
+//!   spending `finish_cpu_ns`, joins the transaction and queues refs
+//!   ([`ExtentRefs`]): a first write into a preallocated extent adds a ref
+//!   to that extent, merged into one ref node per head and transaction; a
+//!   rewrite adds a new extent and drops the old one.
+//! * **Delalloc flushing** (F2.2): the flush states' `shrink_delalloc`
+//!   starts writeback of at least an eighth of the delalloc bytes, then
+//!   waits for ordered extents or sleeps a jiffy (`world::btrfs`).
+//! * **Commit IO** (F2.5): the COWed tree blocks as metadata writes, then a
+//!   FLUSH and a FUA superblock write.
+//!
+//! Not modelled: delayed inode items, the csum tree's own COW, the log tree
+//! (fsync), a CPU model with contention (every actor is its own server),
+//! and metadata chunk allocation on the device (the flush model's space
+//! accounting allocates chunks, the device layout does not move).
+
+use crate::time::Ns;
+
+/// CPU time of one buffered `write()` in btrfs beyond the page copy
+/// (fidelity F2.4 assumes 4 µs in all; the copy is 0.5 µs).
+pub const WRITE_CPU_NS: Ns = 3_500;
+/// CPU time an endio worker spends finishing one ordered extent
+/// (`c_finish`, fidelity F2.4, *assumed*).
+pub const FINISH_CPU_NS: Ns = 15_000;
+/// Size of one preallocated extent (`fallocate` creates extents of at most
+/// 128 MiB, `BTRFS_MAX_EXTENT_SIZE`).
+pub const PREALLOC_EXTENT_BYTES: u64 = 128 << 20;
+/// Checksums of 4 bytes per 4 KiB sector in a 16 KiB leaf
+/// (`btrfs_csum_bytes_to_leaves`: leaf data area / csum size).
+pub const CSUMS_PER_LEAF: u64 = (16_384 - 101 - 25) / 4;
+/// Interval of the `may_use` time series.
+pub const SAMPLE_NS: Ns = 1_000_000_000;
+
+/// The endio worker pool size: `min(ncpu + 2, 8)` (btrfs's
+/// `thread_pool_size` default).
+pub fn endio_workers(ncpu: u32) -> u32 {
+    (ncpu + 2).min(8)
+}
+
+/// Leaves needed for the checksums of `pages` 4 KiB pages.
+pub fn csum_leaves(pages: u64) -> u64 {
+    pages.div_ceil(CSUMS_PER_LEAF)
+}
+
+/// One inode's delalloc metadata reservation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InodeRsv {
+    /// Maximal runs of delalloc pages.
+    pub runs: u64,
+    /// Ordered extents not yet finished.
+    pub ordered: u64,
+    /// Pages whose checksums are still to be inserted (dirty or under
+    /// writeback, not yet finished).
+    pub csum_pages: u64,
+    /// Bytes this inode holds in the space's `may_use`.
+    pub held: u64,
+}
+
+impl InodeRsv {
+    /// `outstanding_extents`.
+    pub fn outstanding(&self) -> u64 {
+        self.runs + self.ordered
+    }
+
+    /// What the inode's reserve should hold (kernel:
+    /// `btrfs_calculate_inode_block_rsv_size`): `U` per outstanding extent
+    /// and per csum leaf, plus `M` for the inode item while anything is
+    /// outstanding.
+    pub fn target(&self, u: u64, m: u64) -> u64 {
+        if self.outstanding() == 0 && self.csum_pages == 0 {
+            return 0;
+        }
+        u * (self.outstanding() + csum_leaves(self.csum_pages)) + m
+    }
+
+    /// Bytes to release so that `held` matches the target (never negative:
+    /// a shortfall is not reserved after the fact, as in the kernel).
+    pub fn excess(&self, u: u64, m: u64) -> u64 {
+        self.held.saturating_sub(self.target(u, m))
+    }
+}
+
+/// Change in the number of delalloc runs when one page becomes delalloc,
+/// given whether its neighbours are: a lone page starts a run, a page
+/// between two runs joins them.
+pub fn runs_delta_on_dirty(left: bool, right: bool) -> i64 {
+    match (left, right) {
+        (false, false) => 1,
+        (true, true) => -1,
+        _ => 0,
+    }
+}
+
+/// Change in the number of delalloc runs when a contiguous range leaves
+/// delalloc for writeback: cutting a run in the middle leaves two.
+pub fn runs_delta_on_writeback(left: bool, right: bool) -> i64 {
+    match (left, right) {
+        (false, false) => -1,
+        (true, true) => 1,
+        _ => 0,
+    }
+}
+
+/// The delayed refs an ordered extent queues (F2.3), tracked per file:
+/// which pages were written once into their preallocated extent and
+/// which were since COWed, and in which transaction each preallocated
+/// extent last got a head.
+///
+/// * A first write into a preallocated extent (nocow) adds a ref to that
+///   extent. Every split of one preallocated extent refers to it with the
+///   same key (root, inode, original offset), so the kernel merges these
+///   refs into one ref node per head (`insert_delayed_ref` adds the
+///   counts): a new head and ref node the first time in a transaction,
+///   nothing new after that.
+/// * A rewrite COWs: one new extent for the ordered extent (a head and a
+///   ref) and, per page, the drop of what it replaced. A page never COWed
+///   before drops a ref of its preallocated extent (merged like the adds);
+///   a page COWed before drops its own 4 KiB extent (a head and a ref).
+#[derive(Clone, Debug, Default)]
+pub struct ExtentRefs {
+    /// Per file and preallocated extent: the transaction of its last head.
+    prealloc_head_txn: Vec<Vec<u64>>,
+    /// Per file: pages COWed at least once.
+    cowed: Vec<Option<crate::cache::bits::Bits>>,
+}
+
+impl ExtentRefs {
+    /// Tracking for `files` files.
+    pub fn new(files: usize) -> ExtentRefs {
+        ExtentRefs {
+            prealloc_head_txn: vec![Vec::new(); files],
+            cowed: vec![None; files],
+        }
+    }
+
+    /// The refs of the ordered extent over pages `[first, first + count)`
+    /// of `file` finishing in transaction `txn`. `written` holds the pages
+    /// written since preallocation (`None`: the file was written out when
+    /// laid out, so every write is a rewrite); it is updated.
+    pub fn on_ordered(
+        &mut self,
+        file: u32,
+        pages: u32,
+        first: u32,
+        count: u32,
+        written: Option<&mut crate::cache::bits::Bits>,
+        txn: u64,
+    ) -> iolab_flush::RefBatch {
+        let mut batch = iolab_flush::RefBatch::default();
+        let f = file as usize;
+        let mut rewrites = 0u64;
+        let mut prealloc_touched = false;
+        let mut written = written;
+        for p in first..first + count {
+            let before = match written.as_deref_mut() {
+                Some(bits) => bits.set(p),
+                None => true,
+            };
+            if !before {
+                if !prealloc_touched {
+                    prealloc_touched = true;
+                    self.prealloc_ref(f, p, txn, &mut batch);
+                }
+                continue;
+            }
+            rewrites += 1;
+            let cowed = self.cowed[f]
+                .get_or_insert_with(|| crate::cache::bits::Bits::new(u64::from(pages)));
+            if cowed.set(p) {
+                // Drop of its own earlier 4 KiB extent.
+                batch.new_heads += 1;
+                batch.refs += 1;
+            } else {
+                self.prealloc_ref(f, p, txn, &mut batch);
+            }
+        }
+        if rewrites > 0 {
+            // The new extent written by this ordered extent.
+            batch.new_heads += 1;
+            batch.refs += 1;
+        }
+        batch
+    }
+
+    /// A ref on the preallocated extent holding page `p`: a new head and
+    /// ref node once per transaction, merged afterwards.
+    fn prealloc_ref(&mut self, f: usize, p: u32, txn: u64, batch: &mut iolab_flush::RefBatch) {
+        let ext = (u64::from(p) * crate::fs::PAGE / PREALLOC_EXTENT_BYTES) as usize;
+        let heads = &mut self.prealloc_head_txn[f];
+        if heads.len() <= ext {
+            heads.resize(ext + 1, u64::MAX);
+        }
+        if heads[ext] != txn {
+            heads[ext] = txn;
+            batch.new_heads += 1;
+            batch.refs += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const U: u64 = 256 * 1024;
+    const M: u64 = 128 * 1024;
+
+    #[test]
+    fn reserve_target_follows_outstanding_extents_and_csum_leaves() {
+        let mut r = InodeRsv::default();
+        assert_eq!(r.target(U, M), 0);
+        r.runs = 3;
+        r.csum_pages = 3;
+        assert_eq!(r.target(U, M), U * 4 + M);
+        r.csum_pages = CSUMS_PER_LEAF + 1;
+        assert_eq!(r.target(U, M), U * 5 + M);
+        r.held = U * 9;
+        assert_eq!(r.excess(U, M), U * 4 - M);
+        r.held = 0;
+        assert_eq!(r.excess(U, M), 0);
+    }
+
+    #[test]
+    fn ordered_extents_queue_merged_prealloc_refs_and_cow_refs() {
+        use crate::cache::bits::Bits;
+        let pages = (2 * PREALLOC_EXTENT_BYTES / crate::fs::PAGE) as u32;
+        let per_ext = pages / 2;
+        let mut refs = ExtentRefs::new(1);
+        let mut written = Bits::new(u64::from(pages));
+        let b = |refs: &mut ExtentRefs, w: &mut Bits, p: u32, n: u32, txn: u64| {
+            let r = refs.on_ordered(0, pages, p, n, Some(w), txn);
+            (r.new_heads, r.refs)
+        };
+        // First writes into extent 0: one head and ref node, then merged.
+        assert_eq!(b(&mut refs, &mut written, 10, 1, 1), (1, 1));
+        assert_eq!(b(&mut refs, &mut written, 20, 4, 1), (0, 0));
+        // Extent 1 gets its own head.
+        assert_eq!(b(&mut refs, &mut written, per_ext + 3, 1, 1), (1, 1));
+        // A new transaction: a new head for extent 0.
+        assert_eq!(b(&mut refs, &mut written, 30, 1, 2), (1, 1));
+        // Rewrite of page 10 (never COWed): new extent + drop merged into
+        // extent 0's head of this transaction.
+        assert_eq!(b(&mut refs, &mut written, 10, 1, 2), (1, 1));
+        // Rewrite again: new extent + drop of its own extent.
+        assert_eq!(b(&mut refs, &mut written, 10, 1, 2), (2, 2));
+        // Two pages: 20 (first COW, merged) and 21 (first write, merged):
+        // only the new extent.
+        assert_eq!(b(&mut refs, &mut written, 20, 2, 2), (1, 1));
+        // A file written out at layout: every write is a rewrite.
+        let mut refs = ExtentRefs::new(1);
+        let r = refs.on_ordered(0, pages, 5, 1, None, 1);
+        assert_eq!((r.new_heads, r.refs), (2, 2));
+    }
+
+    #[test]
+    fn runs_merge_and_split() {
+        assert_eq!(runs_delta_on_dirty(false, false), 1);
+        assert_eq!(runs_delta_on_dirty(true, false), 0);
+        assert_eq!(runs_delta_on_dirty(true, true), -1);
+        assert_eq!(runs_delta_on_writeback(false, false), -1);
+        assert_eq!(runs_delta_on_writeback(false, true), 0);
+        assert_eq!(runs_delta_on_writeback(true, true), 1);
+        assert_eq!(endio_workers(4), 6);
+        assert_eq!(endio_workers(88), 8);
+        assert_eq!(CSUMS_PER_LEAF, 4064);
+    }
+}

@@ -1,0 +1,845 @@
+//! btrfs-lite glue (`--fs btrfs-lite`): the `iolab-flush` model between
+//! buffered writers, the page cache, the endio workers, the flusher and
+//! the device. The bookkeeping rules are in `fs::btrfs`.
+//!
+//! Who waits on whom:
+//! * a writer whose metadata reservation does not fit sleeps on its ticket
+//!   (`Phase::Reserve`) until a `Grant` (or fails the job on `Fail`);
+//! * an endio worker waits for its transaction handle (`HandleReady`) and,
+//!   in catch-up, for the end of its handle (`HandleReleased`);
+//! * the flush model's actors wait for their work: ref runs take CPU time,
+//!   `FLUSH_DELALLOC` states write back dirty pages through the flusher,
+//!   commits write tree blocks, a FLUSH and a FUA superblock.
+
+use std::collections::VecDeque;
+
+use iolab_flush::{
+    Actor, Decision, End, FlushKind, FlushModel, FlushState, HandleId, HandleKind, JobId, Reserve,
+    Start, TraceRecord,
+};
+
+use super::job::Phase;
+use super::{Ev, World};
+use crate::block::Policy;
+use crate::block::request::{Bio, Flags, Op, Origin, Payload};
+use crate::fs::PAGE;
+use crate::fs::btrfs::{
+    ExtentRefs, FINISH_CPU_NS, InodeRsv, SAMPLE_NS, runs_delta_on_dirty, runs_delta_on_writeback,
+};
+use crate::time::Ns;
+
+/// Time a flush work item takes when its state finds nothing to do (a
+/// kworker requeue, *assumed* 1 ms).
+const IDLE_WORK_NS: Ns = 1_000_000;
+/// One jiffy: `shrink_delalloc` sleeps `schedule_timeout_killable(1)`
+/// after starting writeback when it does not wait for ordered extents
+/// (HZ = 1000, x86_64's defconfig).
+const JIFFY_NS: Ns = 1_000_000;
+/// `shrink_delalloc` starts writeback at most this many times per call.
+const DELALLOC_LOOPS: u8 = 3;
+
+/// A flush job inside `shrink_delalloc` (kernel: one call of it from
+/// `flush_space`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DelallocJob {
+    pub job: JobId,
+    /// The preemptive worker's call: one writeback start, no waiting.
+    pub preempt: bool,
+    /// Wait for ordered extents after each start (else sleep a jiffy).
+    pub wait_ordered: bool,
+    /// Bytes of delalloc to write back per start.
+    pub to_reclaim: u64,
+    /// Ordered extents to wait for per start (`items` in the kernel).
+    pub items: u64,
+    /// Writeback starts so far.
+    pub loops: u8,
+    /// The `ordered_done` count that ends an ordered wait.
+    pub until_done: u64,
+    /// Waiting on ordered extents (not yet woken).
+    pub waiting: bool,
+}
+
+/// One ordered extent waiting for (or in) an endio worker.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ordered {
+    pub file: u32,
+    pub first: u32,
+    pub count: u32,
+}
+
+/// What an endio worker is doing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Worker {
+    Idle,
+    /// Spending `FINISH_CPU_NS` on the extent.
+    Cpu(Ordered),
+    /// Waiting for its handle to join the transaction.
+    WaitStart(HandleId, Ordered),
+    /// Waiting for its handle's end (catch-up).
+    WaitEnd(HandleId, Ordered),
+}
+
+/// A write waiting for its ticket.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingWrite {
+    pub file: u32,
+    pub offset: u64,
+    pub len: u64,
+    pub bytes: u64,
+}
+
+/// Counters and series for the report.
+#[derive(Debug, Default)]
+pub(crate) struct BtrfsStats {
+    pub reservations: u64,
+    pub tickets: u64,
+    pub ticket_wait_ns: crate::stats::LatAcc,
+    pub enospc: u64,
+    pub commits: u64,
+    pub commit_meta_bytes: u64,
+    pub refs_run: u64,
+    /// Refs run per actor: catch-up ref worker, reclaim worker, preemptive
+    /// worker, committer, priority reservers.
+    pub refs_by_actor: [u64; 5],
+    pub ordered_done: u64,
+    pub handle_waits: u64,
+    /// Since when the running transaction is `Blocked` (catch-up).
+    pub blocked_since: Option<Ns>,
+    /// Time transactions spent `Blocked` until their commit unblocked.
+    pub blocked_ns: u64,
+    /// Commits started and not done: (txn, start).
+    pub commit_started: Option<(u64, Ns)>,
+    /// Durations of finished commits, start to superblock.
+    pub commit_ns: Vec<u64>,
+    /// (ms, may_use, delayed_refs size, delayed_refs reserved, normal
+    /// tickets waiting, commits so far, dirty pages)
+    pub series: Vec<[u64; 7]>,
+}
+
+/// The btrfs-lite state of a run.
+pub(crate) struct BtrfsState {
+    pub model: FlushModel,
+    pub policy_name: String,
+    /// Insert and update units (`U`, `M`).
+    pub u: u64,
+    pub m: u64,
+    pub inodes: Vec<InodeRsv>,
+    /// What ordered extents queue as delayed refs.
+    pub refs: ExtentRefs,
+    pub ordered: VecDeque<Ordered>,
+    pub workers: Vec<Worker>,
+    pub timer: Option<Ns>,
+    pub pending: Vec<Option<PendingWrite>>,
+    /// Flush jobs inside `shrink_delalloc`.
+    pub delalloc_jobs: Vec<DelallocJob>,
+    /// Ordered extents started (writeback bios) and not yet finished.
+    pub oe_outstanding: u64,
+    /// Commit being written: (txn, metadata bios outstanding).
+    pub commit: Option<(u64, u32)>,
+    /// Where tree blocks are written (the fs's metadata area).
+    pub meta_area: (u64, u64),
+    pub meta_cursor: u64,
+    pub pumping: bool,
+    pub stats: BtrfsStats,
+}
+
+impl BtrfsState {
+    /// A fresh state: `files` inodes, `ctxs` writer contexts, `workers`
+    /// endio workers, tree blocks written into `meta_area` (offset, len).
+    pub(crate) fn new(
+        model: FlushModel,
+        policy_name: String,
+        files: usize,
+        ctxs: usize,
+        workers: u32,
+        meta_area: (u64, u64),
+    ) -> BtrfsState {
+        let params = model.params();
+        let u = params.insert_unit();
+        let m = params.nodesize * 8;
+        BtrfsState {
+            model,
+            policy_name,
+            u,
+            m,
+            inodes: vec![InodeRsv::default(); files],
+            refs: ExtentRefs::new(files),
+            ordered: VecDeque::with_capacity(256),
+            workers: vec![Worker::Idle; workers as usize],
+            timer: None,
+            pending: vec![None; ctxs],
+            delalloc_jobs: Vec::with_capacity(4),
+            oe_outstanding: 0,
+            commit: None,
+            meta_area,
+            meta_cursor: 0,
+            pumping: false,
+            stats: BtrfsStats::default(),
+        }
+    }
+
+    /// Reserve of `file` (files are numbered densely).
+    fn inode(&mut self, file: u32) -> &mut InodeRsv {
+        &mut self.inodes[file as usize]
+    }
+}
+
+impl<P: Policy> World<P> {
+    /// Reserves metadata for a buffered write of `len` bytes at `offset`
+    /// of `file` by context `c`. True: go on and dirty the pages now.
+    /// False: the context sleeps on a ticket (or its job failed).
+    pub(crate) fn btrfs_reserve_write(
+        &mut self,
+        now: Ns,
+        c: u32,
+        file: u32,
+        offset: u64,
+        len: u64,
+    ) -> bool {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return true;
+        };
+        // One contiguous write adds at most one outstanding extent.
+        let p0 = (offset / PAGE) as u32;
+        let p1 = (offset + len).div_ceil(PAGE) as u32;
+        let b = self.cache.bits(file);
+        let clean = (p0..p1).any(|p| !b.dirty.get(p) || b.writeback.get(p));
+        let bytes = fs.u * (u64::from(clean) + 1) + fs.m;
+        fs.stats.reservations += 1;
+        let owner = u64::from(c);
+        let proceed = match fs.model.on_reserve(now, owner, bytes, FlushKind::FlushAll) {
+            Ok(Reserve::Granted) => {
+                fs.inode(file).held += bytes;
+                true
+            }
+            Ok(Reserve::Queued(_)) => {
+                fs.stats.tickets += 1;
+                fs.pending[c as usize] = Some(PendingWrite {
+                    file,
+                    offset,
+                    len,
+                    bytes,
+                });
+                self.ctxs[c as usize].phase = Phase::Reserve;
+                false
+            }
+            Ok(Reserve::Failed(_)) | Err(_) => {
+                fs.stats.enospc += 1;
+                self.btrfs_write_failed(now, c);
+                false
+            }
+        };
+        self.btrfs_pump(now);
+        proceed
+    }
+
+    /// A page of `file` is about to be dirtied: count its delalloc run and
+    /// its checksum.
+    pub(crate) fn btrfs_on_dirty(&mut self, file: u32, p: u32) {
+        if self.btrfs.is_none() {
+            return;
+        }
+        let pages = self.files[file as usize].pages;
+        let b = self.cache.bits(file);
+        let delalloc = |q: u32| b.dirty.get(q) && !b.writeback.get(q);
+        if delalloc(p) {
+            return;
+        }
+        let left = p > 0 && delalloc(p - 1);
+        let right = p + 1 < pages && delalloc(p + 1);
+        let fs = self.btrfs.as_mut().expect("checked above");
+        let r = fs.inode(file);
+        r.runs = r
+            .runs
+            .saturating_add_signed(runs_delta_on_dirty(left, right));
+        r.csum_pages += 1;
+    }
+
+    /// The write's pages are dirty: shrink the inode's reserve to what its
+    /// extents now need.
+    pub(crate) fn btrfs_after_write(&mut self, now: Ns, file: u32) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let (u, m) = (fs.u, fs.m);
+        let r = fs.inode(file);
+        let excess = r.excess(u, m);
+        r.held -= excess;
+        if excess > 0 {
+            let _ = fs.model.on_release(now, excess);
+        }
+        let (dirty, wb) = (self.cache.nr_dirty, self.cache.nr_writeback);
+        fs.model.on_writeback(now, dirty * PAGE, wb * PAGE);
+        self.btrfs_pump(now);
+    }
+
+    /// Pages `[first, first + count)` of `file` leave delalloc for
+    /// writeback; `left`/`right` say whether their neighbours stay
+    /// delalloc. The bio is one ordered extent.
+    pub(crate) fn btrfs_on_writeback(&mut self, file: u32, left: bool, right: bool) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let r = fs.inode(file);
+        r.runs = r
+            .runs
+            .saturating_add_signed(runs_delta_on_writeback(left, right));
+        r.ordered += 1;
+        fs.oe_outstanding += 1;
+    }
+
+    /// A writeback bio completed: its ordered extent goes to the workers.
+    pub(crate) fn btrfs_on_written(&mut self, now: Ns, file: u32, first: u32, count: u32) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        fs.ordered.push_back(Ordered { file, first, count });
+        self.btrfs_kick(now);
+    }
+
+    /// Idle endio workers take ordered extents.
+    fn btrfs_kick(&mut self, now: Ns) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        for w in 0..fs.workers.len() {
+            if !matches!(fs.workers[w], Worker::Idle) {
+                continue;
+            }
+            let Some(oe) = fs.ordered.pop_front() else {
+                break;
+            };
+            fs.workers[w] = Worker::Cpu(oe);
+            self.q
+                .push(now + FINISH_CPU_NS, Ev::OeCpu { worker: w as u32 });
+        }
+    }
+
+    /// Worker `w` finished its CPU work: join the transaction.
+    pub(crate) fn btrfs_on_oe_cpu(&mut self, now: Ns, w: u32) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let Worker::Cpu(oe) = fs.workers[w as usize] else {
+            debug_assert!(false, "worker {w} woke without work");
+            return;
+        };
+        match fs.model.on_handle_start(now, HandleKind::Join, 0) {
+            Ok(Start::Ready(h)) => self.btrfs_oe_refs(now, w, h, oe),
+            Ok(Start::Wait { handle, .. }) => {
+                fs.stats.handle_waits += 1;
+                fs.workers[w as usize] = Worker::WaitStart(handle, oe);
+            }
+            Ok(Start::Failed(_) | Start::NoTransaction) | Err(_) => {
+                self.btrfs_oe_finish(now, w, oe);
+            }
+        }
+        self.btrfs_pump(now);
+    }
+
+    /// Queue the refs of ordered extent `oe` on handle `h` and end it.
+    fn btrfs_oe_refs(&mut self, now: Ns, w: u32, h: HandleId, oe: Ordered) {
+        let txn = self.btrfs.as_ref().and_then(|fs| fs.model.snapshot().txn);
+        let txn_id = txn.map_or(0, |(id, _)| id);
+        let f = &mut self.files[oe.file as usize];
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let batch = fs.refs.on_ordered(
+            oe.file,
+            f.pages,
+            oe.first,
+            oe.count,
+            f.written.as_mut(),
+            txn_id,
+        );
+        let _ = fs.model.on_refs_added(now, h, batch);
+        match fs.model.on_handle_end(now, h, false) {
+            Ok(End::Wait(h)) => {
+                fs.stats.handle_waits += 1;
+                fs.workers[w as usize] = Worker::WaitEnd(h, oe);
+            }
+            Ok(End::Done) | Err(_) => self.btrfs_oe_finish(now, w, oe),
+        }
+    }
+
+    /// Ordered extent `oe` is finished: its extent and checksums leave the
+    /// inode's reserve.
+    fn btrfs_oe_finish(&mut self, now: Ns, w: u32, oe: Ordered) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let (u, m) = (fs.u, fs.m);
+        let r = fs.inode(oe.file);
+        r.ordered = r.ordered.saturating_sub(1);
+        r.csum_pages = r.csum_pages.saturating_sub(u64::from(oe.count));
+        let excess = r.excess(u, m);
+        r.held -= excess;
+        if excess > 0 {
+            let _ = fs.model.on_release(now, excess);
+        }
+        fs.stats.ordered_done += 1;
+        fs.oe_outstanding = fs.oe_outstanding.saturating_sub(1);
+        fs.workers[w as usize] = Worker::Idle;
+        let (dirty, wb) = (self.cache.nr_dirty, self.cache.nr_writeback);
+        fs.model.on_writeback(now, dirty * PAGE, wb * PAGE);
+        self.btrfs_delalloc_check(now);
+        self.btrfs_kick(now);
+    }
+
+    /// A job's write could not be reserved (ENOSPC): the job ends with an
+    /// error, as fio stops a job whose `write()` fails.
+    fn btrfs_write_failed(&mut self, now: Ns, c: u32) {
+        self.ctxs[c as usize].phase = Phase::Idle;
+        self.ctx_finish(now, c);
+    }
+
+    /// Acts on every decision the flush model queued, in order.
+    pub(crate) fn btrfs_pump(&mut self, now: Ns) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        if fs.pumping {
+            return;
+        }
+        fs.pumping = true;
+        loop {
+            let Some(fs) = self.btrfs.as_mut() else {
+                return;
+            };
+            let Some(d) = fs.model.poll_decision() else {
+                break;
+            };
+            self.btrfs_decide(now, d);
+        }
+        let fs = self.btrfs.as_mut().expect("still btrfs");
+        while let Some(rec) = fs.model.poll_trace() {
+            match rec {
+                TraceRecord::TicketGranted { waited_ns, .. } => {
+                    fs.stats.ticket_wait_ns.record(waited_ns);
+                }
+                TraceRecord::TxnBlocked { now, .. } => {
+                    fs.stats.blocked_since.get_or_insert(now);
+                }
+                TraceRecord::CommitStart { now, txn, .. } => {
+                    fs.stats.commit_started = Some((txn, now));
+                }
+                TraceRecord::CommitWriteOut { now, .. } => {
+                    if let Some(since) = fs.stats.blocked_since.take() {
+                        fs.stats.blocked_ns += now.saturating_sub(since);
+                    }
+                }
+                TraceRecord::CommitDone { now, txn, .. } => {
+                    fs.stats.commits += 1;
+                    if let Some((t, start)) = fs.stats.commit_started
+                        && t == txn
+                    {
+                        fs.stats.commit_started = None;
+                        fs.stats.commit_ns.push(now.saturating_sub(start));
+                    }
+                }
+                _ => {}
+            }
+        }
+        fs.pumping = false;
+        let next = fs.model.next_deadline();
+        if next != fs.timer
+            && let Some(at) = next
+        {
+            fs.timer = Some(at.max(now));
+            self.q.push(at.max(now), Ev::FsTimer);
+        }
+    }
+
+    fn btrfs_decide(&mut self, now: Ns, d: Decision) {
+        match d {
+            Decision::Grant { owner, .. } => {
+                let c = owner as u32;
+                let fs = self.btrfs.as_mut().expect("btrfs");
+                let Some(pw) = fs.pending[c as usize].take() else {
+                    debug_assert!(false, "grant for context {c} without a write");
+                    return;
+                };
+                fs.inode(pw.file).held += pw.bytes;
+                self.buffered_write_pages(now, c, pw.file, pw.offset, pw.len);
+            }
+            Decision::Fail { owner, .. } => {
+                let c = owner as u32;
+                let fs = self.btrfs.as_mut().expect("btrfs");
+                fs.pending[c as usize] = None;
+                fs.stats.enospc += 1;
+                self.btrfs_write_failed(now, c);
+            }
+            Decision::HandleReady { handle } => {
+                if let Some((w, oe)) = self.btrfs_worker_waiting(handle, true) {
+                    self.btrfs_oe_refs(now, w, handle, oe);
+                }
+            }
+            Decision::HandleFailed { handle, .. } => {
+                if let Some((w, oe)) = self.btrfs_worker_waiting(handle, true) {
+                    self.btrfs_oe_finish(now, w, oe);
+                }
+            }
+            Decision::HandleReleased { handle } => {
+                if let Some((w, oe)) = self.btrfs_worker_waiting(handle, false) {
+                    self.btrfs_oe_finish(now, w, oe);
+                }
+            }
+            Decision::RunRefs {
+                job,
+                actor,
+                refs,
+                cpu_ns,
+                ..
+            } => {
+                let fs = self.btrfs.as_mut().expect("btrfs");
+                fs.stats.refs_run += refs;
+                let slot = match actor {
+                    Actor::RefWorker => 0,
+                    Actor::Reclaim => 1,
+                    Actor::Preempt => 2,
+                    Actor::Commit => 3,
+                    Actor::Priority(_) => 4,
+                };
+                fs.stats.refs_by_actor[slot] += refs;
+                // A run that finds no heads still costs a requeue.
+                let cost = if refs == 0 { IDLE_WORK_NS } else { cpu_ns };
+                self.q.push(now + cost, Ev::FsWork { job: job.0 });
+            }
+            Decision::Flush {
+                job,
+                actor,
+                state,
+                bytes,
+            } => self.btrfs_flush_state(now, job, actor == Actor::Preempt, state, bytes),
+            Decision::CommitIo { txn, meta_bytes } => self.btrfs_commit_io(now, txn, meta_bytes),
+        }
+    }
+
+    /// The worker waiting on `handle` to start (or to end).
+    fn btrfs_worker_waiting(&mut self, handle: HandleId, start: bool) -> Option<(u32, Ordered)> {
+        let fs = self.btrfs.as_mut()?;
+        fs.workers.iter().enumerate().find_map(|(w, s)| match *s {
+            Worker::WaitStart(h, oe) if start && h == handle => Some((w as u32, oe)),
+            Worker::WaitEnd(h, oe) if !start && h == handle => Some((w as u32, oe)),
+            _ => None,
+        })
+    }
+
+    /// The caller's part of a flush state. The delalloc states follow
+    /// `shrink_delalloc`: write back at least an eighth of the delalloc
+    /// bytes, then wait for `2 × to_reclaim / U` ordered extents (the
+    /// `_WAIT` and `_FULL` states, or when more is in flight than dirty) or
+    /// sleep a jiffy; up to three times while tickets wait, once for the
+    /// preemptive worker. The other states have no work in this model.
+    fn btrfs_flush_state(
+        &mut self,
+        now: Ns,
+        job: JobId,
+        preempt: bool,
+        state: FlushState,
+        bytes: u64,
+    ) {
+        let delalloc = self.cache.nr_dirty * PAGE;
+        let fs = self.btrfs.as_mut().expect("btrfs");
+        let ordered = fs.oe_outstanding;
+        let is_delalloc = matches!(
+            state,
+            FlushState::Delalloc | FlushState::DelallocWait | FlushState::DelallocFull
+        );
+        if !is_delalloc || (delalloc == 0 && ordered == 0) {
+            // Nothing to write back: the work item returns after one
+            // requeue of the kworker, not in zero time (a worker that finds
+            // nothing would otherwise spin at one instant).
+            self.q.push(now + IDLE_WORK_NS, Ev::FsWork { job: job.0 });
+            return;
+        }
+        let to_reclaim = if state == FlushState::DelallocFull {
+            u64::MAX
+        } else {
+            bytes.max(delalloc >> 3)
+        };
+        let items = if to_reclaim == u64::MAX {
+            u64::MAX
+        } else {
+            (to_reclaim / fs.u).max(1) * 2
+        };
+        // More in flight than dirty: waiting on it is what frees space.
+        let ordered_bytes = ordered * PAGE;
+        let wait_ordered = state != FlushState::Delalloc || (ordered_bytes > delalloc && !preempt);
+        let dj = DelallocJob {
+            job,
+            preempt,
+            wait_ordered,
+            to_reclaim,
+            items,
+            loops: 0,
+            until_done: 0,
+            waiting: false,
+        };
+        self.btrfs_delalloc_start(now, dj);
+    }
+
+    /// One writeback start of a `shrink_delalloc` job, then its wait.
+    fn btrfs_delalloc_start(&mut self, now: Ns, mut dj: DelallocJob) {
+        let dirty = self.cache.nr_dirty;
+        let pages = (dj.to_reclaim.min(dirty * PAGE) / PAGE).min(dirty);
+        if pages > 0 {
+            self.flusher.forced += pages;
+            self.flusher_wake(now);
+        }
+        let fs = self.btrfs.as_mut().expect("btrfs");
+        dj.loops += 1;
+        if dj.wait_ordered {
+            // `btrfs_wait_ordered_roots(items)`: the first `items` ordered
+            // extents in flight, counting the ones just started.
+            let wait = dj.items.min(fs.oe_outstanding + pages);
+            dj.until_done = fs.stats.ordered_done + wait;
+            dj.waiting = true;
+            fs.delalloc_jobs.push(dj);
+            self.btrfs_delalloc_check(now);
+        } else {
+            fs.delalloc_jobs.push(dj);
+            self.q
+                .push(now + JIFFY_NS, Ev::FsDelalloc { job: dj.job.0 });
+        }
+    }
+
+    /// Ends the ordered-extent waits that are over.
+    fn btrfs_delalloc_check(&mut self, now: Ns) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let done = fs.stats.ordered_done;
+        let idle = fs.oe_outstanding == 0 && self.flusher.forced == 0;
+        for dj in &mut fs.delalloc_jobs {
+            if dj.waiting && (done >= dj.until_done || idle) {
+                dj.waiting = false;
+                self.q.push(now, Ev::FsDelalloc { job: dj.job.0 });
+            }
+        }
+    }
+
+    /// A `shrink_delalloc` job's wait (a jiffy or its ordered extents) is
+    /// over: start writeback again or return to the flush model.
+    pub(crate) fn btrfs_on_delalloc(&mut self, now: Ns, job: u64) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let Some(i) = fs.delalloc_jobs.iter().position(|d| d.job.0 == job) else {
+            debug_assert!(false, "delalloc wake for unknown job {job}");
+            return;
+        };
+        let dj = fs.delalloc_jobs.swap_remove(i);
+        debug_assert!(!dj.waiting);
+        let s = fs.model.snapshot();
+        let tickets = s.normal_tickets + s.prio_tickets;
+        let more = self.cache.nr_dirty > 0 || fs.oe_outstanding > 0;
+        if dj.preempt || tickets == 0 || dj.loops >= DELALLOC_LOOPS || !more {
+            let _ = fs.model.on_work_done(now, dj.job);
+            self.btrfs_pump(now);
+        } else {
+            self.btrfs_delalloc_start(now, dj);
+        }
+    }
+    /// Writes a transaction's COWed tree blocks, then (on their
+    /// completion) the FLUSH + FUA superblock (F2.5).
+    fn btrfs_commit_io(&mut self, now: Ns, txn: u64, meta_bytes: u64) {
+        let fs = self.btrfs.as_mut().expect("btrfs");
+        fs.stats.commit_meta_bytes += meta_bytes;
+        let (area_off, area_len) = fs.meta_area;
+        let mut left = meta_bytes.div_ceil(PAGE) * PAGE;
+        let mut bios = 0u32;
+        while left > 0 {
+            let n = left.min(512 * 1024);
+            if fs.meta_cursor + n > area_len {
+                fs.meta_cursor = 0;
+            }
+            let at = area_off + fs.meta_cursor;
+            fs.meta_cursor += n;
+            self.jn.queue.push_back(Bio {
+                op: Op::Write,
+                flags: Flags::META,
+                dev: 0,
+                offset: at,
+                len: n,
+                origin: Origin::Fs,
+                cgroup: 0,
+                payload: Payload::BtrfsMeta { txn },
+            });
+            left -= n;
+            bios += 1;
+        }
+        let fs = self.btrfs.as_mut().expect("btrfs");
+        fs.commit = Some((txn, bios));
+        if bios == 0 {
+            self.btrfs_superblock(now, txn);
+        } else {
+            self.journal_pump(now);
+        }
+    }
+
+    /// The superblock write that makes transaction `txn` durable.
+    fn btrfs_superblock(&mut self, now: Ns, txn: u64) {
+        self.jn.queue.push_back(Bio {
+            op: Op::Write,
+            flags: Flags::SYNC
+                .with(Flags::META)
+                .with(Flags::PREFLUSH)
+                .with(Flags::FUA),
+            dev: 0,
+            offset: 64 * 1024,
+            len: PAGE,
+            origin: Origin::Fs,
+            cgroup: 0,
+            payload: Payload::BtrfsSuper { txn },
+        });
+        self.journal_pump(now);
+    }
+
+    /// One tree-block write of the commit finished.
+    pub(crate) fn btrfs_on_meta_written(&mut self, now: Ns, txn: u64) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let Some((t, left)) = fs.commit.as_mut() else {
+            debug_assert!(false, "metadata write without a commit");
+            return;
+        };
+        debug_assert_eq!(*t, txn);
+        *left -= 1;
+        if *left == 0 {
+            self.btrfs_superblock(now, txn);
+        }
+    }
+
+    /// The superblock is on the device: the commit is done.
+    pub(crate) fn btrfs_on_super_written(&mut self, now: Ns, txn: u64) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        fs.commit = None;
+        let _ = fs.model.on_commit_done(now, txn);
+        self.btrfs_pump(now);
+    }
+
+    /// A flush-model job's time is up.
+    pub(crate) fn btrfs_on_work(&mut self, now: Ns, job: u64) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let _ = fs.model.on_work_done(now, JobId(job));
+        self.btrfs_pump(now);
+    }
+
+    /// The flush model's deadline.
+    pub(crate) fn btrfs_on_timer(&mut self, now: Ns) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        if fs.timer != Some(now) {
+            return; // stale
+        }
+        fs.timer = None;
+        fs.model.on_timer(now);
+        self.btrfs_pump(now);
+    }
+
+    /// Starts the once-a-second samples of the series.
+    pub(crate) fn btrfs_start(&mut self) {
+        if self.btrfs.is_some() {
+            self.q.push(SAMPLE_NS, Ev::FsSample);
+        }
+    }
+
+    /// Samples the series once a second while jobs run.
+    pub(crate) fn btrfs_on_sample(&mut self, now: Ns) {
+        let dirty = self.cache.nr_dirty;
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        let s = fs.model.snapshot();
+        fs.stats.series.push([
+            now / 1_000_000,
+            s.space.may_use,
+            s.delayed_refs.size,
+            s.delayed_refs.reserved,
+            s.normal_tickets as u64,
+            fs.stats.commits,
+            dirty,
+        ]);
+        if !self.stop {
+            self.q.push(now + SAMPLE_NS, Ev::FsSample);
+        }
+    }
+
+    /// The report's `btrfs` object.
+    pub(crate) fn btrfs_report(&self) -> serde_json::Value {
+        let Some(fs) = self.btrfs.as_ref() else {
+            return serde_json::Value::Null;
+        };
+        let waits = &fs.stats.ticket_wait_ns;
+        let pct = |q: f64| -> u64 { waits.hist.as_ref().map_or(0, |h| h.value_at_quantile(q)) };
+        // Ticket waits per bucket: up to 100 µs, 1 ms, 10 ms, 100 ms, 1 s,
+        // and above.
+        let edges = [
+            100_000u64,
+            1_000_000,
+            10_000_000,
+            100_000_000,
+            1_000_000_000,
+        ];
+        let mut buckets = Vec::with_capacity(edges.len() + 1);
+        let mut below = 0;
+        for &e in &edges {
+            let upto = waits.hist.as_ref().map_or(0, |h| h.count_between(0, e));
+            buckets.push(upto - below);
+            below = upto;
+        }
+        buckets.push(waits.n - below);
+        let s = fs.model.snapshot();
+        serde_json::json!({
+            "flush_policy": fs.policy_name,
+            "reservations": fs.stats.reservations,
+            "tickets": fs.stats.tickets,
+            "ticket_wait_ns": {
+                "n": waits.n,
+                "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p999": pct(0.999),
+                "max": waits.max,
+                "buckets_le_ns": edges,
+                "buckets": buckets,
+            },
+            "enospc": fs.stats.enospc,
+            "commits": fs.stats.commits,
+            "commit_ms": {
+                "mean": if fs.stats.commit_ns.is_empty() { 0.0 } else {
+                    fs.stats.commit_ns.iter().sum::<u64>() as f64 / fs.stats.commit_ns.len() as f64 / 1e6
+                },
+                "max": fs.stats.commit_ns.iter().max().copied().unwrap_or(0) as f64 / 1e6,
+            },
+            "blocked_ms": (fs.stats.blocked_ns
+                + fs.stats.blocked_since.map_or(0, |since| s.now.saturating_sub(since)))
+                as f64
+                / 1e6,
+            "commit_meta_bytes": fs.stats.commit_meta_bytes,
+            "refs_run": fs.stats.refs_run,
+            "refs_run_by": {
+                "ref_worker": fs.stats.refs_by_actor[0],
+                "reclaim": fs.stats.refs_by_actor[1],
+                "preempt": fs.stats.refs_by_actor[2],
+                "commit": fs.stats.refs_by_actor[3],
+                "priority": fs.stats.refs_by_actor[4],
+            },
+            "ordered_extents": fs.stats.ordered_done,
+            "handle_waits": fs.stats.handle_waits,
+            "final": {
+                "may_use": s.space.may_use,
+                "delayed_refs_size": s.delayed_refs.size,
+                "delayed_refs_reserved": s.delayed_refs.reserved,
+                "normal_tickets": s.normal_tickets,
+            },
+            "series_columns": ["ms", "may_use", "delayed_refs_size", "delayed_refs_reserved", "tickets_waiting", "commits", "dirty_pages"],
+            "series": fs.stats.series,
+        })
+    }
+}
