@@ -1,21 +1,36 @@
-//! Reference-model property test.
+//! Reference-model property test, as a `proptest-state-machine` test.
 //!
 //! `Model` below is a plain transcription of `shared/spec/wbt.md` §5–7 and
 //! §10 for the modern variant, written without looking at the core's code
 //! paths: signed integers everywhere, a real FIFO per class with the
-//! waker-grants protocol of §8. Random event sequences drive the model and
-//! the core (through a small caller that keeps the core's FIFOs) side by
-//! side; after every event their observable state must agree, and the
-//! invariants hold: no admission above the limit, step and window bounds,
-//! monotone deadlines, every tracked request counted out exactly once.
-//! The v5 variant is checked against the invariants only.
+//! waker-grants protocol of §8.
+//!
+//! The reference state machine (`ModernRef`) is the model plus the request
+//! table a caller keeps (pending, issued, waiting); its transitions are
+//! random events, and the picks of `Issue`/`Complete`/`Merge`/`Requeue` name
+//! requests that exist in that table. The system under test (`CoreTest`) is
+//! the core `iolab_wbt::Wbt` driven through a small caller that keeps the
+//! core's FIFOs. While the reference applies an event it records what the
+//! core must be seen doing at each point the caller meets (admission, each
+//! window timer, the waiters granted, the observable state); the caller
+//! checks the core against those records at the same points, and its
+//! request table against the reference's after every event. The
+//! invariants hold throughout: no admission above the limit, step and
+//! window bounds, monotone deadlines, every tracked request counted out
+//! exactly once (checked after the final drain in `teardown`).
+//!
+//! The v5 variant (`V5Ref`) has no model and is checked against the
+//! invariants only; its picks are indices into the caller's lists.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::marker::PhantomData;
 
 use iolab_wbt::{
     Admit, Class, DeviceParams, Op, OpFlags, ReqFlags, Rq, TraceRecord, Variant, WakeMode, Wbt,
 };
 use proptest::prelude::*;
+use proptest::strategy::Union;
+use proptest_state_machine::{ReferenceStateMachine, StateMachineTest, prop_state_machine};
 
 const MS: u64 = 1_000_000;
 
@@ -29,7 +44,7 @@ struct Waiter {
     flags: OpFlags,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Model {
     qd: i64,
     nonrot: bool,
@@ -53,6 +68,8 @@ struct Model {
     inflight: [i64; 3],
     queues: [VecDeque<Waiter>; 3],
     granted: Vec<(u64, usize)>,
+    /// The time of the latest timer or advance (see `last_now`).
+    now_hint: i64,
 }
 
 fn naive_isqrt(x: i64) -> i64 {
@@ -88,6 +105,7 @@ impl Model {
             inflight: [0; 3],
             queues: Default::default(),
             granted: Vec::new(),
+            now_hint: 0,
         };
         m.reset_limits();
         m
@@ -143,9 +161,9 @@ impl Model {
     }
 
     fn last_now(&self) -> i64 {
-        // Waking from reset happens at the knob call's time; the harness
-        // passes it through `now_hint`.
-        NOW_HINT.with(|n| *n.borrow())
+        // Waking from reset happens at the knob call's time; the reference
+        // side passes it through `now_hint`.
+        self.now_hint
     }
 
     fn recent_dirty(&self, now: i64) -> bool {
@@ -404,44 +422,35 @@ impl Model {
     }
 }
 
-thread_local! {
-    static NOW_HINT: std::cell::RefCell<i64> = const { std::cell::RefCell::new(0) };
-}
+// ----------------------------------------------------------------------
+// Events
+// ----------------------------------------------------------------------
 
-// ----------------------------------------------------------------------
-// Harness: the caller around the core, plus the shared request table
-// ----------------------------------------------------------------------
+/// Which request an event acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pick {
+    /// The request with this id; it must be in the list (modern: the
+    /// reference only picks requests it holds).
+    Id(u64),
+    /// `i % len` into the list, nothing if it is empty (v5, and the old
+    /// recorded cases).
+    Index(usize),
+}
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     Advance(u64),
     Drain,
-    Submit(u8, u8),
-    Issue(usize),
-    Complete(usize),
-    Merge(usize),
-    Requeue(usize),
+    /// A new request: its id, `op_of` index, raw `OpFlags` bits.
+    Submit(u64, u8, u8),
+    Issue(Pick),
+    Complete(Pick),
+    Merge(Pick),
+    Requeue(Pick),
     Dirty,
     DirtyEnd,
     Knob(i64),
     QueueDepth(u32),
-}
-
-fn ev() -> impl Strategy<Value = Ev> {
-    prop_oneof![
-        3 => (0u64..160).prop_map(|ms| Ev::Advance(ms * MS / 4)),
-        1 => (100u64..2000).prop_map(|ms| Ev::Advance(ms * MS)),
-        1 => Just(Ev::Drain),
-        6 => (0u8..5, 0u8..64).prop_map(|(o, f)| Ev::Submit(o, f)),
-        4 => any::<usize>().prop_map(Ev::Issue),
-        5 => any::<usize>().prop_map(Ev::Complete),
-        1 => any::<usize>().prop_map(Ev::Merge),
-        1 => any::<usize>().prop_map(Ev::Requeue),
-        1 => Just(Ev::Dirty),
-        1 => Just(Ev::DirtyEnd),
-        1 => prop_oneof![Just(-1i64), Just(0), 1i64..20_000].prop_map(Ev::Knob),
-        1 => prop_oneof![Just(1u32), Just(2), Just(4), 1u32..300].prop_map(Ev::QueueDepth),
-    ]
 }
 
 fn op_of(o: u8) -> Op {
@@ -457,11 +466,444 @@ struct Req {
     issued: Option<u64>,
 }
 
-struct Harness {
-    core: Wbt,
-    model: Option<Model>,
+fn pick(list: &[Req], p: Pick) -> Option<usize> {
+    match p {
+        Pick::Index(_) if list.is_empty() => None,
+        Pick::Index(i) => Some(i % list.len()),
+        Pick::Id(id) => Some(
+            list.iter()
+                .position(|r| r.id == id)
+                .unwrap_or_else(|| panic!("request {id} is not in the list {list:?}")),
+        ),
+    }
+}
+
+fn ids<'a>(list: impl IntoIterator<Item = &'a Req>) -> Vec<u64> {
+    list.into_iter().map(|r| r.id).collect()
+}
+
+/// The events, weighted as the old `proptest!` strategy weighted them. The
+/// modern reference picks only requests its table holds (and leaves out a
+/// pick with nothing to act on); v5 picks by index.
+fn transitions(s: &RefState) -> BoxedStrategy<Ev> {
+    let id = s.next_id;
+    let mut arms: Vec<(u32, BoxedStrategy<Ev>)> = vec![
+        (
+            3,
+            (0u64..160).prop_map(|ms| Ev::Advance(ms * MS / 4)).boxed(),
+        ),
+        (
+            1,
+            (100u64..2000).prop_map(|ms| Ev::Advance(ms * MS)).boxed(),
+        ),
+        (1, Just(Ev::Drain).boxed()),
+        (
+            6,
+            (0u8..5, 0u8..64)
+                .prop_map(move |(o, f)| Ev::Submit(id, o, f))
+                .boxed(),
+        ),
+        (1, Just(Ev::Dirty).boxed()),
+        (1, Just(Ev::DirtyEnd).boxed()),
+        (
+            1,
+            prop_oneof![Just(-1i64), Just(0), 1i64..20_000]
+                .prop_map(Ev::Knob)
+                .boxed(),
+        ),
+        (
+            1,
+            prop_oneof![Just(1u32), Just(2), Just(4), 1u32..300]
+                .prop_map(Ev::QueueDepth)
+                .boxed(),
+        ),
+    ];
+    match &s.world {
+        Some(w) => {
+            let pending = ids(&w.pending);
+            let issued = ids(&w.issued);
+            if !pending.is_empty() {
+                let sel = proptest::sample::select(pending).prop_map(Pick::Id);
+                arms.push((4, sel.clone().prop_map(Ev::Issue).boxed()));
+                arms.push((1, sel.prop_map(Ev::Merge).boxed()));
+            }
+            if !issued.is_empty() {
+                let sel = proptest::sample::select(issued).prop_map(Pick::Id);
+                arms.push((5, sel.clone().prop_map(Ev::Complete).boxed()));
+                arms.push((1, sel.prop_map(Ev::Requeue).boxed()));
+            }
+        }
+        None => {
+            let sel = any::<usize>().prop_map(Pick::Index);
+            arms.push((4, sel.clone().prop_map(Ev::Issue).boxed()));
+            arms.push((5, sel.clone().prop_map(Ev::Complete).boxed()));
+            arms.push((1, sel.clone().prop_map(Ev::Merge).boxed()));
+            arms.push((1, sel.prop_map(Ev::Requeue).boxed()));
+        }
+    }
+    Union::new_weighted(arms).boxed()
+}
+
+// ----------------------------------------------------------------------
+// Reference state machine: the model plus the caller's request table
+// ----------------------------------------------------------------------
+
+/// The core's observable state as `Snapshot` fields: step, scaled_max,
+/// max_depth, normal, background, inflight, window_deadline, unknown_cnt,
+/// min_lat_ns, enabled.
+type Obs = (
+    i32,
+    bool,
+    u32,
+    u32,
+    u32,
+    [u32; 3],
+    Option<u64>,
+    u32,
+    u64,
+    bool,
+);
+
+/// What the core must be seen doing, recorded by the reference while it
+/// applies one event, in the order the caller reaches the same points.
+#[derive(Clone, Debug)]
+enum Check {
+    /// A submit: `Some(flags)` admitted at once, `None` queued.
+    Admit(Option<u8>),
+    /// The window timer fires at this time.
+    Timer(u64),
+    /// The waiters granted since the last such point, sorted.
+    Grants(Vec<(u64, usize)>),
+    /// The observable state, and the window length.
+    Compare(Obs, u64),
+}
+
+impl Model {
+    fn observe(&self) -> Check {
+        Check::Compare(
+            (
+                self.step as i32,
+                self.scaled_max,
+                self.max_depth as u32,
+                self.normal as u32,
+                self.background as u32,
+                self.inflight.map(|x| x as u32),
+                self.deadline.map(|d| d as u64),
+                self.unknown_cnt as u32,
+                self.min_lat as u64,
+                self.on,
+            ),
+            self.cur_win as u64,
+        )
+    }
+}
+
+/// The modern reference: the model and the request table of its caller.
+/// Granted waiters join `pending` in id order, as they do on the core side,
+/// so both tables stay equal element for element.
+#[derive(Clone, Debug)]
+struct World {
+    model: Model,
+    pending: Vec<Req>,
+    issued: Vec<Req>,
+    /// Requests in the model's FIFOs, by id (the model keeps only flags).
+    waiting: BTreeMap<u64, Req>,
+}
+
+impl World {
+    fn quiesced(&self) -> bool {
+        self.pending.is_empty()
+            && self.issued.is_empty()
+            && self.model.queues.iter().all(|q| q.is_empty())
+    }
+
+    /// Move the model's grants to `pending` and record them.
+    fn sync(&mut self, checks: &mut Vec<Check>) {
+        let mut g = std::mem::take(&mut self.model.granted);
+        g.sort_unstable();
+        for &(id, c) in &g {
+            let r = self
+                .waiting
+                .remove(&id)
+                .expect("granted a waiter never queued");
+            self.pending.push(Req {
+                flags: ReqFlags::tracked(Class::ALL[c]),
+                ..r
+            });
+        }
+        checks.push(Check::Grants(g));
+    }
+
+    fn done(&mut self, now: u64, r: Req, issue: Option<u64>) {
+        self.model
+            .done(now as i64, r.id, r.op, r.flags.0, issue.map(|t| t as i64));
+    }
+}
+
+/// Stops a reference advance that no longer moves time (a broken model);
+/// the core side then reports the difference.
+const MAX_TIMERS_PER_ADVANCE: usize = 10_000;
+
+#[derive(Clone)]
+struct RefState {
+    variant: Variant,
+    qd: u32,
+    wc: bool,
+    rot: bool,
     now: u64,
     next_id: u64,
+    /// Modern only.
+    world: Option<World>,
+    /// What the last transition (or the initial state) recorded.
+    checks: Vec<Check>,
+}
+
+impl std::fmt::Debug for RefState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RefState")
+            .field("variant", &self.variant)
+            .field("qd", &self.qd)
+            .field("wc", &self.wc)
+            .field("rot", &self.rot)
+            .field("now", &self.now)
+            .field("next_id", &self.next_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RefState {
+    fn new(variant: Variant, qd: u32, wc: bool, rot: bool) -> RefState {
+        let world = (variant == Variant::Modern).then(|| World {
+            model: Model::new(qd, !rot, wc),
+            pending: Vec::new(),
+            issued: Vec::new(),
+            waiting: BTreeMap::new(),
+        });
+        let checks = world.iter().map(|w| w.model.observe()).collect();
+        RefState {
+            variant,
+            qd,
+            wc,
+            rot,
+            now: 0,
+            next_id: 1,
+            world,
+            checks,
+        }
+    }
+
+    /// Preconditions: ids only grow; a pick by id names a request in the
+    /// list the event takes it from (shrinking may have removed it).
+    fn allows(&self, e: &Ev) -> bool {
+        let has = |list: &[Req], id| list.iter().any(|r| r.id == id);
+        match (*e, &self.world) {
+            (Ev::Submit(id, ..), _) => id >= self.next_id,
+            (Ev::Issue(Pick::Id(id)) | Ev::Merge(Pick::Id(id)), Some(w)) => has(&w.pending, id),
+            (Ev::Complete(Pick::Id(id)) | Ev::Requeue(Pick::Id(id)), Some(w)) => has(&w.issued, id),
+            (
+                Ev::Issue(Pick::Id(_))
+                | Ev::Merge(Pick::Id(_))
+                | Ev::Complete(Pick::Id(_))
+                | Ev::Requeue(Pick::Id(_)),
+                None,
+            ) => false,
+            _ => true,
+        }
+    }
+
+    /// Step the reference, mirroring `Harness::step` on the core side.
+    fn step(mut self, e: &Ev) -> RefState {
+        self.checks.clear();
+        let now = self.now;
+        if let Ev::Submit(id, ..) = *e {
+            self.next_id = id + 1;
+        }
+        let Some(w) = self.world.as_mut() else {
+            if let Ev::Advance(dt) = *e {
+                self.now = now + dt;
+            }
+            return self;
+        };
+        let checks = &mut self.checks;
+        match *e {
+            Ev::Advance(dt) => {
+                let to = now + dt;
+                let mut fired = 0;
+                while let Some(d) = w.model.deadline {
+                    if d > to as i64 || fired == MAX_TIMERS_PER_ADVANCE {
+                        break;
+                    }
+                    fired += 1;
+                    w.model.now_hint = d;
+                    checks.push(Check::Timer(d as u64));
+                    w.model.timer(d);
+                    w.sync(checks);
+                    checks.push(w.model.observe());
+                }
+                w.model.now_hint = to as i64;
+                self.now = to;
+                return self;
+            }
+            Ev::Submit(id, o, f) => {
+                let op = op_of(o);
+                let opf = OpFlags(u32::from(f));
+                let a = w.model.throttle(now as i64, id, op, opf);
+                checks.push(Check::Admit(a));
+                let req = Req {
+                    id,
+                    op,
+                    opf,
+                    flags: ReqFlags::NONE,
+                    issued: None,
+                };
+                match a {
+                    Some(fl) => w.pending.push(Req {
+                        flags: ReqFlags(fl),
+                        ..req
+                    }),
+                    None => {
+                        w.waiting.insert(id, req);
+                    }
+                }
+            }
+            Ev::Drain => {
+                while let Some(r) = w.issued.pop() {
+                    w.done(now, r, r.issued);
+                    w.sync(checks);
+                }
+                for r in std::mem::take(&mut w.pending) {
+                    w.done(now, r, None);
+                    w.sync(checks);
+                }
+            }
+            Ev::Issue(p) => {
+                if let Some(k) = pick(&w.pending, p) {
+                    let mut r = w.pending.swap_remove(k);
+                    r.issued = Some(now);
+                    w.model.issue(now as i64, r.id, r.flags.0);
+                    w.issued.push(r);
+                }
+            }
+            Ev::Complete(p) => {
+                if let Some(k) = pick(&w.issued, p) {
+                    let r = w.issued.swap_remove(k);
+                    w.done(now, r, r.issued);
+                }
+            }
+            Ev::Merge(p) => {
+                if let Some(k) = pick(&w.pending, p) {
+                    let r = w.pending.swap_remove(k);
+                    w.done(now, r, None);
+                }
+            }
+            Ev::Requeue(p) => {
+                if let Some(k) = pick(&w.issued, p) {
+                    let mut r = w.issued.swap_remove(k);
+                    w.model.requeue(r.id);
+                    r.issued = None;
+                    w.pending.push(r);
+                }
+            }
+            Ev::Dirty => w.model.dirty = Some(now as i64),
+            Ev::DirtyEnd => {}
+            Ev::Knob(v) => {
+                if !w.quiesced() {
+                    return self;
+                }
+                w.model.set_lat(v);
+            }
+            Ev::QueueDepth(qd) => {
+                if !w.quiesced() {
+                    return self;
+                }
+                w.model.qd = i64::from(qd.max(1));
+                w.model.reset_limits();
+            }
+        }
+        w.sync(checks);
+        checks.push(w.model.observe());
+        self
+    }
+}
+
+/// The modern variant against the model.
+struct ModernRef;
+
+impl ReferenceStateMachine for ModernRef {
+    type State = RefState;
+    type Transition = Ev;
+
+    fn init_state() -> BoxedStrategy<RefState> {
+        (
+            prop_oneof![
+                Just(1u32),
+                Just(2),
+                Just(4),
+                Just(16),
+                Just(32),
+                Just(64),
+                1u32..300
+            ],
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(qd, wc, rot)| RefState::new(Variant::Modern, qd, wc, rot))
+            .boxed()
+    }
+
+    fn transitions(s: &RefState) -> BoxedStrategy<Ev> {
+        transitions(s)
+    }
+
+    fn apply(s: RefState, e: &Ev) -> RefState {
+        s.step(e)
+    }
+
+    fn preconditions(s: &RefState, e: &Ev) -> bool {
+        s.allows(e)
+    }
+}
+
+/// The 2016 v5 variant: no model, invariants only.
+struct V5Ref;
+
+impl ReferenceStateMachine for V5Ref {
+    type State = RefState;
+    type Transition = Ev;
+
+    fn init_state() -> BoxedStrategy<RefState> {
+        (
+            prop_oneof![Just(1u32), Just(32), Just(128), 1u32..300],
+            any::<bool>(),
+        )
+            .prop_map(|(qd, wc)| RefState::new(Variant::V5_2016, qd, wc, false))
+            .boxed()
+    }
+
+    fn transitions(s: &RefState) -> BoxedStrategy<Ev> {
+        transitions(s)
+    }
+
+    fn apply(s: RefState, e: &Ev) -> RefState {
+        s.step(e)
+    }
+
+    fn preconditions(s: &RefState, e: &Ev) -> bool {
+        s.allows(e)
+    }
+}
+
+// ----------------------------------------------------------------------
+// System under test: the caller around the core
+// ----------------------------------------------------------------------
+
+struct Harness {
+    core: Wbt,
+    /// Checked against the reference's records (modern).
+    modern: bool,
+    /// The reference's records for the event being applied.
+    checks: VecDeque<Check>,
+    now: u64,
     queues: [VecDeque<Req>; 3],
     pending: Vec<Req>,
     issued: Vec<Req>,
@@ -470,6 +912,52 @@ struct Harness {
 }
 
 impl Harness {
+    fn new(r: &RefState) -> Harness {
+        let params = DeviceParams {
+            queue_depth: r.qd,
+            rotational: r.rot,
+            write_cache: r.wc,
+        };
+        Harness {
+            core: Wbt::new(params, r.variant),
+            modern: r.world.is_some(),
+            checks: VecDeque::new(),
+            now: 0,
+            queues: Default::default(),
+            pending: Vec::new(),
+            issued: Vec::new(),
+            admitted: 0,
+            released: 0,
+        }
+    }
+
+    /// Take the reference's records for the event about to be applied.
+    fn load(&mut self, r: &RefState) {
+        self.checks = r.checks.iter().cloned().collect();
+    }
+
+    /// Every record of the reference was met.
+    fn all_checked(&mut self, e: Option<Ev>) {
+        match self.checks.pop_front() {
+            None => {}
+            Some(Check::Timer(d)) => panic!("model deadline {d} not served"),
+            Some(c) => panic!("the core never reached the reference's {c:?} (event {e:?})"),
+        }
+    }
+
+    /// The request tables agree with the reference's, element for element.
+    fn agree(&self, r: &RefState) {
+        assert_eq!(self.now, r.now, "times differ");
+        if let Some(w) = &r.world {
+            assert_eq!(ids(&self.pending), ids(&w.pending), "pending differs");
+            assert_eq!(ids(&self.issued), ids(&w.issued), "issued differs");
+            for c in 0..3 {
+                let model: Vec<u64> = w.model.queues[c].iter().map(|x| x.id).collect();
+                assert_eq!(ids(&self.queues[c]), model, "class {c} queue differs");
+            }
+        }
+    }
+
     fn check_limit_after_grant(&self, class: Class, opf: OpFlags) {
         let s = self.core.snapshot();
         if s.min_lat_ns == 0 {
@@ -488,8 +976,10 @@ impl Harness {
     }
 
     /// Serve the core's wakes the way the crate docs tell a caller to.
+    /// Granted waiters join `pending` in id order (the reference's order).
     fn serve_wakes(&mut self) -> Vec<(u64, usize)> {
         let mut granted = Vec::new();
+        let mut admitted = Vec::new();
         while let Some(w) = self.core.poll_wake() {
             let c = w.class.index();
             match w.mode {
@@ -500,7 +990,7 @@ impl Harness {
                         }
                         self.check_limit_after_grant(w.class, head.opf);
                         self.queues[c].pop_front();
-                        self.pending.push(Req {
+                        admitted.push(Req {
                             flags: ReqFlags::tracked(w.class),
                             ..head
                         });
@@ -516,7 +1006,7 @@ impl Harness {
                     while let Some(head) = self.queues[c].pop_front() {
                         if self.core.try_admit(self.now, w.class, head.opf) {
                             self.check_limit_after_grant(w.class, head.opf);
-                            self.pending.push(Req {
+                            admitted.push(Req {
                                 flags: ReqFlags::tracked(w.class),
                                 ..head
                             });
@@ -530,16 +1020,19 @@ impl Harness {
                 }
             }
         }
+        admitted.sort_unstable_by_key(|r| r.id);
+        self.pending.extend(admitted);
         granted
     }
 
     fn sync_model_grants(&mut self, core_granted: Vec<(u64, usize)>) {
-        if let Some(m) = &mut self.model {
-            let mut mg = std::mem::take(&mut m.granted);
+        if self.modern {
             let mut cg = core_granted;
-            mg.sort_unstable();
             cg.sort_unstable();
-            assert_eq!(mg, cg, "granted waiters differ");
+            match self.checks.pop_front() {
+                Some(Check::Grants(mg)) => assert_eq!(mg, cg, "granted waiters differ"),
+                other => panic!("granted waiters differ: core {cg:?}, reference at {other:?}"),
+            }
         }
     }
 
@@ -549,36 +1042,27 @@ impl Harness {
                 break;
             }
             assert!(d >= self.now, "deadline {d} in the past (now {})", self.now);
-            self.now = d;
-            NOW_HINT.with(|n| *n.borrow_mut() = d as i64);
-            self.core.on_timer(d);
-            if let Some(m) = &mut self.model {
-                assert_eq!(m.deadline, Some(d as i64), "deadlines differ");
-                m.timer(d as i64);
+            if self.modern {
+                match self.checks.pop_front() {
+                    Some(Check::Timer(md)) => assert_eq!(md, d, "deadlines differ"),
+                    other => panic!("deadlines differ: core timer at {d}, reference at {other:?}"),
+                }
             }
+            self.now = d;
+            self.core.on_timer(d);
             let g = self.serve_wakes();
             self.sync_model_grants(g);
             self.compare();
         }
-        if let Some(d) = self.model.as_ref().and_then(|m| m.deadline) {
-            assert!(d > to as i64, "model deadline {d} not served");
-        }
+        // A model deadline at or before `to` that the core lacks is left
+        // in `checks` as a `Timer`: `all_checked` reports it.
         self.now = to;
-        NOW_HINT.with(|n| *n.borrow_mut() = to as i64);
     }
 
     fn quiesced(&self) -> bool {
         self.pending.is_empty()
             && self.issued.is_empty()
             && self.queues.iter().all(|q| q.is_empty())
-    }
-
-    fn pick(list: &[Req], i: usize) -> Option<usize> {
-        if list.is_empty() {
-            None
-        } else {
-            Some(i % list.len())
-        }
     }
 
     fn done(&mut self, r: Req, issue: Option<u64>) {
@@ -594,15 +1078,6 @@ impl Harness {
             },
             issue,
         );
-        if let Some(m) = &mut self.model {
-            m.done(
-                self.now as i64,
-                r.id,
-                r.op,
-                r.flags.0,
-                issue.map(|t| t as i64),
-            );
-        }
     }
 
     fn step(&mut self, e: Ev) {
@@ -612,17 +1087,15 @@ impl Harness {
                 self.advance(now + dt);
                 return;
             }
-            Ev::Submit(o, f) => {
+            Ev::Submit(id, o, f) => {
                 let op = op_of(o);
                 let opf = OpFlags(u32::from(f));
-                let id = self.next_id;
-                self.next_id += 1;
                 let before = self.core.snapshot();
                 let a = self.core.on_throttle(now, op, opf);
-                let m = self
-                    .model
-                    .as_mut()
-                    .map(|m| m.throttle(now as i64, id, op, opf));
+                let m = self.modern.then(|| match self.checks.pop_front() {
+                    Some(Check::Admit(m)) => m,
+                    other => panic!("admission differs: core {a:?}, reference at {other:?}"),
+                });
                 let req = Req {
                     id,
                     op,
@@ -667,8 +1140,8 @@ impl Harness {
                     self.sync_model_grants(g);
                 }
             }
-            Ev::Issue(i) => {
-                if let Some(k) = Harness::pick(&self.pending, i) {
+            Ev::Issue(p) => {
+                if let Some(k) = pick(&self.pending, p) {
                     let mut r = self.pending.swap_remove(k);
                     r.issued = Some(now);
                     self.core.on_issue(
@@ -679,64 +1152,46 @@ impl Harness {
                             flags: r.flags,
                         },
                     );
-                    if let Some(m) = &mut self.model {
-                        m.issue(now as i64, r.id, r.flags.0);
-                    }
                     self.issued.push(r);
                 }
             }
-            Ev::Complete(i) => {
-                if let Some(k) = Harness::pick(&self.issued, i) {
+            Ev::Complete(p) => {
+                if let Some(k) = pick(&self.issued, p) {
                     let r = self.issued.swap_remove(k);
                     self.done(r, r.issued);
                 }
             }
-            Ev::Merge(i) => {
-                if let Some(k) = Harness::pick(&self.pending, i) {
+            Ev::Merge(p) => {
+                if let Some(k) = pick(&self.pending, p) {
                     let r = self.pending.swap_remove(k);
                     self.done(r, None);
                 }
             }
-            Ev::Requeue(i) => {
-                if let Some(k) = Harness::pick(&self.issued, i) {
+            Ev::Requeue(p) => {
+                if let Some(k) = pick(&self.issued, p) {
                     let mut r = self.issued.swap_remove(k);
                     self.core.on_requeue(Rq {
                         id: r.id,
                         op: r.op,
                         flags: r.flags,
                     });
-                    if let Some(m) = &mut self.model {
-                        m.requeue(r.id);
-                    }
                     r.issued = None;
                     self.pending.push(r);
                 }
             }
-            Ev::Dirty => {
-                self.core.on_dirty_throttle(now);
-                if let Some(m) = &mut self.model {
-                    m.dirty = Some(now as i64);
-                }
-            }
+            Ev::Dirty => self.core.on_dirty_throttle(now),
             Ev::DirtyEnd => self.core.on_dirty_throttle_end(now),
             Ev::Knob(v) => {
                 if !self.quiesced() {
                     return;
                 }
                 self.core.set_lat_usec(v).expect("valid knob value");
-                if let Some(m) = &mut self.model {
-                    m.set_lat(v);
-                }
             }
             Ev::QueueDepth(qd) => {
                 if !self.quiesced() {
                     return;
                 }
                 self.core.set_queue_depth(qd);
-                if let Some(m) = &mut self.model {
-                    m.qd = i64::from(qd.max(1));
-                    m.reset_limits();
-                }
             }
         }
         let g = self.serve_wakes();
@@ -744,7 +1199,8 @@ impl Harness {
         self.compare();
     }
 
-    fn compare(&mut self) {
+    /// The invariants, at any point between two calls into the core.
+    fn invariants(&self) {
         let s = self.core.snapshot();
         assert_eq!(s.underflows, 0, "a tracked request was counted out twice");
         let tracked_out: u32 = s.inflight.iter().sum();
@@ -774,7 +1230,12 @@ impl Harness {
             Variant::V5_2016 => iolab_wbt::window_ns(6),
         };
         assert!(s.window_ns <= 100 * MS && s.window_ns >= deepest, "{s:?}");
-        // Traces are well-formed.
+    }
+
+    /// The invariants, well-formed traces, and (modern) the core's
+    /// observable state against the reference's record for this point.
+    fn compare(&mut self) {
+        self.invariants();
         while let Some(r) = self.core.poll_trace() {
             match r {
                 TraceRecord::Step { now, .. }
@@ -783,7 +1244,12 @@ impl Harness {
                 | TraceRecord::Timer { now, .. } => assert!(now <= self.now),
             }
         }
-        if let Some(m) = &self.model {
+        if self.modern {
+            let s = self.core.snapshot();
+            let (want, win) = match self.checks.pop_front() {
+                Some(Check::Compare(want, win)) => (want, win),
+                other => panic!("core vs model: the reference was at {other:?}"),
+            };
             let got = (
                 s.step,
                 s.scaled_max,
@@ -796,99 +1262,267 @@ impl Harness {
                 s.min_lat_ns,
                 s.enabled,
             );
-            let want = (
-                m.step as i32,
-                m.scaled_max,
-                m.max_depth as u32,
-                m.normal as u32,
-                m.background as u32,
-                m.inflight.map(|x| x as u32),
-                m.deadline.map(|d| d as u64),
-                m.unknown_cnt as u32,
-                m.min_lat as u64,
-                m.on,
-            );
             assert_eq!(got, want, "core vs model");
             if s.window_deadline.is_some() {
-                assert_eq!(s.window_ns, m.cur_win as u64);
+                assert_eq!(s.window_ns, win);
             }
         }
     }
 
-    /// Drain everything and check every tracked request was counted out.
-    fn finish(&mut self) {
+    /// The last element of `list` as the pick the reference understands.
+    fn last(&self, list: &[Req]) -> Pick {
+        if self.modern {
+            Pick::Id(list[list.len() - 1].id)
+        } else {
+            Pick::Index(list.len() - 1)
+        }
+    }
+}
+
+struct CoreTest<R>(PhantomData<R>);
+
+impl<R> StateMachineTest for CoreTest<R>
+where
+    R: ReferenceStateMachine<State = RefState, Transition = Ev>,
+{
+    type SystemUnderTest = Harness;
+    type Reference = R;
+
+    fn init_test(r: &RefState) -> Harness {
+        let mut h = Harness::new(r);
+        h.load(r);
+        h.compare();
+        h.all_checked(None);
+        h.agree(r);
+        h
+    }
+
+    fn apply(mut h: Harness, r: &RefState, e: Ev) -> Harness {
+        h.load(r);
+        h.step(e);
+        h.all_checked(Some(e));
+        h.agree(r);
+        h
+    }
+
+    fn check_invariants(h: &Harness, _: &RefState) {
+        h.invariants();
+    }
+
+    /// Drain everything, both sides in step, and check every tracked
+    /// request was counted out.
+    fn teardown(mut h: Harness, mut r: RefState) {
         for _ in 0..10_000 {
-            if let Some(r) = self.issued.pop() {
-                self.done(r, r.issued);
-            } else if let Some(r) = self.pending.pop() {
-                self.done(r, None);
-            } else if self.queues.iter().all(|q| q.is_empty()) {
+            let e = if !h.issued.is_empty() {
+                Ev::Complete(h.last(&h.issued))
+            } else if !h.pending.is_empty() {
+                Ev::Merge(h.last(&h.pending))
+            } else if h.queues.iter().all(|q| q.is_empty()) {
                 break;
             } else {
                 // Only waiters left: a wake must come from time passing or
                 // from the releases above; force a timer pass.
-                let to = self.now + 200 * MS;
-                self.advance(to);
-                if self.pending.is_empty() && self.issued.is_empty() {
-                    let stuck: usize = self.queues.iter().map(|q| q.len()).sum();
-                    panic!("{stuck} waiters stranded with nothing inflight");
-                }
-                continue;
+                Ev::Advance(200 * MS)
+            };
+            r = R::apply(r, &e);
+            h = Self::apply(h, &r, e);
+            Self::check_invariants(&h, &r);
+            if matches!(e, Ev::Advance(_)) && h.pending.is_empty() && h.issued.is_empty() {
+                let stuck: usize = h.queues.iter().map(|q| q.len()).sum();
+                panic!("{stuck} waiters stranded with nothing inflight");
             }
-            let g = self.serve_wakes();
-            self.sync_model_grants(g);
-            self.compare();
         }
-        let s = self.core.snapshot();
+        let s = h.core.snapshot();
         assert_eq!(s.inflight, [0, 0, 0]);
-        assert_eq!(self.admitted, self.released);
+        assert_eq!(h.admitted, h.released);
     }
 }
 
-fn run(variant: Variant, qd: u32, wc: bool, rot: bool, events: &[Ev]) {
-    let params = DeviceParams {
-        queue_depth: qd,
-        rotational: rot,
-        write_cache: wc,
-    };
-    NOW_HINT.with(|n| *n.borrow_mut() = 0);
-    let mut h = Harness {
-        core: Wbt::new(params, variant),
-        model: (variant == Variant::Modern).then(|| Model::new(qd, !rot, wc)),
-        now: 0,
-        next_id: 1,
-        queues: Default::default(),
-        pending: Vec::new(),
-        issued: Vec::new(),
-        admitted: 0,
-        released: 0,
-    };
-    h.compare();
-    for e in events {
-        h.step(*e);
-    }
-    h.finish();
-}
-
-proptest! {
+prop_state_machine! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn modern_core_matches_reference_model(
-        qd in prop_oneof![Just(1u32), Just(2), Just(4), Just(16), Just(32), Just(64), 1u32..300],
-        wc in any::<bool>(),
-        rot in any::<bool>(),
-        events in proptest::collection::vec(ev(), 0..400),
-    ) {
-        run(Variant::Modern, qd, wc, rot, &events);
-    }
+    fn modern_core_matches_reference_model(sequential 1..400 => CoreTest<ModernRef>);
 
     #[test]
-    fn v5_invariants_hold(
-        qd in prop_oneof![Just(1u32), Just(32), Just(128), 1u32..300],
-        wc in any::<bool>(),
-        events in proptest::collection::vec(ev(), 0..400),
-    ) {
-        run(Variant::V5_2016, qd, wc, false, &events);
-    }
+    fn v5_invariants_hold(sequential 1..400 => CoreTest<V5Ref>);
+}
+
+// ----------------------------------------------------------------------
+// The cases recorded in model.proptest-regressions
+// ----------------------------------------------------------------------
+
+/// The event shape of the test before the state-machine port, in which the
+/// shrunk cases of `model.proptest-regressions` are written. Their seeds
+/// still replay, but into the new strategy; these replay the cases
+/// themselves.
+#[derive(Clone, Copy)]
+enum Old {
+    Advance(u64),
+    Submit(u8, u8),
+    Issue(usize),
+    Complete(usize),
+    Merge(usize),
+    Requeue(usize),
+}
+
+/// Run old-shape events through the state machine, both sides, as
+/// `prop_state_machine!` would. Picks stay indices (granted waiters now
+/// join `pending` in id order, so an index may land on another request
+/// than it did then).
+fn replay<R>(state: RefState, old: &[Old])
+where
+    R: ReferenceStateMachine<State = RefState, Transition = Ev>,
+{
+    let mut id = 0;
+    let events = old
+        .iter()
+        .map(|&o| match o {
+            Old::Advance(dt) => Ev::Advance(dt),
+            Old::Submit(op, f) => {
+                id += 1;
+                Ev::Submit(id, op, f)
+            }
+            Old::Issue(i) => Ev::Issue(Pick::Index(i)),
+            Old::Complete(i) => Ev::Complete(Pick::Index(i)),
+            Old::Merge(i) => Ev::Merge(Pick::Index(i)),
+            Old::Requeue(i) => Ev::Requeue(Pick::Index(i)),
+        })
+        .collect();
+    CoreTest::<R>::test_sequential(ProptestConfig::default(), state, events, None);
+}
+
+#[test]
+fn recorded_regressions() {
+    use Old::*;
+    replay::<V5Ref>(
+        RefState::new(Variant::V5_2016, 32, false, false),
+        &[
+            Submit(1, 12),
+            Advance(5000000),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(1, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Advance(8750000),
+            Submit(1, 0),
+            Submit(1, 0),
+            Submit(0, 0),
+            Issue(15222694019269830830),
+            Merge(0),
+            Submit(2, 0),
+            Advance(0),
+            Merge(13692755009749809553),
+            Submit(0, 0),
+            Issue(14357054961044714986),
+            Advance(0),
+            Submit(1, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Advance(22750000),
+            Issue(10698855606855),
+            Issue(1048627566753959829),
+            Issue(16243221670959466943),
+            Advance(33750000),
+            Complete(9727830838172122740),
+            Submit(0, 55),
+            Advance(13250000),
+            Advance(9500000),
+            Submit(3, 48),
+            Issue(1442036617989386521),
+            Submit(3, 55),
+            Submit(2, 29),
+            Submit(2, 24),
+            Submit(3, 4),
+            Submit(1, 39),
+            Issue(5627444046061934575),
+            Issue(9507201915278440132),
+            Complete(9191775823083368201),
+            Submit(0, 24),
+            Issue(18291798636051030694),
+            Issue(15852795525558866051),
+            Advance(15000000),
+            Submit(1, 23),
+            Complete(4205499821643724290),
+            Merge(11309616788912106164),
+            Advance(3750000),
+            Submit(4, 12),
+            Advance(22500000),
+            Complete(9036258959945729426),
+            Submit(4, 39),
+            Submit(4, 47),
+            Requeue(8022989525241688869),
+            Advance(24750000),
+            Advance(29750000),
+            Submit(3, 30),
+            Submit(1, 14),
+            Advance(25500000),
+            Advance(20500000),
+            Advance(24000000),
+            Advance(14500000),
+            Issue(4212529633465247760),
+            Submit(3, 20),
+            Merge(1004524990773281372),
+            Issue(3757321490600499874),
+            Requeue(4685917139457407005),
+            Advance(19250000),
+            Complete(9236934425510585891),
+            Complete(17146449975093822162),
+            Complete(10700463147787679393),
+            Complete(11975988603743272633),
+            Complete(13794191629729923444),
+            Issue(17260555171668578894),
+            Advance(35250000),
+        ],
+    );
+    replay::<ModernRef>(
+        RefState::new(Variant::Modern, 4, false, false),
+        &[
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(1, 32),
+            Submit(1, 32),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(0, 0),
+            Submit(3, 0),
+            Submit(2, 32),
+            Submit(0, 0),
+            Issue(6403507732257513578),
+            Issue(6593081226747239456),
+            Issue(0),
+            Issue(0),
+            Submit(0, 0),
+            Requeue(0),
+            Submit(0, 0),
+            Submit(3, 0),
+            Submit(1, 40),
+            Merge(7289318317349493611),
+            Submit(0, 0),
+            Submit(0, 0),
+            Issue(677765824453388215),
+            Complete(14005690935828430797),
+            Issue(16560751345219908643),
+            Issue(4406391482053699847),
+            Complete(16242119191348215819),
+            Issue(11035849596895581215),
+            Issue(9207793773636494433),
+            Complete(6084939967563996331),
+            Submit(2, 17),
+            Submit(2, 45),
+            Submit(4, 0),
+            Submit(4, 18),
+            Complete(17177112682747878101),
+            Complete(6968004743309266308),
+            Merge(11914773198606086377),
+            Submit(3, 47),
+            Submit(3, 57),
+        ],
+    );
+    replay::<ModernRef>(RefState::new(Variant::Modern, 1, false, false), &[]);
 }
