@@ -458,6 +458,12 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
                 variant.spec
             )));
         }
+        if variant.alloc.is_some() {
+            return Err(SimError::Variant(format!(
+                "variant '{}': alloc= places chunks on the devices of a volume; give a --volume",
+                variant.spec
+            )));
+        }
         return Ok(None);
     };
     if variant.block != BlockChoice::None {
@@ -472,13 +478,17 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             "a multi-device volume runs without a journal: use --fs raw".into(),
         ));
     }
+    // A single-copy profile keeps each file on one device, so the page
+    // cache's writeback and fsync work as on one device; mirrored copies
+    // need the btrfs page-cache path to write every copy.
+    let single = spec.profile == iolab_tiering::Profile::Single;
     for j in &scenario.jobs {
-        if !j.direct {
+        if !j.direct && !single {
             return Err(job_err(
                 j,
                 "direct",
-                "buffered IO on a multi-device volume is not simulated yet (needs the btrfs \
-                 page-cache path); set direct=1",
+                "buffered IO on a mirrored volume is not simulated yet (needs the btrfs \
+                 page-cache path to write every copy); set direct=1 or use a single profile",
             ));
         }
         for (set, option) in [
@@ -487,12 +497,12 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             (j.end_fsync, "end_fsync"),
             (j.fsync_on_close, "fsync_on_close"),
         ] {
-            if set {
+            if set && !single {
                 return Err(job_err(
                     j,
                     option,
-                    "fsync on a multi-device volume is not simulated yet (needs the btrfs log \
-                     tree and superblock writes)",
+                    "fsync on a mirrored volume is not simulated yet (its data writes need \
+                     every copy); use a single profile",
                 ));
             }
         }
@@ -513,9 +523,14 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
     let policy = read
         .build(latest, SECTORSIZE as u32, scenario.cpus.max(1) as usize)
         .map_err(|e| SimError::Variant(format!("variant '{}': {e}", variant.spec)))?;
-    Raid::build(spec.profile, &members, policy)
-        .map(Some)
-        .map_err(|e| SimError::Volume(e.to_string()))
+    Raid::build(
+        spec.profile,
+        &members,
+        policy,
+        variant.alloc.unwrap_or_default(),
+    )
+    .map(Some)
+    .map_err(|e| SimError::Volume(e.to_string()))
 }
 
 /// The filesystem-layer choices of a variant, checked against the
@@ -590,15 +605,17 @@ fn btrfs_state(
     const MIB: u64 = 1 << 20;
     let defaults = Params::default();
     // A fresh filesystem (mkfs.btrfs on one device): a 1 GiB metadata chunk
-    // with a few MiB used, the global reserve's usual 512 MiB cap not
-    // reached on a fresh fs *(assumed: 64 MiB)*, the rest of the device
-    // unallocated (the overcommit base).
+    // with 16 MiB used, the rest of the device unallocated (the overcommit
+    // base). The global reserve: the 4.x/5.0 sizing
+    // (`calc_global_metadata_size`) caps it at a third of the metadata in
+    // use and aligns it up to `nodesize << 10`, so a fresh fs holds
+    // 16 MiB, far below the 512 MiB cap.
     let total = 1024 * MIB;
     let params = Params {
         total,
         used: 16 * MIB,
         unallocated: capacity.saturating_sub(total),
-        global_rsv: 64 * MIB,
+        global_rsv: 16 * MIB,
         ncpu: u64::from(ncpu.max(1)),
         max_handles: 4096,
         ticket_capacity: ctxs.max(16) * 2,
@@ -606,12 +623,19 @@ fn btrfs_state(
     };
     let model = FlushModel::new(Config { policy, params })
         .map_err(|e| SimError::Variant(format!("flush model: {e}")))?;
+    // The era decides how writes reserve (fs::btrfs::RsvScheme): the
+    // refill scheme up to the 2019 space rework, the exact one by 5.12.
+    let scheme = match policy.preempt {
+        iolab_flush::Preempt::Clamped2021 => crate::fs::btrfs::RsvScheme::Exact,
+        _ => crate::fs::btrfs::RsvScheme::Refill,
+    };
     Ok(crate::world::BtrfsState::new(
         model,
         policy.to_string(),
         files,
         ctxs,
         crate::fs::btrfs::endio_workers(ncpu.max(1)),
+        scheme,
         meta_area,
     ))
 }

@@ -37,6 +37,9 @@ pub struct Variant {
     /// RAID read-mirror policy (`read=...`; `None`: the kernel default,
     /// `pid`). Only meaningful on a multi-device volume.
     pub read: Option<iolab_tiering::ReadPolicyConfig>,
+    /// Chunk placement (`alloc=...`; `None`: the stock allocator). Only
+    /// meaningful on a multi-device volume.
+    pub alloc: Option<iolab_tiering::AllocPolicy>,
     /// btrfs delayed-ref flushing (`flush=...`); only meaningful with
     /// `--fs btrfs-lite`.
     pub flush: Option<iolab_flush::Policy>,
@@ -73,6 +76,9 @@ pub enum VariantError {
     /// Two flush policies.
     #[error("variant '{0}' chooses the flush policy twice")]
     TwiceFlush(String),
+    /// Two chunk allocators.
+    #[error("variant '{0}' chooses the chunk allocator twice")]
+    TwiceAlloc(String),
     /// A `flush=` part the flush crate rejects.
     #[error("{0}")]
     Flush(String),
@@ -111,11 +117,9 @@ pub enum VariantError {
     },
 }
 
-/// Names the grammar knows, with the work that brings each.
-const PLANNED: &[(&str, &str)] = &[(
-    "alloc",
-    "chunk placement variants need metadata chunks, which the volume model does not allocate yet",
-)];
+/// Names the grammar knows but the simulator does not run yet, with the
+/// work that brings each (none at the moment).
+const PLANNED: &[(&str, &str)] = &[];
 
 /// Parses one variant.
 pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
@@ -126,6 +130,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
     let mut block = None;
     let mut read = None;
     let mut flush = None;
+    let mut alloc = None;
     for part in spec.split('+') {
         let part = part.trim();
         if part.is_empty() {
@@ -151,6 +156,18 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                     .map_err(|e| VariantError::Flush(e.to_string()))?;
                 if flush.replace(policy).is_some() {
                     return Err(VariantError::TwiceFlush(spec.to_owned()));
+                }
+            }
+            "alloc" => {
+                let choice = iolab_tiering::parse_policy(part)
+                    .map_err(|e| VariantError::Read(e.to_string()))?;
+                let iolab_tiering::PolicyChoice::Alloc(cfg) = choice else {
+                    return Err(VariantError::Read(format!(
+                        "'{part}' is not a chunk allocator"
+                    )));
+                };
+                if alloc.replace(cfg).is_some() {
+                    return Err(VariantError::TwiceAlloc(spec.to_owned()));
                 }
             }
             "read" => {
@@ -206,6 +223,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
                     "iocost",
                     "iocost-v5.4",
                     "read",
+                    "alloc",
                     "flush",
                 ]
                 .into_iter()
@@ -221,6 +239,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
         spec: spec.to_owned(),
         block: block.unwrap_or(BlockChoice::None),
         read,
+        alloc,
         flush,
     })
 }
@@ -457,9 +476,16 @@ mod tests {
         ));
         let e = parse_variant("flush=on-demand:clamp=3").unwrap_err();
         assert!(e.to_string().contains("clamp"), "{e}");
+        assert_eq!(
+            parse_variant("alloc=ssd-metadata")
+                .unwrap()
+                .alloc
+                .map(|a| iolab_tiering::ChunkAllocator::name(&a)),
+            Some("ssd-metadata")
+        );
         assert!(matches!(
-            parse_variant("alloc=stock"),
-            Err(VariantError::NotBuilt { .. })
+            parse_variant("alloc=stock+alloc=stock"),
+            Err(VariantError::TwiceAlloc(_))
         ));
         // Read policies parse through the tiering crate, errors included.
         assert!(parse_variant("read=latency").unwrap().read.is_some());

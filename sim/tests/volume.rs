@@ -165,9 +165,99 @@ fn what_the_volume_model_cannot_run_is_an_error() {
         &["nvme", "nvme"],
     );
     assert!(err_of(&on_close, "none").contains("fsync_on_close"));
-    // read= without a volume.
+    // read= and alloc= without a volume.
     let single = scenario(direct, "nvme", 1 << 30, 1);
     assert!(err_of(&single, "read=pid").contains("--volume"));
+    assert!(err_of(&single, "alloc=ssd-metadata").contains("--volume"));
+}
+
+/// Baroncelli's devices (tiering.md §8.1): the 20 GB SSD and the 230 GB
+/// HDD of the bundled device files.
+fn thread_device(name: &str) -> DeviceConfig {
+    let text = match name {
+        "ssd" => include_str!("../../scenarios/devices/ssd-20g.toml"),
+        "hdd" => include_str!("../../scenarios/devices/hdd-230g.toml"),
+        other => panic!("no device {other}"),
+    };
+    DeviceConfig::from_toml(text).expect("bundled device file parses")
+}
+
+/// The bundled dpkg-like job cut to `files` files, on a single-profile
+/// volume of `devs`.
+fn dpkg(files: u32, devs: &[&str]) -> Scenario {
+    let text = include_str!("../../scenarios/dpkg-like.fio")
+        .replace("nrfiles=2000", &format!("nrfiles={files}"));
+    let mut s = scenario(&text, "nvme", 4 << 30, 1);
+    s.fs = FsKind::Raw;
+    s.volume = Some(VolumeSpec {
+        profile: Profile::Single,
+        devices: devs.iter().map(|d| thread_device(d)).collect(),
+    });
+    s
+}
+
+/// Device index of a chunk's first copy in the report.
+fn chunk_dev(out: &RunOutput, chunk: &str) -> u64 {
+    out.extra["volume"][chunk]["copies"][0]["device"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no volume.{chunk} in {}", out.extra["volume"]))
+}
+
+/// The run's length (fio's `run=`): the thread's figure is wall time.
+fn runtime_ms(out: &RunOutput) -> u64 {
+    out.report.jobs[0].dir(Dir::Write).runtime_ms
+}
+
+#[test]
+fn chunk_placement_follows_the_allocator() {
+    // tiering.md §8.2: stock gives the larger HDD the first chunks, the
+    // metadata chunk included; ssd-metadata puts metadata on the SSD and
+    // data on the HDD.
+    let s = dpkg(1, &["ssd", "hdd"]);
+    let stock = run_as(&s, "alloc=stock");
+    assert_eq!(stock.extra["volume"]["allocator"], "stock");
+    assert_eq!(chunk_dev(&stock, "metadata_chunk"), 1);
+    assert_eq!(chunk_dev(&stock, "first_data_chunk"), 1);
+    let tiered = run_as(&s, "alloc=ssd-metadata");
+    assert_eq!(tiered.extra["volume"]["allocator"], "ssd-metadata");
+    assert_eq!(chunk_dev(&tiered, "metadata_chunk"), 0);
+    assert_eq!(chunk_dev(&tiered, "first_data_chunk"), 1);
+}
+
+#[test]
+fn fsync_on_a_volume_writes_the_log_tree_and_every_device_superblock() {
+    let files = 50;
+    let s = dpkg(files, &["ssd", "hdd"]);
+    let out = run_as(&s, "alloc=ssd-metadata");
+    assert_eq!(out.extra["volume"]["log_syncs"], u64::from(files));
+    let dev = |i: usize, key: &str| {
+        out.extra["devices"][i]["counters"][key]
+            .as_u64()
+            .expect(key)
+    };
+    // SSD: per fsync two log blocks and a superblock; HDD: the file's data
+    // and a superblock. Each device flushes at least once per fsync.
+    let f = u64::from(files);
+    assert_eq!(dev(0, "write_bytes"), f * (2 * 16384 + 4096));
+    assert_eq!(dev(1, "write_bytes"), f * (32 * 1024 + 4096));
+    assert!(dev(0, "flushes") >= f && dev(1, "flushes") >= f);
+}
+
+#[test]
+fn metadata_on_ssd_orders_the_dpkg_like_runs_as_the_thread_does() {
+    // tiering.md §8.1: ssd < ssd+hdd with ssd-metadata < hdd ≈ ssd+hdd
+    // with stock (the missing row).
+    let files = 200;
+    let t = |devs: &[&str], v: &str| runtime_ms(&run_as(&dpkg(files, devs), v));
+    let hdd = t(&["hdd"], "alloc=stock");
+    let stock = t(&["ssd", "hdd"], "alloc=stock");
+    let tiered = t(&["ssd", "hdd"], "alloc=ssd-metadata");
+    let ssd = t(&["ssd"], "alloc=stock");
+    assert!(ssd < tiered && tiered < stock, "{ssd} {tiered} {stock}");
+    assert!(
+        stock.abs_diff(hdd) * 10 < hdd,
+        "stock ssd+hdd {stock} ms vs hdd {hdd} ms"
+    );
 }
 
 #[test]

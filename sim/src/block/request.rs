@@ -135,6 +135,9 @@ pub enum Payload {
     },
     /// A bare cache flush.
     Flush,
+    /// A volume's fsync: a log-tree block or a superblock (the context
+    /// waits for it; nothing else upstream).
+    LogSync,
 }
 
 /// A bio: an IO before it holds a request slot.

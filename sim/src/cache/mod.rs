@@ -175,6 +175,11 @@ impl PageCache {
         (self.files.len() - 1) as u32
     }
 
+    /// The page bits of `file`, if any page of it was ever touched.
+    pub fn bits_ref(&self, file: u32) -> Option<&PageBits> {
+        self.files[file as usize].bits.as_deref()
+    }
+
     /// The bitmaps of `file`, allocating them on first use.
     pub fn bits(&mut self, file: u32) -> &mut PageBits {
         let f = &mut self.files[file as usize];

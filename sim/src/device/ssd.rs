@@ -93,12 +93,9 @@ impl Timeline {
             }
         }
         // Intervals are sorted and disjoint. Find the first one starting at
-        // or after `ready` by walking back from the end (`ready` is almost
-        // always near the latest bookings), then walk forward to a gap.
-        let mut pos = self.iv.len();
-        while pos > self.head && self.iv[pos - 1].0 >= ready {
-            pos -= 1;
-        }
+        // or after `ready` by binary search (a busy channel can hold
+        // hundreds of future bookings), then walk forward to a gap.
+        let mut pos = self.head + self.iv[self.head..].partition_point(|iv| iv.0 < ready);
         let mut cur = ready;
         if pos > self.head {
             cur = cur.max(self.iv[pos - 1].1);

@@ -75,22 +75,78 @@ impl InodeRsv {
     pub fn outstanding(&self) -> u64 {
         self.runs + self.ordered
     }
+}
 
+/// How a buffered `write()` reserves delalloc metadata. fidelity F2.1
+/// describes the later scheme; the kernels of the 2019 regression (4.15 to
+/// 5.2 at least, `btrfs_delalloc_reserve_metadata` with
+/// `btrfs_inode_rsv_refill`) used the first, and the kernel wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RsvScheme {
+    /// The inode's reserve is sized `U × (outstanding + 1) + U × csum
+    /// leaves` (the `+ 1` is the inode item); a write counts one more
+    /// extent and its csum bytes and reserves only the difference between
+    /// that size and what the inode holds. A write that starts a new
+    /// delalloc run releases nothing afterwards.
+    Refill,
+    /// A write reserves `U × (new extents + csum leaves of the write) + M`
+    /// outright; afterwards the reserve is trimmed to `U × outstanding + U
+    /// × csum leaves + M` and the excess released (which refills the
+    /// delayed-refs reserve first).
+    Exact,
+}
+
+/// The reservation rule of a run: units and scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RsvRule {
+    /// Insert unit `U` (`nodesize × 8 × 2`).
+    pub u: u64,
+    /// Update unit `M` (`nodesize × 8`).
+    pub m: u64,
+    /// The era's scheme.
+    pub scheme: RsvScheme,
+}
+
+impl RsvRule {
     /// What the inode's reserve should hold (kernel:
-    /// `btrfs_calculate_inode_block_rsv_size`): `U` per outstanding extent
-    /// and per csum leaf, plus `M` for the inode item while anything is
-    /// outstanding.
-    pub fn target(&self, u: u64, m: u64) -> u64 {
-        if self.outstanding() == 0 && self.csum_pages == 0 {
-            return 0;
+    /// `btrfs_calculate_inode_block_rsv_size`).
+    pub fn target(&self, r: &InodeRsv) -> u64 {
+        let leaves = csum_leaves(r.csum_pages);
+        match self.scheme {
+            RsvScheme::Refill => {
+                let extents = match r.outstanding() {
+                    0 => 0,
+                    n => self.u * (n + 1),
+                };
+                extents + self.u * leaves
+            }
+            RsvScheme::Exact => {
+                if r.outstanding() == 0 && r.csum_pages == 0 {
+                    return 0;
+                }
+                self.u * (r.outstanding() + leaves) + self.m
+            }
         }
-        u * (self.outstanding() + csum_leaves(self.csum_pages)) + m
     }
 
     /// Bytes to release so that `held` matches the target (never negative:
     /// a shortfall is not reserved after the fact, as in the kernel).
-    pub fn excess(&self, u: u64, m: u64) -> u64 {
-        self.held.saturating_sub(self.target(u, m))
+    pub fn excess(&self, r: &InodeRsv) -> u64 {
+        r.held.saturating_sub(self.target(r))
+    }
+
+    /// Bytes a `write()` of `pages` pages reserves before dirtying them;
+    /// `new_extent`: some page of it is not delalloc yet.
+    pub fn write_reservation(&self, r: &InodeRsv, new_extent: bool, pages: u64) -> u64 {
+        match self.scheme {
+            RsvScheme::Refill => {
+                let mut after = *r;
+                after.runs += 1;
+                after.csum_pages += pages;
+                self.target(&after).saturating_sub(r.held)
+            }
+            RsvScheme::Exact => self.u * (u64::from(new_extent) + csum_leaves(pages)) + self.m,
+        }
     }
 }
 
@@ -117,14 +173,15 @@ pub fn runs_delta_on_writeback(left: bool, right: bool) -> i64 {
 
 /// The delayed refs an ordered extent queues (F2.3), tracked per file:
 /// which pages were written once into their preallocated extent and
-/// which were since COWed, and in which transaction each preallocated
-/// extent last got a head.
+/// which were since COWed, and in which epoch each preallocated extent
+/// last got a head (an epoch ends when a ref batch starts: a head may have
+/// been run and deleted, so the next ref makes a new one).
 ///
 /// * A first write into a preallocated extent (nocow) adds a ref to that
 ///   extent. Every split of one preallocated extent refers to it with the
 ///   same key (root, inode, original offset), so the kernel merges these
 ///   refs into one ref node per head (`insert_delayed_ref` adds the
-///   counts): a new head and ref node the first time in a transaction,
+///   counts): a new head and ref node the first time in an epoch,
 ///   nothing new after that.
 /// * A rewrite COWs: one new extent for the ordered extent (a head and a
 ///   ref) and, per page, the drop of what it replaced. A page never COWed
@@ -132,8 +189,8 @@ pub fn runs_delta_on_writeback(left: bool, right: bool) -> i64 {
 ///   a page COWed before drops its own 4 KiB extent (a head and a ref).
 #[derive(Clone, Debug, Default)]
 pub struct ExtentRefs {
-    /// Per file and preallocated extent: the transaction of its last head.
-    prealloc_head_txn: Vec<Vec<u64>>,
+    /// Per file and preallocated extent: the epoch of its last head.
+    prealloc_head_epoch: Vec<Vec<u64>>,
     /// Per file: pages COWed at least once.
     cowed: Vec<Option<crate::cache::bits::Bits>>,
 }
@@ -142,13 +199,13 @@ impl ExtentRefs {
     /// Tracking for `files` files.
     pub fn new(files: usize) -> ExtentRefs {
         ExtentRefs {
-            prealloc_head_txn: vec![Vec::new(); files],
+            prealloc_head_epoch: vec![Vec::new(); files],
             cowed: vec![None; files],
         }
     }
 
     /// The refs of the ordered extent over pages `[first, first + count)`
-    /// of `file` finishing in transaction `txn`. `written` holds the pages
+    /// of `file` finishing in epoch `epoch`. `written` holds the pages
     /// written since preallocation (`None`: the file was written out when
     /// laid out, so every write is a rewrite); it is updated.
     pub fn on_ordered(
@@ -158,7 +215,7 @@ impl ExtentRefs {
         first: u32,
         count: u32,
         written: Option<&mut crate::cache::bits::Bits>,
-        txn: u64,
+        epoch: u64,
     ) -> iolab_flush::RefBatch {
         let mut batch = iolab_flush::RefBatch::default();
         let f = file as usize;
@@ -173,7 +230,7 @@ impl ExtentRefs {
             if !before {
                 if !prealloc_touched {
                     prealloc_touched = true;
-                    self.prealloc_ref(f, p, txn, &mut batch);
+                    self.prealloc_ref(f, p, epoch, &mut batch);
                 }
                 continue;
             }
@@ -185,7 +242,7 @@ impl ExtentRefs {
                 batch.new_heads += 1;
                 batch.refs += 1;
             } else {
-                self.prealloc_ref(f, p, txn, &mut batch);
+                self.prealloc_ref(f, p, epoch, &mut batch);
             }
         }
         if rewrites > 0 {
@@ -197,15 +254,15 @@ impl ExtentRefs {
     }
 
     /// A ref on the preallocated extent holding page `p`: a new head and
-    /// ref node once per transaction, merged afterwards.
-    fn prealloc_ref(&mut self, f: usize, p: u32, txn: u64, batch: &mut iolab_flush::RefBatch) {
+    /// ref node once per epoch, merged afterwards.
+    fn prealloc_ref(&mut self, f: usize, p: u32, epoch: u64, batch: &mut iolab_flush::RefBatch) {
         let ext = (u64::from(p) * crate::fs::PAGE / PREALLOC_EXTENT_BYTES) as usize;
-        let heads = &mut self.prealloc_head_txn[f];
+        let heads = &mut self.prealloc_head_epoch[f];
         if heads.len() <= ext {
             heads.resize(ext + 1, u64::MAX);
         }
-        if heads[ext] != txn {
-            heads[ext] = txn;
+        if heads[ext] != epoch {
+            heads[ext] = epoch;
             batch.new_heads += 1;
             batch.refs += 1;
         }
@@ -221,17 +278,62 @@ mod tests {
 
     #[test]
     fn reserve_target_follows_outstanding_extents_and_csum_leaves() {
+        let exact = RsvRule {
+            u: U,
+            m: M,
+            scheme: RsvScheme::Exact,
+        };
+        let refill = RsvRule {
+            scheme: RsvScheme::Refill,
+            ..exact
+        };
         let mut r = InodeRsv::default();
-        assert_eq!(r.target(U, M), 0);
+        assert_eq!(exact.target(&r), 0);
+        assert_eq!(refill.target(&r), 0);
         r.runs = 3;
         r.csum_pages = 3;
-        assert_eq!(r.target(U, M), U * 4 + M);
+        assert_eq!(exact.target(&r), U * 4 + M);
+        // The inode item counts as one more insert unit.
+        assert_eq!(refill.target(&r), U * 5);
         r.csum_pages = CSUMS_PER_LEAF + 1;
-        assert_eq!(r.target(U, M), U * 5 + M);
+        assert_eq!(exact.target(&r), U * 5 + M);
+        assert_eq!(refill.target(&r), U * 6);
         r.held = U * 9;
-        assert_eq!(r.excess(U, M), U * 4 - M);
+        assert_eq!(exact.excess(&r), U * 4 - M);
+        assert_eq!(refill.excess(&r), U * 3);
         r.held = 0;
-        assert_eq!(r.excess(U, M), 0);
+        assert_eq!(exact.excess(&r), 0);
+    }
+
+    #[test]
+    fn a_refill_write_reserves_the_difference_and_an_exact_one_the_worst_case() {
+        let refill = RsvRule {
+            u: U,
+            m: M,
+            scheme: RsvScheme::Refill,
+        };
+        let exact = RsvRule {
+            scheme: RsvScheme::Exact,
+            ..refill
+        };
+        // An inode with one delalloc run, its reserve full.
+        let mut r = InodeRsv {
+            runs: 1,
+            csum_pages: 1,
+            ..InodeRsv::default()
+        };
+        r.held = refill.target(&r);
+        assert_eq!(r.held, 3 * U);
+        // Refill: one more extent's unit, nothing transient.
+        assert_eq!(refill.write_reservation(&r, true, 1), U);
+        // A first write into an empty inode: extent, inode item, csum leaf.
+        assert_eq!(
+            refill.write_reservation(&InodeRsv::default(), true, 1),
+            3 * U
+        );
+        // Exact: the extent, one csum leaf and M, whatever is held.
+        assert_eq!(exact.write_reservation(&r, true, 1), 2 * U + M);
+        assert_eq!(exact.write_reservation(&r, false, 1), U + M);
     }
 
     #[test]
@@ -250,10 +352,10 @@ mod tests {
         assert_eq!(b(&mut refs, &mut written, 20, 4, 1), (0, 0));
         // Extent 1 gets its own head.
         assert_eq!(b(&mut refs, &mut written, per_ext + 3, 1, 1), (1, 1));
-        // A new transaction: a new head for extent 0.
+        // A new epoch (a ref batch ran): a new head for extent 0.
         assert_eq!(b(&mut refs, &mut written, 30, 1, 2), (1, 1));
         // Rewrite of page 10 (never COWed): new extent + drop merged into
-        // extent 0's head of this transaction.
+        // extent 0's head of this epoch.
         assert_eq!(b(&mut refs, &mut written, 10, 1, 2), (1, 1));
         // Rewrite again: new extent + drop of its own extent.
         assert_eq!(b(&mut refs, &mut written, 10, 1, 2), (2, 2));

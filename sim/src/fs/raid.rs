@@ -3,19 +3,24 @@
 //! `iolab-tiering` chunk allocator, and the per-device statistics the
 //! read-mirror policies read (the kernel's `part_stat`).
 //!
-//! What is modelled (fidelity.md §4, F4.2): data chunks of a full-copy
-//! profile (`single`, `dup`, `raid1`, `raid1c3`, `raid1c4`) allocated
-//! before the run in the allocator's order until the devices are full; a
+//! What is modelled (fidelity.md §3–4, F4.2): at mkfs, one system and one
+//! metadata chunk, then data chunks of a full-copy profile (`single`,
+//! `dup`, `raid1`, `raid1c3`, `raid1c4`) until the devices are full, all in
+//! the order and on the devices the chosen allocator (`alloc=`) gives; a
 //! write goes to every copy as one child bio per copy; a read goes to the
-//! copy the read policy picks (`btrfs_map_block` → `find_live_mirror`).
-//! What is not: metadata chunks and their allocation as space is used, COW
-//! of data extents, checksums, the commit. Runs on a multi-device volume
-//! are therefore limited to O_DIRECT jobs without fsync (the scenario
-//! checks this and says so).
+//! copy the read policy picks (`btrfs_map_block` → `find_live_mirror`); an
+//! fsync's log-tree blocks go to the metadata chunk's copies
+//! ([`Raid::log_blocks`]).
+//! What is not: metadata chunks allocated as metadata space is used (one
+//! chunk holds a run's log tree, written round), COW of data extents,
+//! checksums, the 30 s commit. Buffered IO and fsync run on single-copy
+//! profiles only (a file then lives on one device); mirrored profiles take
+//! O_DIRECT jobs without fsync (the scenario checks this and says so).
 
 use iolab_tiering::{
-    ChunkType, Device as TierDevice, DeviceClass, MirrorInfo, Profile, ReadPolicy, ReadPolicyImpl,
-    ReadRequest, Stock, Volume as TierVolume, VolumeParams, find_live_mirror,
+    AllocPolicy, Chunk, ChunkAllocator, ChunkType, Device as TierDevice, DeviceClass, MirrorInfo,
+    Profile, ReadPolicy, ReadPolicyImpl, ReadRequest, Volume as TierVolume, VolumeParams,
+    find_live_mirror,
 };
 
 /// The most copies a chunk of a supported profile has (RAID1C4).
@@ -47,11 +52,13 @@ pub enum RaidError {
         "--volume: profile '{0}' is not simulated yet (single, dup, raid1, raid1c3, raid1c4 are)"
     )]
     Profile(&'static str),
-    /// The allocator refused the first chunk.
-    #[error("--volume: no {profile} data chunk fits: {why}")]
+    /// The allocator refused a chunk mkfs needs.
+    #[error("--volume: no {profile} {kind} chunk fits: {why}")]
     NoChunk {
         /// Profile name.
         profile: &'static str,
+        /// `system`, `metadata` or `data`.
+        kind: &'static str,
         /// The allocator's reason.
         why: String,
     },
@@ -60,7 +67,21 @@ pub enum RaidError {
     Devices(String),
 }
 
-/// One data chunk: a logical range and where each copy lives.
+/// A metadata tree block's size (btrfs `nodesize`, 16 KiB).
+pub const NODESIZE: u64 = 16 * 1024;
+
+/// Log-tree blocks an fsync writes (fidelity F3.2): the log leaf holding
+/// the inode and its extents, and the log root tree's block *(assumed: a
+/// small file logged alone touches one leaf of each)*.
+pub const LOG_BLOCKS_PER_FSYNC: u64 = 2;
+
+/// Where btrfs keeps each device's primary superblock.
+pub const SUPER_OFFSET: u64 = 64 * 1024;
+
+/// The superblock write's size.
+pub const SUPER_BYTES: u64 = 4096;
+
+/// One chunk: a logical range and where each copy lives.
 #[derive(Clone, Copy, Debug)]
 pub struct MapChunk {
     /// Logical start.
@@ -93,6 +114,14 @@ pub struct PartStat {
 pub struct Raid {
     profile: Profile,
     chunks: Vec<MapChunk>,
+    /// The mkfs-time system chunk.
+    system: MapChunk,
+    /// The metadata chunk (log and tree blocks).
+    metadata: MapChunk,
+    /// Next log-tree block in the metadata chunk (bytes from its start).
+    meta_cursor: u64,
+    /// The allocator's name.
+    alloc: &'static str,
     members: Vec<Member>,
     policy: ReadPolicyImpl,
     /// Both rotational and non-rotational members (the `load` policy's
@@ -100,6 +129,25 @@ pub struct Raid {
     mixed: bool,
     /// Reads that had a choice between copies.
     pub choices: u64,
+    /// fsyncs that wrote the log tree and the superblocks.
+    pub log_syncs: u64,
+}
+
+/// The chunk map entry of an allocated chunk.
+fn map_chunk(c: &Chunk) -> MapChunk {
+    debug_assert!(c.stripes.len() <= MAX_COPIES);
+    let mut stripes = [(0u16, 0u64); MAX_COPIES];
+    for (slot, s) in stripes.iter_mut().zip(&c.stripes) {
+        *slot = ((s.devid - 1) as u16, s.physical);
+    }
+    // Full-copy profiles: every stripe holds the whole chunk.
+    debug_assert!(c.stripes.iter().all(|s| s.len == c.length));
+    MapChunk {
+        logical: c.logical,
+        len: c.length,
+        copies: c.stripes.len() as u8,
+        stripes,
+    }
 }
 
 /// Device classes for the allocator: rotational → HDD, else SSD.
@@ -112,13 +160,14 @@ fn class_of(m: &Member) -> DeviceClass {
 }
 
 impl Raid {
-    /// Allocates data chunks of `profile` over `members` until they are full
-    /// (the stock allocator; data placement does not depend on the
-    /// metadata variants), and takes `policy` for reads.
+    /// Makes the filesystem: a system and a metadata chunk, then data
+    /// chunks of `profile` over `members` until they are full, each placed
+    /// by `alloc`; reads go through `policy`.
     pub fn build(
         profile: Profile,
         members: &[Member],
         policy: ReadPolicyImpl,
+        alloc: AllocPolicy,
     ) -> Result<Raid, RaidError> {
         match profile {
             Profile::Single
@@ -140,35 +189,36 @@ impl Raid {
             .collect();
         let mut vol = TierVolume::new(VolumeParams::default(), devices)
             .map_err(|e| RaidError::Devices(e.to_string()))?;
+        // mkfs: the system chunk, then the first metadata chunk (btrfs-progs
+        // makes both before any data chunk), through the same allocator the
+        // kernel would use *(assumed: mkfs places them as the kernel does)*.
+        let mut mkfs = |kind: ChunkType, name: &'static str| {
+            vol.alloc_chunk(&alloc, kind, profile)
+                .map(|c| map_chunk(&c))
+                .map_err(|e| RaidError::NoChunk {
+                    profile: profile.name(),
+                    kind: name,
+                    why: e.to_string(),
+                })
+        };
+        let system = mkfs(ChunkType::System, "system")?;
+        let metadata = mkfs(ChunkType::Metadata, "metadata")?;
         let mut chunks = Vec::new();
         loop {
-            match vol.alloc_chunk(&Stock, ChunkType::Data, profile) {
-                Ok(c) => {
-                    debug_assert!(c.stripes.len() <= MAX_COPIES);
-                    let mut stripes = [(0u16, 0u64); MAX_COPIES];
-                    for (slot, s) in stripes.iter_mut().zip(&c.stripes) {
-                        *slot = ((s.devid - 1) as u16, s.physical);
-                    }
-                    // Full-copy profiles: every stripe holds the whole chunk.
-                    debug_assert!(c.stripes.iter().all(|s| s.len == c.length));
-                    chunks.push(MapChunk {
-                        logical: c.logical,
-                        len: c.length,
-                        copies: c.stripes.len() as u8,
-                        stripes,
-                    });
-                }
+            match vol.alloc_chunk(&alloc, ChunkType::Data, profile) {
+                Ok(c) => chunks.push(map_chunk(&c)),
                 Err(e) if chunks.is_empty() => {
                     return Err(RaidError::NoChunk {
                         profile: profile.name(),
+                        kind: "data",
                         why: e.to_string(),
                     });
                 }
                 Err(_) => break,
             }
         }
-        // Re-base logical addresses to start at 0 and run without gaps, so
-        // the file layout sees one flat address space.
+        // Re-base data's logical addresses to start at 0 and run without
+        // gaps, so the file layout sees one flat address space.
         let mut at = 0;
         for c in &mut chunks {
             c.logical = at;
@@ -178,11 +228,49 @@ impl Raid {
         Ok(Raid {
             profile,
             chunks,
+            system,
+            metadata,
+            meta_cursor: 0,
+            alloc: alloc.name(),
             members: members.to_vec(),
             policy,
             mixed,
             choices: 0,
+            log_syncs: 0,
         })
+    }
+
+    /// The allocator's name.
+    pub fn alloc_name(&self) -> &'static str {
+        self.alloc
+    }
+
+    /// The system and metadata chunks.
+    pub fn mkfs_chunks(&self) -> (&MapChunk, &MapChunk) {
+        (&self.system, &self.metadata)
+    }
+
+    /// Where the next `blocks` log-tree blocks go: for each copy of the
+    /// metadata chunk, (device index, physical offset, bytes). The blocks
+    /// are allocated in a row and the cursor wraps at the chunk's end (log
+    /// blocks are freed by the next commit).
+    pub fn log_blocks(&mut self, blocks: u64) -> impl Iterator<Item = (u16, u64, u64)> + '_ {
+        let len = blocks * NODESIZE;
+        debug_assert!(len <= self.metadata.len);
+        if self.meta_cursor + len > self.metadata.len {
+            self.meta_cursor = 0;
+        }
+        let at = self.meta_cursor;
+        self.meta_cursor += len;
+        let m = &self.metadata;
+        m.stripes[..usize::from(m.copies)]
+            .iter()
+            .map(move |&(dev, physical)| (dev, physical + at, len))
+    }
+
+    /// Indices of the member devices.
+    pub fn member_count(&self) -> usize {
+        self.members.len()
     }
 
     /// Logical bytes the data chunks hold.
@@ -283,7 +371,13 @@ mod tests {
 
     #[test]
     fn raid1_chunks_cover_the_smaller_device_with_two_copies() {
-        let r = Raid::build(Profile::Raid1, &[nvme(), nvme()], ReadPolicyImpl::Pid(Pid)).unwrap();
+        let r = Raid::build(
+            Profile::Raid1,
+            &[nvme(), nvme()],
+            ReadPolicyImpl::Pid(Pid),
+            AllocPolicy::default(),
+        )
+        .unwrap();
         // 100 GiB devices: 10 GiB data chunks above a 50 GiB filesystem.
         assert!(r.chunks() >= 9, "{} chunks", r.chunks());
         assert!(r.capacity() >= 90 * GIB && r.capacity() <= 100 * GIB);
@@ -297,8 +391,13 @@ mod tests {
 
     #[test]
     fn pid_parity_picks_the_copy() {
-        let mut r =
-            Raid::build(Profile::Raid1, &[nvme(), nvme()], ReadPolicyImpl::Pid(Pid)).unwrap();
+        let mut r = Raid::build(
+            Profile::Raid1,
+            &[nvme(), nvme()],
+            ReadPolicyImpl::Pid(Pid),
+            AllocPolicy::default(),
+        )
+        .unwrap();
         let c = *r.map(0).unwrap().0;
         let parts = [PartStat::default(); 2];
         let picks: Vec<usize> = (0..4)
@@ -309,9 +408,58 @@ mod tests {
     }
 
     #[test]
+    fn mkfs_chunks_follow_the_allocator_and_log_blocks_go_round() {
+        let ssd = Member {
+            capacity: 20 * GIB,
+            rotational: false,
+            queue_depth: 32,
+        };
+        let hdd = Member {
+            capacity: 230 * GIB,
+            rotational: true,
+            queue_depth: 32,
+        };
+        let build = |alloc: &str| {
+            let iolab_tiering::PolicyChoice::Alloc(a) = iolab_tiering::parse_policy(alloc).unwrap()
+            else {
+                panic!("{alloc} is an allocator");
+            };
+            Raid::build(Profile::Single, &[ssd, hdd], ReadPolicyImpl::Pid(Pid), a).unwrap()
+        };
+        // Stock: the device with the most unallocated space (the HDD) gets
+        // the metadata chunk and the first data chunks.
+        let stock = build("alloc=stock");
+        assert_eq!(stock.mkfs_chunks().1.stripes[0].0, 1);
+        assert_eq!(stock.map(0).unwrap().0.stripes[0].0, 1);
+        assert_eq!(stock.alloc_name(), "stock");
+        // ssd-metadata: metadata on the SSD, data on the HDD.
+        let mut tiered = build("alloc=ssd-metadata");
+        let meta = *tiered.mkfs_chunks().1;
+        assert_eq!(meta.stripes[0].0, 0);
+        assert_eq!(tiered.map(0).unwrap().0.stripes[0].0, 1);
+        // Log blocks: consecutive, then round to the chunk's start.
+        let first: Vec<_> = tiered.log_blocks(3).collect();
+        assert_eq!(first, vec![(0, meta.stripes[0].1, 3 * NODESIZE)]);
+        let second: Vec<_> = tiered.log_blocks(1).collect();
+        assert_eq!(
+            second,
+            vec![(0, meta.stripes[0].1 + 3 * NODESIZE, NODESIZE)]
+        );
+        let fill = meta.len / NODESIZE - 4;
+        let _ = tiered.log_blocks(fill).count();
+        let wrapped: Vec<_> = tiered.log_blocks(1).collect();
+        assert_eq!(wrapped, vec![(0, meta.stripes[0].1, NODESIZE)]);
+    }
+
+    #[test]
     fn striped_profiles_are_refused_by_name() {
-        let e =
-            Raid::build(Profile::Raid0, &[nvme(), nvme()], ReadPolicyImpl::Pid(Pid)).unwrap_err();
+        let e = Raid::build(
+            Profile::Raid0,
+            &[nvme(), nvme()],
+            ReadPolicyImpl::Pid(Pid),
+            AllocPolicy::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("'raid0'"), "{e}");
     }
 }

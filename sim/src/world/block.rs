@@ -549,7 +549,7 @@ impl<P: Policy> World<P> {
             Payload::Meta => self.on_ail_write_done(now),
             Payload::BtrfsMeta { txn } => self.btrfs_on_meta_written(now, txn),
             Payload::BtrfsSuper { txn } => self.btrfs_on_super_written(now, txn),
-            Payload::Flush => {}
+            Payload::Flush | Payload::LogSync => {}
         }
     }
 }

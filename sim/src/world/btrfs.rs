@@ -24,13 +24,16 @@ use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
 use crate::fs::btrfs::{
-    ExtentRefs, FINISH_CPU_NS, InodeRsv, SAMPLE_NS, runs_delta_on_dirty, runs_delta_on_writeback,
+    ExtentRefs, FINISH_CPU_NS, InodeRsv, RsvRule, RsvScheme, SAMPLE_NS, runs_delta_on_dirty,
+    runs_delta_on_writeback,
 };
 use crate::time::Ns;
 
-/// Time a flush work item takes when its state finds nothing to do (a
-/// kworker requeue, *assumed* 1 ms).
-const IDLE_WORK_NS: Ns = 1_000_000;
+/// Time a flush state takes when this model has no work for it: a join
+/// and end of a transaction, or a ref run that finds no head *(assumed:
+/// 10 µs)*. Never zero, so a worker that finds nothing still lets time
+/// advance.
+const NOOP_STATE_NS: Ns = 10_000;
 /// One jiffy: `shrink_delalloc` sleeps `schedule_timeout_killable(1)`
 /// after starting writeback when it does not wait for ordered extents
 /// (HZ = 1000, x86_64's defconfig).
@@ -120,9 +123,8 @@ pub(crate) struct BtrfsStats {
 pub(crate) struct BtrfsState {
     pub model: FlushModel,
     pub policy_name: String,
-    /// Insert and update units (`U`, `M`).
-    pub u: u64,
-    pub m: u64,
+    /// How writes reserve metadata (units `U`, `M` and the era's scheme).
+    pub rule: RsvRule,
     pub inodes: Vec<InodeRsv>,
     /// What ordered extents queue as delayed refs.
     pub refs: ExtentRefs,
@@ -134,6 +136,14 @@ pub(crate) struct BtrfsState {
     pub delalloc_jobs: Vec<DelallocJob>,
     /// Ordered extents started (writeback bios) and not yet finished.
     pub oe_outstanding: u64,
+    /// Their pages (the kernel's `ordered_bytes` / 4 KiB).
+    pub ordered_pages: u64,
+    /// Ref batches started: a preallocated extent's head made before the
+    /// last batch may have been run and deleted (`ExtentRefs` epochs).
+    pub ref_batches: u64,
+    /// The flush model's deadline the pending `FsTimer` serves, and when
+    /// that event fires.
+    pub timer_at: Option<Ns>,
     /// Commit being written: (txn, metadata bios outstanding).
     pub commit: Option<(u64, u32)>,
     /// Where tree blocks are written (the fs's metadata area).
@@ -145,23 +155,27 @@ pub(crate) struct BtrfsState {
 
 impl BtrfsState {
     /// A fresh state: `files` inodes, `ctxs` writer contexts, `workers`
-    /// endio workers, tree blocks written into `meta_area` (offset, len).
+    /// endio workers, writes reserving by `scheme`, tree blocks written
+    /// into `meta_area` (offset, len).
     pub(crate) fn new(
         model: FlushModel,
         policy_name: String,
         files: usize,
         ctxs: usize,
         workers: u32,
+        scheme: RsvScheme,
         meta_area: (u64, u64),
     ) -> BtrfsState {
         let params = model.params();
-        let u = params.insert_unit();
-        let m = params.nodesize * 8;
+        let rule = RsvRule {
+            u: params.insert_unit(),
+            m: params.nodesize * 8,
+            scheme,
+        };
         BtrfsState {
             model,
             policy_name,
-            u,
-            m,
+            rule,
             inodes: vec![InodeRsv::default(); files],
             refs: ExtentRefs::new(files),
             ordered: VecDeque::with_capacity(256),
@@ -170,6 +184,9 @@ impl BtrfsState {
             pending: vec![None; ctxs],
             delalloc_jobs: Vec::with_capacity(4),
             oe_outstanding: 0,
+            ordered_pages: 0,
+            ref_batches: 0,
+            timer_at: None,
             commit: None,
             meta_area,
             meta_cursor: 0,
@@ -203,9 +220,16 @@ impl<P: Policy> World<P> {
         let p0 = (offset / PAGE) as u32;
         let p1 = (offset + len).div_ceil(PAGE) as u32;
         let b = self.cache.bits(file);
-        let clean = (p0..p1).any(|p| !b.dirty.get(p) || b.writeback.get(p));
-        let bytes = fs.u * (u64::from(clean) + 1) + fs.m;
+        let clean = (p0..p1).any(|p| !b.dirty.get(p));
+        let pages = u64::from(p1 - p0);
+        let bytes = fs
+            .rule
+            .write_reservation(&fs.inodes[file as usize], clean, pages);
         fs.stats.reservations += 1;
+        if bytes == 0 {
+            // The inode's reserve already covers the write.
+            return true;
+        }
         let owner = u64::from(c);
         let proceed = match fs.model.on_reserve(now, owner, bytes, FlushKind::FlushAll) {
             Ok(Reserve::Granted) => {
@@ -241,12 +265,14 @@ impl<P: Policy> World<P> {
         }
         let pages = self.files[file as usize].pages;
         let b = self.cache.bits(file);
-        let delalloc = |q: u32| b.dirty.get(q) && !b.writeback.get(q);
-        if delalloc(p) {
+        // Already dirty, so already in a run: a page redirtied while its
+        // writeback is in flight counts as delalloc (the kernel's write
+        // would have waited for that writeback; the model does not).
+        if b.dirty.get(p) {
             return;
         }
-        let left = p > 0 && delalloc(p - 1);
-        let right = p + 1 < pages && delalloc(p + 1);
+        let left = p > 0 && b.dirty.get(p - 1);
+        let right = p + 1 < pages && b.dirty.get(p + 1);
         let fs = self.btrfs.as_mut().expect("checked above");
         let r = fs.inode(file);
         r.runs = r
@@ -261,22 +287,22 @@ impl<P: Policy> World<P> {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
-        let (u, m) = (fs.u, fs.m);
+        let rule = fs.rule;
         let r = fs.inode(file);
-        let excess = r.excess(u, m);
+        let excess = rule.excess(r);
         r.held -= excess;
         if excess > 0 {
             let _ = fs.model.on_release(now, excess);
         }
-        let (dirty, wb) = (self.cache.nr_dirty, self.cache.nr_writeback);
-        fs.model.on_writeback(now, dirty * PAGE, wb * PAGE);
+        fs.model
+            .on_writeback(now, self.cache.nr_dirty * PAGE, fs.ordered_pages * PAGE);
         self.btrfs_pump(now);
     }
 
     /// Pages `[first, first + count)` of `file` leave delalloc for
     /// writeback; `left`/`right` say whether their neighbours stay
     /// delalloc. The bio is one ordered extent.
-    pub(crate) fn btrfs_on_writeback(&mut self, file: u32, left: bool, right: bool) {
+    pub(crate) fn btrfs_on_writeback(&mut self, file: u32, count: u32, left: bool, right: bool) {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
@@ -286,6 +312,7 @@ impl<P: Policy> World<P> {
             .saturating_add_signed(runs_delta_on_writeback(left, right));
         r.ordered += 1;
         fs.oe_outstanding += 1;
+        fs.ordered_pages += u64::from(count);
     }
 
     /// A writeback bio completed: its ordered extent goes to the workers.
@@ -339,8 +366,6 @@ impl<P: Policy> World<P> {
 
     /// Queue the refs of ordered extent `oe` on handle `h` and end it.
     fn btrfs_oe_refs(&mut self, now: Ns, w: u32, h: HandleId, oe: Ordered) {
-        let txn = self.btrfs.as_ref().and_then(|fs| fs.model.snapshot().txn);
-        let txn_id = txn.map_or(0, |(id, _)| id);
         let f = &mut self.files[oe.file as usize];
         let Some(fs) = self.btrfs.as_mut() else {
             return;
@@ -351,7 +376,7 @@ impl<P: Policy> World<P> {
             oe.first,
             oe.count,
             f.written.as_mut(),
-            txn_id,
+            fs.ref_batches,
         );
         let _ = fs.model.on_refs_added(now, h, batch);
         match fs.model.on_handle_end(now, h, false) {
@@ -369,20 +394,21 @@ impl<P: Policy> World<P> {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
-        let (u, m) = (fs.u, fs.m);
+        let rule = fs.rule;
         let r = fs.inode(oe.file);
         r.ordered = r.ordered.saturating_sub(1);
         r.csum_pages = r.csum_pages.saturating_sub(u64::from(oe.count));
-        let excess = r.excess(u, m);
+        let excess = rule.excess(r);
         r.held -= excess;
         if excess > 0 {
             let _ = fs.model.on_release(now, excess);
         }
         fs.stats.ordered_done += 1;
         fs.oe_outstanding = fs.oe_outstanding.saturating_sub(1);
+        fs.ordered_pages = fs.ordered_pages.saturating_sub(u64::from(oe.count));
         fs.workers[w as usize] = Worker::Idle;
-        let (dirty, wb) = (self.cache.nr_dirty, self.cache.nr_writeback);
-        fs.model.on_writeback(now, dirty * PAGE, wb * PAGE);
+        fs.model
+            .on_writeback(now, self.cache.nr_dirty * PAGE, fs.ordered_pages * PAGE);
         self.btrfs_delalloc_check(now);
         self.btrfs_kick(now);
     }
@@ -446,7 +472,8 @@ impl<P: Policy> World<P> {
         if next != fs.timer
             && let Some(at) = next
         {
-            fs.timer = Some(at.max(now));
+            fs.timer = Some(at);
+            fs.timer_at = Some(at.max(now));
             self.q.push(at.max(now), Ev::FsTimer);
         }
     }
@@ -494,6 +521,9 @@ impl<P: Policy> World<P> {
             } => {
                 let fs = self.btrfs.as_mut().expect("btrfs");
                 fs.stats.refs_run += refs;
+                if refs > 0 {
+                    fs.ref_batches += 1;
+                }
                 let slot = match actor {
                     Actor::RefWorker => 0,
                     Actor::Reclaim => 1,
@@ -503,7 +533,7 @@ impl<P: Policy> World<P> {
                 };
                 fs.stats.refs_by_actor[slot] += refs;
                 // A run that finds no heads still costs a requeue.
-                let cost = if refs == 0 { IDLE_WORK_NS } else { cpu_ns };
+                let cost = if refs == 0 { NOOP_STATE_NS } else { cpu_ns };
                 self.q.push(now + cost, Ev::FsWork { job: job.0 });
             }
             Decision::Flush {
@@ -542,16 +572,16 @@ impl<P: Policy> World<P> {
     ) {
         let delalloc = self.cache.nr_dirty * PAGE;
         let fs = self.btrfs.as_mut().expect("btrfs");
-        let ordered = fs.oe_outstanding;
+        let ordered_bytes = fs.ordered_pages * PAGE;
         let is_delalloc = matches!(
             state,
             FlushState::Delalloc | FlushState::DelallocWait | FlushState::DelallocFull
         );
-        if !is_delalloc || (delalloc == 0 && ordered == 0) {
+        if !is_delalloc || (delalloc == 0 && ordered_bytes == 0) {
             // Nothing to write back: the work item returns after one
             // requeue of the kworker, not in zero time (a worker that finds
             // nothing would otherwise spin at one instant).
-            self.q.push(now + IDLE_WORK_NS, Ev::FsWork { job: job.0 });
+            self.q.push(now + NOOP_STATE_NS, Ev::FsWork { job: job.0 });
             return;
         }
         let to_reclaim = if state == FlushState::DelallocFull {
@@ -562,10 +592,9 @@ impl<P: Policy> World<P> {
         let items = if to_reclaim == u64::MAX {
             u64::MAX
         } else {
-            (to_reclaim / fs.u).max(1) * 2
+            (to_reclaim / fs.rule.u).max(1) * 2
         };
         // More in flight than dirty: waiting on it is what frees space.
-        let ordered_bytes = ordered * PAGE;
         let wait_ordered = state != FlushState::Delalloc || (ordered_bytes > delalloc && !preempt);
         let dj = DelallocJob {
             job,
@@ -585,15 +614,24 @@ impl<P: Policy> World<P> {
         let dirty = self.cache.nr_dirty;
         let pages = (dj.to_reclaim.min(dirty * PAGE) / PAGE).min(dirty);
         if pages > 0 {
-            self.flusher.forced += pages;
+            // `btrfs_start_delalloc_roots(nr_pages)` writes what is dirty
+            // now; a later call does not add to an earlier one's debt.
+            self.flusher.forced = (self.flusher.forced + pages).min(dirty);
             self.flusher_wake(now);
         }
         let fs = self.btrfs.as_mut().expect("btrfs");
         dj.loops += 1;
         if dj.wait_ordered {
             // `btrfs_wait_ordered_roots(items)`: the first `items` ordered
-            // extents in flight, counting the ones just started.
-            let wait = dj.items.min(fs.oe_outstanding + pages);
+            // extents in flight, counting the ones just started: one per
+            // delalloc run written (pages over the mean run length).
+            let runs: u64 = fs.inodes.iter().map(|r| r.runs).sum();
+            let new_extents = if dirty == 0 {
+                0
+            } else {
+                (pages * runs.max(1)).div_ceil(dirty)
+            };
+            let wait = dj.items.min(fs.oe_outstanding + new_extents);
             dj.until_done = fs.stats.ordered_done + wait;
             dj.waiting = true;
             fs.delalloc_jobs.push(dj);
@@ -611,7 +649,7 @@ impl<P: Policy> World<P> {
             return;
         };
         let done = fs.stats.ordered_done;
-        let idle = fs.oe_outstanding == 0 && self.flusher.forced == 0;
+        let idle = fs.oe_outstanding == 0 && (self.flusher.forced == 0 || self.cache.nr_dirty == 0);
         for dj in &mut fs.delalloc_jobs {
             if dj.waiting && (done >= dj.until_done || idle) {
                 dj.waiting = false;
@@ -737,10 +775,11 @@ impl<P: Policy> World<P> {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
-        if fs.timer != Some(now) {
+        if fs.timer_at != Some(now) {
             return; // stale
         }
         fs.timer = None;
+        fs.timer_at = None;
         fs.model.on_timer(now);
         self.btrfs_pump(now);
     }
@@ -798,8 +837,34 @@ impl<P: Policy> World<P> {
         }
         buckets.push(waits.n - below);
         let s = fs.model.snapshot();
+        // The inodes' bookkeeping beside what the page bits and the model
+        // say it should be: delalloc runs counted from the bits, bytes
+        // held against the model's outstanding grants.
+        let mut runs_by_bits = 0u64;
+        for (file, f) in self.files.iter().enumerate() {
+            let Some(b) = self.cache.bits_ref(file as u32) else {
+                continue;
+            };
+            let mut prev = false;
+            for p in 0..f.pages {
+                let d = b.dirty.get(p);
+                if d && !prev {
+                    runs_by_bits += 1;
+                }
+                prev = d;
+            }
+        }
+        let accounting = serde_json::json!({
+            "held": fs.inodes.iter().map(|r| r.held).sum::<u64>(),
+            "grants": s.grants,
+            "runs": fs.inodes.iter().map(|r| r.runs).sum::<u64>(),
+            "runs_by_bits": runs_by_bits,
+            "ordered_extents": fs.oe_outstanding,
+            "ordered_by_inodes": fs.inodes.iter().map(|r| r.ordered).sum::<u64>(),
+        });
         serde_json::json!({
             "flush_policy": fs.policy_name,
+            "accounting": accounting,
             "reservations": fs.stats.reservations,
             "tickets": fs.stats.tickets,
             "ticket_wait_ns": {

@@ -18,6 +18,26 @@ const MAX_BIO_PAGES: u32 = (super::job::MAX_BIO_BYTES / PAGE) as u32;
 const RA_PAGES: u32 = 32;
 
 impl<P: Policy> World<P> {
+    /// Where page `p` of `file` lives: device, byte offset, and how many
+    /// pages from `p` on stay contiguous there. On a volume the file's
+    /// offsets are logical and the chunk map places them (single-copy
+    /// profiles only take page-cache IO: one copy per chunk).
+    pub(crate) fn page_location(&self, file: u32, p: u32) -> (u16, u64, u32) {
+        let f = &self.files[file as usize];
+        let logical = f.page_offset(p);
+        let Some(raid) = self.raid.as_ref() else {
+            return (f.dev, logical, u32::MAX);
+        };
+        let Some((chunk, left)) = raid.map(logical) else {
+            debug_assert!(false, "the layout keeps files inside the volume");
+            return (f.dev, logical, u32::MAX);
+        };
+        debug_assert_eq!(chunk.copies, 1, "page-cache IO on a single-copy profile");
+        let (dev, physical) = chunk.stripes[0];
+        let room = u32::try_from(left / PAGE).unwrap_or(u32::MAX).max(1);
+        (dev, physical + (logical - chunk.logical), room)
+    }
+
     /// Queues reads for the absent pages of `[start, start + count)`.
     fn queue_reads(
         &mut self,
@@ -30,9 +50,9 @@ impl<P: Policy> World<P> {
     ) {
         let j = self.ctxs[c as usize].job;
         let cgroup = self.jobs[j as usize].plan.cgroup;
-        let (dev, pages, split) = {
+        let (pages, split) = {
             let f = &self.files[file as usize];
-            (f.dev, f.pages, f.place.split)
+            (f.pages, f.place.split)
         };
         let end = (start + count).min(pages);
         if let Some(m) = mark
@@ -47,9 +67,11 @@ impl<P: Policy> World<P> {
                 p += 1;
                 continue;
             }
+            let (dev, offset, room) = self.page_location(file, p);
+            let b = self.cache.bits(file);
             let mut q = p;
             while q < end
-                && q - p < MAX_BIO_PAGES
+                && q - p < MAX_BIO_PAGES.min(room)
                 && (q == p || q != split)
                 && !b.cached.get(q)
                 && !b.reading.get(q)
@@ -61,7 +83,7 @@ impl<P: Policy> World<P> {
                 op: Op::Read,
                 flags,
                 dev,
-                offset: self.files[file as usize].page_offset(p),
+                offset,
                 len: u64::from(q - p) * PAGE,
                 origin: Origin::Task(j),
                 cgroup,
@@ -392,28 +414,31 @@ impl<P: Policy> World<P> {
             }
             from = p + 1;
         };
-        let limit = max.clamp(1, MAX_BIO_PAGES);
+        let (dev, offset, room) = self.page_location(file, p);
+        let limit = max.clamp(1, MAX_BIO_PAGES).min(room);
         let split = self.files[file as usize].place.split;
+        let b = self.cache.bits(file);
         let mut q = p + 1;
         while q < end && q - p < limit && q != split && b.dirty.get(q) && !b.writeback.get(q) {
             q += 1;
         }
         let count = q - p;
         if self.btrfs.is_some() {
-            let delalloc =
-                |b: &crate::cache::PageBits, x: u32| b.dirty.get(x) && !b.writeback.get(x);
-            let left = p > 0 && delalloc(b, p - 1);
-            let right = q < end && delalloc(b, q);
-            self.btrfs_on_writeback(file, left, right);
+            // A dirty page is delalloc even while an older writeback of it
+            // is in flight (the kernel would have waited for that one).
+            let pages = self.files[file as usize].pages;
+            let b = self.cache.bits(file);
+            let left = p > 0 && b.dirty.get(p - 1);
+            let right = q < pages && b.dirty.get(q);
+            self.btrfs_on_writeback(file, count, left, right);
         }
         self.cache.start_writeback(file, p, count);
         *cursor = q;
-        let f = &self.files[file as usize];
         Some(Bio {
             op: Op::Write,
             flags,
-            dev: f.dev,
-            offset: f.page_offset(p),
+            dev,
+            offset,
             len: u64::from(count) * PAGE,
             origin,
             cgroup: 0,

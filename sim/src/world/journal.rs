@@ -1,6 +1,9 @@
 //! The journal's work in the run: transactions from write completions and
 //! timestamp updates, log forces for `fsync`, background CIL pushes and
-//! AIL writeback (rules in `fs::journal`).
+//! AIL writeback (rules in `fs::journal`); on a multi-device volume, the
+//! btrfs log-tree sync of an `fsync` instead.
+
+use std::collections::VecDeque;
 
 use super::job::{OpKind, Phase};
 use super::{Actor, World};
@@ -8,6 +11,7 @@ use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
 use crate::fs::journal::{BMBT_ITEM_BYTES, ICLOG_BYTES, INODE_ITEM_BYTES, inode_key, leaf_key};
+use crate::fs::raid::{LOG_BLOCKS_PER_FSYNC, SUPER_BYTES, SUPER_OFFSET};
 use crate::rng::splitmix64;
 use crate::time::Ns;
 
@@ -164,6 +168,9 @@ impl<P: Policy> World<P> {
             // carry PREFLUSH and FUA: waiting for them is enough.
             self.ctxs[c as usize].pending += 1;
             self.jn.seq_waiters.push((target, c));
+        } else if self.raid.is_some() {
+            let cgroup = self.jobs[j as usize].plan.cgroup;
+            self.volume_log_sync(origin, cgroup, &mut bios);
         } else if self.devs[0].dev.write_cache() {
             // Nothing to force: flush the cache for the data (F1.2 iii).
             self.journal.stats.bare_flushes += 1;
@@ -188,6 +195,50 @@ impl<P: Policy> World<P> {
         }
         self.ctxs[c as usize].phase = Phase::SyncLog;
         self.ctx_pump(now, c);
+    }
+
+    /// btrfs's fsync on a volume (fidelity F3.2), after the file's data:
+    /// the log-tree blocks to every copy of the metadata chunk, then
+    /// `write_all_supers`: a FLUSH and a FUA superblock write on every
+    /// device (one PREFLUSH + FUA bio each; the flush sequencer splits it).
+    fn volume_log_sync(&mut self, origin: Origin, cgroup: u16, bios: &mut VecDeque<(Bio, bool)>) {
+        let Some(raid) = self.raid.as_mut() else {
+            return;
+        };
+        raid.log_syncs += 1;
+        for (dev, offset, len) in raid.log_blocks(LOG_BLOCKS_PER_FSYNC) {
+            bios.push_back((
+                Bio {
+                    op: Op::Write,
+                    flags: Flags::SYNC.with(Flags::META),
+                    dev,
+                    offset,
+                    len,
+                    origin,
+                    cgroup,
+                    payload: Payload::LogSync,
+                },
+                true,
+            ));
+        }
+        for dev in 0..raid.member_count() as u16 {
+            bios.push_back((
+                Bio {
+                    op: Op::Write,
+                    flags: Flags::SYNC
+                        .with(Flags::META)
+                        .with(Flags::PREFLUSH)
+                        .with(Flags::FUA),
+                    dev,
+                    offset: SUPER_OFFSET,
+                    len: SUPER_BYTES,
+                    origin,
+                    cgroup,
+                    payload: Payload::LogSync,
+                },
+                true,
+            ));
+        }
     }
 
     /// Background CIL push by the journal actor.

@@ -578,6 +578,11 @@ impl<P: Policy> World<P> {
                 "logical_bytes": r.capacity(),
                 "read_policy": r.policy_name(),
                 "mirror_choices": r.choices,
+                "allocator": r.alloc_name(),
+                "system_chunk": chunk_json(r.mkfs_chunks().0),
+                "metadata_chunk": chunk_json(r.mkfs_chunks().1),
+                "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
+                "log_syncs": r.log_syncs,
                 "devices": self.devs.iter().map(|d| d.part).collect::<Vec<_>>(),
             })),
             "page_cache": {
@@ -605,4 +610,16 @@ impl<P: Policy> World<P> {
             },
         })
     }
+}
+
+/// A chunk in the report: its copies as (device index, physical offset)
+/// and its length.
+fn chunk_json(c: &crate::fs::raid::MapChunk) -> serde_json::Value {
+    serde_json::json!({
+        "len": c.len,
+        "copies": c.stripes[..usize::from(c.copies)]
+            .iter()
+            .map(|&(dev, physical)| serde_json::json!({"device": dev, "physical": physical}))
+            .collect::<Vec<_>>(),
+    })
 }
