@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::fio::{self, JobFile, ParseEnv};
-use iolab_sim::{Profile, VolumeSpec};
+use iolab_sim::{AllocHint, Profile, VolumeSpec};
 
 use crate::Failure;
 
@@ -76,8 +76,13 @@ pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
         ))
     })?;
     let mut devices = Vec::new();
+    let mut hints = Vec::new();
     for d in devs.split(',') {
         let d = d.trim();
+        let (d, hint) = match d.rsplit_once('@') {
+            Some((d, h)) => (d.trim(), Some(alloc_hint(h.trim())?)),
+            None => (d, None),
+        };
         if d.is_empty() {
             return Err(Failure::input(format!(
                 "--volume: empty device name in '{spec}'"
@@ -86,8 +91,43 @@ pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
         devices.push(
             device(d).map_err(|f| Failure::input(f.message.replacen("--device", "--volume", 1)))?,
         );
+        hints.push(hint);
     }
-    Ok(VolumeSpec { profile, devices })
+    // Hints are all or nothing: a device without one would silently get
+    // the kernel's default.
+    let hints = if hints.iter().all(Option::is_none) {
+        Vec::new()
+    } else if hints.iter().all(Option::is_some) {
+        hints.into_iter().flatten().collect()
+    } else {
+        return Err(Failure::input(format!(
+            "--volume: give every device an @HINT or none in '{spec}'"
+        )));
+    };
+    Ok(VolumeSpec {
+        profile,
+        devices,
+        hints,
+    })
+}
+
+/// A device's `allocation_hint` after `@` in `--volume`: the V12 sysfs
+/// names, lower case with `-` or `_`.
+fn alloc_hint(text: &str) -> Result<AllocHint, Failure> {
+    const HINTS: [AllocHint; 5] = [
+        AllocHint::DataPreferred,
+        AllocHint::MetadataPreferred,
+        AllocHint::MetadataOnly,
+        AllocHint::DataOnly,
+        AllocHint::None,
+    ];
+    let want = text.to_ascii_uppercase().replace('-', "_");
+    HINTS.into_iter().find(|h| h.name() == want).ok_or_else(|| {
+        Failure::input(format!(
+            "--volume: unknown allocation hint '{text}' (data-preferred, \
+                 metadata-preferred, metadata-only, data-only, none)"
+        ))
+    })
 }
 
 /// `--memory`: a size with fio's suffixes (k, m, g, t; base 1024).

@@ -77,7 +77,9 @@ struct Common {
     device: Option<String>,
     /// Several devices as one btrfs-like volume: PROFILE:DEV,DEV,... with
     /// PROFILE single|dup|raid1|raid1c3|raid1c4 and each DEV a preset or a
-    /// TOML file, e.g. raid1:nvme,sata-ssd.
+    /// TOML file, e.g. raid1:nvme,sata-ssd; DEV@HINT gives every device an
+    /// allocation hint (data-preferred, metadata-preferred, metadata-only,
+    /// data-only, none) for alloc=allocation-hint.
     #[arg(long, value_name = "PROFILE:DEV,...")]
     volume: Option<String>,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.

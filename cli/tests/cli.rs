@@ -386,6 +386,18 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
             vec!["--device", "nvme", "--policy", "read=fastest"],
             "unknown read policy",
         ),
+        (
+            vec!["--volume", "single:nvme@metadata-only,sata-ssd"],
+            "every device an @HINT or none",
+        ),
+        (
+            vec!["--volume", "single:nvme@fast,sata-ssd@data-only"],
+            "unknown allocation hint 'fast'",
+        ),
+        (
+            vec!["--device", "nvme", "--policy", "alloc=ssd-metadata"],
+            "give a --volume",
+        ),
     ] {
         let mut a = vec!["run", job];
         a.extend(args);

@@ -22,7 +22,7 @@ pub mod volume;
 pub mod workload;
 mod world;
 
-pub use iolab_tiering::Profile;
+pub use iolab_tiering::{AllocHint, Profile};
 pub use scenario::{
     FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec, check_variant, run,
 };

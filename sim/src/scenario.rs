@@ -76,6 +76,10 @@ pub struct VolumeSpec {
     pub profile: iolab_tiering::Profile,
     /// Member devices in devid order (devid 1 first).
     pub devices: Vec<DeviceConfig>,
+    /// Each member's `allocation_hint` (Baroncelli's V12 property; only
+    /// `alloc=allocation-hint` reads it). Empty: every device has the
+    /// kernel's default, `DATA_PREFERRED`.
+    pub hints: Vec<iolab_tiering::AllocHint>,
 }
 
 /// Errors that stop a run before it starts.
@@ -507,13 +511,21 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             }
         }
     }
+    if !spec.hints.is_empty() && spec.hints.len() != spec.devices.len() {
+        return Err(SimError::Volume(format!(
+            "--volume: {} allocation hints for {} devices",
+            spec.hints.len(),
+            spec.devices.len()
+        )));
+    }
     let mut members = Vec::with_capacity(spec.devices.len());
-    for cfg in &spec.devices {
+    for (i, cfg) in spec.devices.iter().enumerate() {
         let d = Device::new(cfg)?;
         members.push(Member {
             capacity: d.capacity(),
             rotational: d.rotational(),
             queue_depth: d.queue_depth(),
+            hint: spec.hints.get(i).copied().unwrap_or_default(),
         });
     }
     let read = variant.read.unwrap_or(ReadPolicyConfig::Pid);

@@ -19,6 +19,7 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
             .iter()
             .map(|d| DeviceConfig::preset(d).expect("a preset"))
             .collect(),
+        hints: Vec::new(),
     });
     s
 }
@@ -192,6 +193,7 @@ fn dpkg(files: u32, devs: &[&str]) -> Scenario {
     s.volume = Some(VolumeSpec {
         profile: Profile::Single,
         devices: devs.iter().map(|d| thread_device(d)).collect(),
+        hints: Vec::new(),
     });
     s
 }

@@ -42,6 +42,8 @@ pub struct Member {
     pub rotational: bool,
     /// Queue depth (the `queue` and `load` policies read it).
     pub queue_depth: u32,
+    /// `allocation_hint` (read by `alloc=allocation-hint` only).
+    pub hint: iolab_tiering::AllocHint,
 }
 
 /// Why a volume cannot be built.
@@ -185,7 +187,11 @@ impl Raid {
         let devices = members
             .iter()
             .enumerate()
-            .map(|(i, m)| TierDevice::new(i as u64 + 1, m.capacity).with_class(class_of(m)))
+            .map(|(i, m)| {
+                TierDevice::new(i as u64 + 1, m.capacity)
+                    .with_class(class_of(m))
+                    .with_hint(m.hint)
+            })
             .collect();
         let mut vol = TierVolume::new(VolumeParams::default(), devices)
             .map_err(|e| RaidError::Devices(e.to_string()))?;
@@ -366,6 +372,7 @@ mod tests {
             capacity: 100 * GIB,
             rotational: false,
             queue_depth: 32,
+            hint: iolab_tiering::AllocHint::default(),
         }
     }
 
@@ -413,11 +420,13 @@ mod tests {
             capacity: 20 * GIB,
             rotational: false,
             queue_depth: 32,
+            hint: iolab_tiering::AllocHint::default(),
         };
         let hdd = Member {
             capacity: 230 * GIB,
             rotational: true,
             queue_depth: 32,
+            hint: iolab_tiering::AllocHint::default(),
         };
         let build = |alloc: &str| {
             let iolab_tiering::PolicyChoice::Alloc(a) = iolab_tiering::parse_policy(alloc).unwrap()
@@ -449,6 +458,30 @@ mod tests {
         let _ = tiered.log_blocks(fill).count();
         let wrapped: Vec<_> = tiered.log_blocks(1).collect();
         assert_eq!(wrapped, vec![(0, meta.stripes[0].1, NODESIZE)]);
+        // allocation-hint: the hints decide, here against free space.
+        let iolab_tiering::PolicyChoice::Alloc(a) =
+            iolab_tiering::parse_policy("alloc=allocation-hint").unwrap()
+        else {
+            panic!("an allocator");
+        };
+        let hinted = |ssd_hint, hdd_hint| {
+            let s = Member {
+                hint: ssd_hint,
+                ..ssd
+            };
+            let h = Member {
+                hint: hdd_hint,
+                ..hdd
+            };
+            Raid::build(Profile::Single, &[s, h], ReadPolicyImpl::Pid(Pid), a).unwrap()
+        };
+        use iolab_tiering::AllocHint::{DataOnly, DataPreferred, MetadataOnly};
+        let r = hinted(MetadataOnly, DataOnly);
+        assert_eq!(r.mkfs_chunks().1.stripes[0].0, 0);
+        assert_eq!(r.map(0).unwrap().0.stripes[0].0, 1);
+        // No hints given: every device is DATA_PREFERRED, as stock.
+        let r = hinted(DataPreferred, DataPreferred);
+        assert_eq!(r.mkfs_chunks().1.stripes[0].0, 1);
     }
 
     #[test]
