@@ -108,6 +108,7 @@ pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
         profile,
         devices,
         hints,
+        balanced: false,
     })
 }
 

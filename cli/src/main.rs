@@ -82,6 +82,11 @@ struct Common {
     /// data-only, none) for alloc=allocation-hint.
     #[arg(long, value_name = "PROFILE:DEV,...")]
     volume: Option<String>,
+    /// Place every chunk of the --volume by the variant's allocator, as
+    /// after `btrfs balance start` (without it a single volume keeps
+    /// mkfs's first chunks on the device named first).
+    #[arg(long, requires = "volume")]
+    balance: bool,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
     #[arg(long, default_value = "4g")]
     memory: String,
@@ -310,7 +315,10 @@ fn devices(name: Option<String>) -> Result<(), Failure> {
 
 fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
     let mem_bytes = load::memory(&c.memory)?;
-    let volume = c.volume.as_deref().map(load::volume).transpose()?;
+    let mut volume = c.volume.as_deref().map(load::volume).transpose()?;
+    if let Some(v) = volume.as_mut() {
+        v.balanced = c.balance;
+    }
     let device = match (&c.device, &volume) {
         (Some(d), _) => load::device(d)?,
         (None, Some(v)) => v.devices[0].clone(),

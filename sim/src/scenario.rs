@@ -80,6 +80,10 @@ pub struct VolumeSpec {
     /// `alloc=allocation-hint` reads it). Empty: every device has the
     /// kernel's default, `DATA_PREFERRED`.
     pub hints: Vec<iolab_tiering::AllocHint>,
+    /// Every chunk placed by the run's allocator, as after a full `btrfs
+    /// balance`; otherwise a single volume keeps mkfs's first chunks on
+    /// the device named first.
+    pub balanced: bool,
 }
 
 /// Errors that stop a run before it starts.
@@ -483,8 +487,10 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
         ));
     }
     // A single-copy profile keeps each file on one device, so the page
-    // cache's writeback and fsync work as on one device; mirrored copies
-    // need the btrfs page-cache path to write every copy.
+    // cache's writeback works as on one device; mirrored copies need the
+    // btrfs page-cache path to write every copy. fsync runs everywhere:
+    // O_DIRECT data already reached every copy, and the log blocks go to
+    // every copy of the metadata chunk.
     let single = spec.profile == iolab_tiering::Profile::Single;
     for j in &scenario.jobs {
         if !j.direct && !single {
@@ -494,21 +500,6 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
                 "buffered IO on a mirrored volume is not simulated yet (needs the btrfs \
                  page-cache path to write every copy); set direct=1 or use a single profile",
             ));
-        }
-        for (set, option) in [
-            (j.fsync > 0, "fsync"),
-            (j.fdatasync > 0, "fdatasync"),
-            (j.end_fsync, "end_fsync"),
-            (j.fsync_on_close, "fsync_on_close"),
-        ] {
-            if set && !single {
-                return Err(job_err(
-                    j,
-                    option,
-                    "fsync on a mirrored volume is not simulated yet (its data writes need \
-                     every copy); use a single profile",
-                ));
-            }
         }
     }
     if !spec.hints.is_empty() && spec.hints.len() != spec.devices.len() {
@@ -535,14 +526,22 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
     let policy = read
         .build(latest, SECTORSIZE as u32, scenario.cpus.max(1) as usize)
         .map_err(|e| SimError::Variant(format!("variant '{}': {e}", variant.spec)))?;
-    Raid::build(
-        spec.profile,
-        &members,
-        policy,
-        variant.alloc.unwrap_or_default(),
-    )
-    .map(Some)
-    .map_err(|e| SimError::Volume(e.to_string()))
+    let alloc = variant.alloc.unwrap_or_default();
+    if matches!(
+        alloc.variant,
+        iolab_tiering::AllocVariant::AllocationHint(_)
+    ) && spec.hints.is_empty()
+    {
+        return Err(SimError::Variant(format!(
+            "variant '{}': alloc=allocation-hint reads each device's hint; give them as \
+             --volume PROFILE:DEV@HINT,... (data-preferred, metadata-preferred, metadata-only, \
+             data-only, none)",
+            variant.spec
+        )));
+    }
+    Raid::build(spec.profile, &members, policy, alloc, spec.balanced)
+        .map(Some)
+        .map_err(|e| SimError::Volume(e.to_string()))
 }
 
 /// The filesystem-layer choices of a variant, checked against the
@@ -573,7 +572,7 @@ fn flush_policy(
     }
     if scenario.volume.is_some() {
         return Err(SimError::Volume(
-            "btrfs-lite runs on one device; multi-device volumes take O_DIRECT jobs only".into(),
+            "btrfs-lite runs on one device, not on a --volume".into(),
         ));
     }
     for j in &scenario.jobs {
@@ -608,7 +607,7 @@ fn flush_policy(
 fn btrfs_state(
     policy: iolab_flush::Policy,
     capacity: u64,
-    files: usize,
+    file_pages: &[u32],
     ctxs: usize,
     ncpu: u32,
     meta_area: (u64, u64),
@@ -644,7 +643,7 @@ fn btrfs_state(
     Ok(crate::world::BtrfsState::new(
         model,
         policy.to_string(),
-        files,
+        file_pages,
         ctxs,
         crate::fs::btrfs::endio_workers(ncpu.max(1)),
         scheme,
@@ -805,10 +804,11 @@ pub fn run_with<P: Policy>(
     }
     world.walls_left = walls;
     if let Some(policy) = flush {
+        let pages: Vec<u32> = world.files.iter().map(|f| f.pages).collect();
         let state = btrfs_state(
             policy,
             capacity,
-            world.files.len(),
+            &pages,
             world.ctxs.len(),
             scenario.cpus,
             (log_off, log_len),

@@ -88,6 +88,24 @@ fn catch_up_runs_refs_at_handle_ends_and_on_demand_only_in_flushers() {
 }
 
 #[test]
+fn catch_up_ends_the_transaction_when_tree_cows_outrun_the_reserve() {
+    // flush.md §3 step 5, fidelity §2 (a): the leaves an ordered extent's
+    // completion COWs queue delayed refs the reserve is not funded for;
+    // CU-rsv's handle ends then block and commit the transaction, where
+    // on-demand leaves the refs to its ticket flusher.
+    let s = small(10);
+    let cu = run_as(&s, "flush=catch-up");
+    let od = run_as(&s, "flush=on-demand");
+    assert!(btrfs_u64(&cu, "tree_cows") > 0);
+    let blocked = |o: &RunOutput| o.extra["btrfs"]["blocked_ms"].as_f64().expect("blocked");
+    assert!(blocked(&cu) > 0.0);
+    assert_eq!(blocked(&od), 0.0);
+    assert!(btrfs_u64(&cu, "commits") > btrfs_u64(&od, "commits") + 5);
+    let bw = |o: &RunOutput| o.report.jobs[0].dir(Dir::Write).bw_bytes;
+    assert!(bw(&cu) > bw(&od), "{} vs {}", bw(&cu), bw(&od));
+}
+
+#[test]
 fn preemptive_flushing_2021_runs_refs_before_tickets_and_commits_without_the_gate() {
     // flush.md §6.3 and §0: the 5.12 worker flushes while no ticket waits,
     // so fewer reservations end up on tickets; its COMMIT_TRANS commits

@@ -271,6 +271,7 @@ fn iocost_is_refused_on_a_multi_device_volume() {
             .map(|d| iolab_sim::device::DeviceConfig::preset(d).expect("a preset"))
             .collect(),
         hints: Vec::new(),
+        balanced: false,
     });
     let v = parse_variant("iocost").expect("parses");
     match run(&s, &v, &mut |_| {}) {

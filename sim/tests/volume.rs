@@ -20,6 +20,7 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
             .map(|d| DeviceConfig::preset(d).expect("a preset"))
             .collect(),
         hints: Vec::new(),
+        balanced: false,
     });
     s
 }
@@ -154,18 +155,6 @@ fn what_the_volume_model_cannot_run_is_an_error() {
     );
     let e = err_of(&buffered, "none");
     assert!(e.contains("direct") && e.contains("buffered IO"), "{e}");
-    let fsync = on_volume(
-        "[w]\nsize=64m\ndirect=1\nrw=randwrite\nfsync=4\nruntime=1\ntime_based\n",
-        Profile::Raid1,
-        &["nvme", "nvme"],
-    );
-    assert!(err_of(&fsync, "none").contains("fsync"));
-    let on_close = on_volume(
-        "[w]\nsize=64m\ndirect=1\nrw=randwrite\nfsync_on_close=1\nruntime=1\ntime_based\n",
-        Profile::Raid1,
-        &["nvme", "nvme"],
-    );
-    assert!(err_of(&on_close, "none").contains("fsync_on_close"));
     // read= and alloc= without a volume.
     let single = scenario(direct, "nvme", 1 << 30, 1);
     assert!(err_of(&single, "read=pid").contains("--volume"));
@@ -184,8 +173,12 @@ fn thread_device(name: &str) -> DeviceConfig {
 }
 
 /// The bundled dpkg-like job cut to `files` files, on a single-profile
-/// volume of `devs`.
+/// volume of `devs`, every chunk placed by the allocator (`--balance`).
 fn dpkg(files: u32, devs: &[&str]) -> Scenario {
+    dpkg_on(files, devs, true)
+}
+
+fn dpkg_on(files: u32, devs: &[&str], balanced: bool) -> Scenario {
     let text = include_str!("../../scenarios/dpkg-like.fio")
         .replace("nrfiles=2000", &format!("nrfiles={files}"));
     let mut s = scenario(&text, "nvme", 4 << 30, 1);
@@ -194,6 +187,7 @@ fn dpkg(files: u32, devs: &[&str]) -> Scenario {
         profile: Profile::Single,
         devices: devs.iter().map(|d| thread_device(d)).collect(),
         hints: Vec::new(),
+        balanced,
     });
     s
 }
@@ -208,6 +202,82 @@ fn chunk_dev(out: &RunOutput, chunk: &str) -> u64 {
 /// The run's length (fio's `run=`): the thread's figure is wall time.
 fn runtime_ms(out: &RunOutput) -> u64 {
     out.report.jobs[0].dir(Dir::Write).runtime_ms
+}
+
+#[test]
+fn mkfs_chunks_stay_on_the_device_named_first_until_a_balance() {
+    // fidelity F3.3: btrfs-progs makes the first chunks on the first
+    // device. A small job then lives there whatever the mount's
+    // allocator says.
+    let s = dpkg_on(20, &["ssd", "hdd"], false);
+    let stock = run_as(&s, "alloc=stock");
+    let tiered = run_as(&s, "alloc=ssd-metadata");
+    for out in [&stock, &tiered] {
+        assert_eq!(chunk_dev(out, "metadata_chunk"), 0);
+        assert_eq!(chunk_dev(out, "first_data_chunk"), 0);
+    }
+    assert_eq!(runtime_ms(&stock), runtime_ms(&tiered));
+    let hdd_first = dpkg_on(20, &["hdd", "ssd"], false);
+    let out = run_as(&hdd_first, "alloc=ssd-metadata");
+    assert_eq!(chunk_dev(&out, "metadata_chunk"), 0);
+}
+
+#[test]
+fn direct_fsync_on_raid1_logs_to_both_metadata_copies() {
+    let s = on_volume(
+        "[w]\nsize=1600k\ndirect=1\nrw=write\nbs=4k\nfsync=4\n",
+        Profile::Raid1,
+        &["nvme", "nvme"],
+    );
+    let out = run_as(&s, "none");
+    assert_eq!(out.extra["volume"]["log_syncs"], 100);
+    let copies = out.extra["volume"]["metadata_chunk"]["copies"]
+        .as_array()
+        .expect("copies")
+        .len();
+    assert_eq!(copies, 2);
+    // Each device: 400 data writes of 4 KiB, 100 log writes of 32 KiB and
+    // 100 superblocks.
+    for d in 0..2 {
+        let bytes = out.extra["devices"][d]["counters"]["write_bytes"]
+            .as_u64()
+            .expect("bytes");
+        assert_eq!(bytes, 400 * 4096 + 100 * 32768 + 100 * 4096, "device {d}");
+    }
+}
+
+#[test]
+fn buffered_and_direct_writes_land_on_the_same_devices_across_chunks() {
+    // A small file first, so the big one starts inside a chunk and its
+    // page-cache bios must be cut at chunk ends.
+    let job = |direct: u8| {
+        format!(
+            "[a]\nfilename=a\nsize=12k\nrw=write\nbs=4k\ndirect={direct}\n\
+             [f]\nstonewall\nfilename=f\nsize=3g\nrw=write\nbs=1m\ndirect={direct}\nend_fsync=1\n"
+        )
+    };
+    let bytes = |direct: u8| {
+        let s = on_volume(&job(direct), Profile::Single, &["nvme", "nvme"]);
+        let out = run_as(&s, "none");
+        let log = out.extra["volume"]["log_syncs"].as_u64().expect("syncs");
+        (0..2)
+            .map(|d| {
+                let w = out.extra["devices"][d]["counters"]["write_bytes"]
+                    .as_u64()
+                    .expect("bytes");
+                // Take out the fsync's log blocks and superblocks.
+                let meta = if d == 0 { log * 32768 } else { 0 } + log * 4096;
+                w - meta
+            })
+            .collect::<Vec<u64>>()
+    };
+    let buffered = bytes(0);
+    assert_eq!(buffered, bytes(1));
+    assert_eq!(
+        buffered.iter().sum::<u64>(),
+        12 * 1024 + 3 * 1024 * 1024 * 1024
+    );
+    assert!(buffered.iter().all(|&b| b > 0), "{buffered:?}");
 }
 
 #[test]
@@ -243,6 +313,14 @@ fn fsync_on_a_volume_writes_the_log_tree_and_every_device_superblock() {
     assert_eq!(dev(0, "write_bytes"), f * (2 * 16384 + 4096));
     assert_eq!(dev(1, "write_bytes"), f * (32 * 1024 + 4096));
     assert!(dev(0, "flushes") >= f && dev(1, "flushes") >= f);
+    // A final fsync with nothing written since the last one logs nothing
+    // (`skip_inode_logging`).
+    let mut again = s.clone();
+    for j in &mut again.jobs {
+        j.end_fsync = true;
+    }
+    let out = run_as(&again, "alloc=ssd-metadata");
+    assert_eq!(out.extra["volume"]["log_syncs"], u64::from(files));
 }
 
 #[test]

@@ -187,47 +187,138 @@ pub fn runs_delta_on_writeback(left: bool, right: bool) -> i64 {
 ///   ref) and, per page, the drop of what it replaced. A page never COWed
 ///   before drops a ref of its preallocated extent (merged like the adds);
 ///   a page COWed before drops its own 4 KiB extent (a head and a ref).
+/// * Inserting the file-extent and checksum items COWs a leaf of the fs
+///   tree and of the csum tree, the first time each leaf is touched in a
+///   transaction. A COWed tree block queues two delayed refs of its own:
+///   the new block's (`btrfs_alloc_tree_block`) and the old block's drop
+///   (`btrfs_free_tree_block`), two heads. Leaves are found by position:
+///   the file's extent items (one per preallocated extent, two more per
+///   split) over [`FS_ITEMS_PER_LEAF`], checksums of first writes by file
+///   position and those of COWed data in allocation order over
+///   [`CSUM_ITEMS_PER_LEAF`]. Interior nodes are not counted.
 #[derive(Clone, Debug, Default)]
 pub struct ExtentRefs {
     /// Per file and preallocated extent: the epoch of its last head.
     prealloc_head_epoch: Vec<Vec<u64>>,
     /// Per file: pages COWed at least once.
     cowed: Vec<Option<crate::cache::bits::Bits>>,
+    /// Per file: file-extent items.
+    fs_items: Vec<u64>,
+    /// Per file: pages written at least once (their checksums by file
+    /// position).
+    first_written: Vec<u64>,
+    /// Per file and fs-tree leaf: the transaction that last COWed it.
+    fs_leaf_txn: Vec<Vec<u64>>,
+    /// Per file and csum leaf of first writes: the transaction that last
+    /// COWed it.
+    csum_leaf_txn: Vec<Vec<u64>>,
+    /// Checksums of COWed data so far (allocation order).
+    cow_csums: u64,
+    /// Per csum leaf of COWed data: the transaction that last COWed it.
+    cow_csum_leaf_txn: Vec<u64>,
+    /// Tree blocks COWed (each queued two heads).
+    pub tree_cows: u64,
+}
+
+/// An ordered extent: pages `[first, first + count)` of `file`, which has
+/// `pages` pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OrderedSpan {
+    /// File id.
+    pub file: u32,
+    /// The file's pages.
+    pub pages: u32,
+    /// First page.
+    pub first: u32,
+    /// Pages.
+    pub count: u32,
+}
+
+/// File-extent items in a 16 KiB leaf: 25 bytes of item header and 53 of
+/// `btrfs_file_extent_item`, leaves three quarters full *(assumed)*.
+pub const FS_ITEMS_PER_LEAF: u64 = (16_384 - 101) * 3 / 4 / 78;
+/// Checksum items of one 4 KiB block each (random writes do not merge
+/// them): 25 bytes of header and 4 of crc32c, leaves three quarters full
+/// *(assumed)*.
+pub const CSUM_ITEMS_PER_LEAF: u64 = (16_384 - 101) * 3 / 4 / 29;
+
+/// Marks `leaf` COWed in `txn`; true the first time in that transaction.
+fn cow_leaf(leaves: &mut Vec<u64>, leaf: usize, txn: u64) -> bool {
+    if leaves.len() <= leaf {
+        leaves.resize(leaf + 1, u64::MAX);
+    }
+    let first = leaves[leaf] != txn;
+    leaves[leaf] = txn;
+    first
 }
 
 impl ExtentRefs {
-    /// Tracking for `files` files.
-    pub fn new(files: usize) -> ExtentRefs {
+    /// Tracking for `files` files of `pages[i]` pages, each starting as
+    /// preallocated extents of at most [`PREALLOC_EXTENT_BYTES`].
+    pub fn new(pages: &[u32]) -> ExtentRefs {
+        let files = pages.len();
         ExtentRefs {
             prealloc_head_epoch: vec![Vec::new(); files],
             cowed: vec![None; files],
+            fs_items: pages
+                .iter()
+                .map(|&p| (u64::from(p) * crate::fs::PAGE).div_ceil(PREALLOC_EXTENT_BYTES))
+                .collect(),
+            first_written: vec![0; files],
+            fs_leaf_txn: vec![Vec::new(); files],
+            csum_leaf_txn: vec![Vec::new(); files],
+            cow_csums: 0,
+            cow_csum_leaf_txn: Vec::new(),
+            tree_cows: 0,
         }
     }
 
-    /// The refs of the ordered extent over pages `[first, first + count)`
-    /// of `file` finishing in epoch `epoch`. `written` holds the pages
-    /// written since preallocation (`None`: the file was written out when
-    /// laid out, so every write is a rewrite); it is updated.
+    /// A tree block COWed: its two delayed refs.
+    fn tree_cow(&mut self, batch: &mut iolab_flush::RefBatch) {
+        self.tree_cows += 1;
+        batch.new_heads += 2;
+        batch.refs += 2;
+    }
+
+    /// The refs of the ordered extent `span` finishing in transaction
+    /// `txn` and ref epoch `epoch`.
+    /// `written` holds the pages written since preallocation (`None`: the
+    /// file was written out when laid out, so every write is a rewrite);
+    /// it is updated.
     pub fn on_ordered(
         &mut self,
-        file: u32,
-        pages: u32,
-        first: u32,
-        count: u32,
+        span: OrderedSpan,
         written: Option<&mut crate::cache::bits::Bits>,
+        txn: u64,
         epoch: u64,
     ) -> iolab_flush::RefBatch {
+        let OrderedSpan {
+            file,
+            pages,
+            first,
+            count,
+        } = span;
         let mut batch = iolab_flush::RefBatch::default();
         let f = file as usize;
         let mut rewrites = 0u64;
+        let mut first_writes = 0u64;
         let mut prealloc_touched = false;
         let mut written = written;
+        // The leaves holding the extent's items before it is inserted.
+        let fs_leaf =
+            u64::from(first) * self.fs_items[f] / u64::from(pages.max(1)) / FS_ITEMS_PER_LEAF;
+        let csum_leaf = u64::from(first) * self.first_written[f].max(1)
+            / u64::from(pages.max(1))
+            / CSUM_ITEMS_PER_LEAF;
+        let mut split_items = 0u64;
         for p in first..first + count {
             let before = match written.as_deref_mut() {
                 Some(bits) => bits.set(p),
                 None => true,
             };
             if !before {
+                first_writes += 1;
+                split_items += 2;
                 if !prealloc_touched {
                     prealloc_touched = true;
                     self.prealloc_ref(f, p, epoch, &mut batch);
@@ -242,6 +333,7 @@ impl ExtentRefs {
                 batch.new_heads += 1;
                 batch.refs += 1;
             } else {
+                split_items += 2;
                 self.prealloc_ref(f, p, epoch, &mut batch);
             }
         }
@@ -250,6 +342,28 @@ impl ExtentRefs {
             batch.new_heads += 1;
             batch.refs += 1;
         }
+        // Tree COWs: the fs-tree leaf of the file-extent items; the csum
+        // leaf of the new checksums (first writes by file position, COWed
+        // data in allocation order); a rewrite also deletes the old
+        // checksums from their leaf.
+        if cow_leaf(&mut self.fs_leaf_txn[f], fs_leaf as usize, txn) {
+            self.tree_cow(&mut batch);
+        }
+        if first_writes > 0 && cow_leaf(&mut self.csum_leaf_txn[f], csum_leaf as usize, txn) {
+            self.tree_cow(&mut batch);
+        }
+        if rewrites > 0 {
+            let leaf = (self.cow_csums / CSUM_ITEMS_PER_LEAF) as usize;
+            self.cow_csums += rewrites;
+            if cow_leaf(&mut self.cow_csum_leaf_txn, leaf, txn) {
+                self.tree_cow(&mut batch);
+            }
+            if cow_leaf(&mut self.csum_leaf_txn[f], csum_leaf as usize, txn) {
+                self.tree_cow(&mut batch);
+            }
+        }
+        self.fs_items[f] += split_items;
+        self.first_written[f] += first_writes;
         batch
     }
 
@@ -341,11 +455,21 @@ mod tests {
         use crate::cache::bits::Bits;
         let pages = (2 * PREALLOC_EXTENT_BYTES / crate::fs::PAGE) as u32;
         let per_ext = pages / 2;
-        let mut refs = ExtentRefs::new(1);
+        let mut refs = ExtentRefs::new(&[pages]);
         let mut written = Bits::new(u64::from(pages));
-        let b = |refs: &mut ExtentRefs, w: &mut Bits, p: u32, n: u32, txn: u64| {
-            let r = refs.on_ordered(0, pages, p, n, Some(w), txn);
-            (r.new_heads, r.refs)
+        // Data refs only: the tree-block COW heads are taken out (each
+        // COW adds two) and checked below.
+        let b = |refs: &mut ExtentRefs, w: &mut Bits, p: u32, n: u32, epoch: u64| {
+            let cows = refs.tree_cows;
+            let span = OrderedSpan {
+                file: 0,
+                pages,
+                first: p,
+                count: n,
+            };
+            let r = refs.on_ordered(span, Some(w), 1, epoch);
+            let c = refs.tree_cows - cows;
+            (r.new_heads - 2 * c, r.refs - 2 * c)
         };
         // First writes into extent 0: one head and ref node, then merged.
         assert_eq!(b(&mut refs, &mut written, 10, 1, 1), (1, 1));
@@ -363,9 +487,52 @@ mod tests {
         // only the new extent.
         assert_eq!(b(&mut refs, &mut written, 20, 2, 2), (1, 1));
         // A file written out at layout: every write is a rewrite.
-        let mut refs = ExtentRefs::new(1);
-        let r = refs.on_ordered(0, pages, 5, 1, None, 1);
-        assert_eq!((r.new_heads, r.refs), (2, 2));
+        let mut refs = ExtentRefs::new(&[pages]);
+        let span = OrderedSpan {
+            file: 0,
+            pages,
+            first: 5,
+            count: 1,
+        };
+        let r = refs.on_ordered(span, None, 1, 1);
+        // New extent + drop (merged into extent 0's new head), and the
+        // fs leaf, the COWed-data csum leaf and the old csum leaf: 3 COWs.
+        assert_eq!(refs.tree_cows, 3);
+        assert_eq!((r.new_heads, r.refs), (2 + 6, 2 + 6));
+    }
+
+    #[test]
+    fn tree_leaves_are_cowed_once_per_transaction() {
+        use crate::cache::bits::Bits;
+        // One preallocated extent of 32 MiB: one file-extent item.
+        let pages = 8192;
+        let mut refs = ExtentRefs::new(&[pages]);
+        let mut w = Bits::new(u64::from(pages));
+        let cows = |refs: &mut ExtentRefs, w: &mut Bits, p: u32, txn: u64| {
+            let before = refs.tree_cows;
+            let span = OrderedSpan {
+                file: 0,
+                pages,
+                first: p,
+                count: 1,
+            };
+            let _ = refs.on_ordered(span, Some(w), txn, 0);
+            refs.tree_cows - before
+        };
+        // First write: the fs leaf and the csum leaf.
+        assert_eq!(cows(&mut refs, &mut w, 100, 1), 2);
+        // Same transaction, another page: both leaves already COWed.
+        assert_eq!(cows(&mut refs, &mut w, 4000, 1), 0);
+        // Next transaction: COWed again.
+        assert_eq!(cows(&mut refs, &mut w, 4001, 2), 2);
+        // Splits add items: after enough first writes the file's items
+        // span several fs leaves, and a far page lands in another leaf.
+        for p in 0..(FS_ITEMS_PER_LEAF as u32 * 2) {
+            let _ = cows(&mut refs, &mut w, 5000 + p, 2);
+        }
+        assert!(cows(&mut refs, &mut w, pages - 1, 2) >= 1);
+        assert_eq!(FS_ITEMS_PER_LEAF, 156);
+        assert_eq!(CSUM_ITEMS_PER_LEAF, 421);
     }
 
     #[test]

@@ -60,6 +60,11 @@ pub struct FsFile {
     pub parked_head: u32,
     /// Last timestamp update logged (coarse clock, see `world::job`).
     pub mtime: u64,
+    /// `write()`s so far, and how many of them a volume's fsync has
+    /// logged (btrfs skips the log and the superblocks when nothing
+    /// changed since: `skip_inode_logging`).
+    pub write_seq: u64,
+    pub logged_write_seq: u64,
 }
 
 /// A file's extents: one, or two when it had to go around the log.
@@ -240,6 +245,8 @@ pub fn new_file(name: &str, dev: u16, place: Placement, size: u64, prep: Prep) -
         reads: Vec::new(),
         parked_head: NIL,
         mtime: 0,
+        write_seq: 0,
+        logged_write_seq: 0,
     }
 }
 

@@ -135,6 +135,24 @@ pub struct Raid {
     pub log_syncs: u64,
 }
 
+/// mkfs's placement: the first device only (btrfs-progs creates the
+/// initial chunks before it adds the other devices).
+struct FirstDevice;
+
+impl ChunkAllocator for FirstDevice {
+    fn name(&self) -> &'static str {
+        "mkfs"
+    }
+
+    fn select(
+        &self,
+        _req: &iolab_tiering::SelectRequest,
+        cands: &mut Vec<iolab_tiering::Candidate>,
+    ) {
+        cands.retain(|c| c.devid == 1);
+    }
+}
+
 /// The chunk map entry of an allocated chunk.
 fn map_chunk(c: &Chunk) -> MapChunk {
     debug_assert!(c.stripes.len() <= MAX_COPIES);
@@ -163,13 +181,16 @@ fn class_of(m: &Member) -> DeviceClass {
 
 impl Raid {
     /// Makes the filesystem: a system and a metadata chunk, then data
-    /// chunks of `profile` over `members` until they are full, each placed
-    /// by `alloc`; reads go through `policy`.
+    /// chunks of `profile` over `members` until they are full, placed as
+    /// mkfs and then the mount's allocator `alloc` place them (`balanced`:
+    /// all by `alloc`, as after a full balance); reads go through
+    /// `policy`.
     pub fn build(
         profile: Profile,
         members: &[Member],
         policy: ReadPolicyImpl,
         alloc: AllocPolicy,
+        balanced: bool,
     ) -> Result<Raid, RaidError> {
         match profile {
             Profile::Single
@@ -195,11 +216,21 @@ impl Raid {
             .collect();
         let mut vol = TierVolume::new(VolumeParams::default(), devices)
             .map_err(|e| RaidError::Devices(e.to_string()))?;
-        // mkfs: the system chunk, then the first metadata chunk (btrfs-progs
-        // makes both before any data chunk), through the same allocator the
-        // kernel would use *(assumed: mkfs places them as the kernel does)*.
+        // mkfs: btrfs-progs makes the system, metadata and first data
+        // chunks on the first device named, before it adds the others
+        // (`create_metadata_block_groups`, `create_data_block_groups`); with
+        // single profiles they stay there. Mirrored profiles replace them
+        // with chunks the allocator places. `balanced`: as after `btrfs
+        // balance start`, which relocates every chunk by the mount's
+        // allocator.
+        let first_device = profile == Profile::Single && !balanced;
         let mut mkfs = |kind: ChunkType, name: &'static str| {
-            vol.alloc_chunk(&alloc, kind, profile)
+            let placed = if first_device {
+                vol.alloc_chunk(&FirstDevice, kind, profile)
+            } else {
+                vol.alloc_chunk(&alloc, kind, profile)
+            };
+            placed
                 .map(|c| map_chunk(&c))
                 .map_err(|e| RaidError::NoChunk {
                     profile: profile.name(),
@@ -210,6 +241,9 @@ impl Raid {
         let system = mkfs(ChunkType::System, "system")?;
         let metadata = mkfs(ChunkType::Metadata, "metadata")?;
         let mut chunks = Vec::new();
+        if first_device {
+            chunks.push(mkfs(ChunkType::Data, "data")?);
+        }
         loop {
             match vol.alloc_chunk(&alloc, ChunkType::Data, profile) {
                 Ok(c) => chunks.push(map_chunk(&c)),
@@ -383,6 +417,7 @@ mod tests {
             &[nvme(), nvme()],
             ReadPolicyImpl::Pid(Pid),
             AllocPolicy::default(),
+            false,
         )
         .unwrap();
         // 100 GiB devices: 10 GiB data chunks above a 50 GiB filesystem.
@@ -403,6 +438,7 @@ mod tests {
             &[nvme(), nvme()],
             ReadPolicyImpl::Pid(Pid),
             AllocPolicy::default(),
+            false,
         )
         .unwrap();
         let c = *r.map(0).unwrap().0;
@@ -412,6 +448,48 @@ mod tests {
             .collect();
         assert_eq!(picks, vec![0, 1, 0, 1]);
         assert_eq!(r.choices, 4);
+    }
+
+    #[test]
+    fn mkfs_puts_the_first_chunks_on_the_first_device() {
+        let ssd = Member {
+            capacity: 20 * GIB,
+            rotational: false,
+            queue_depth: 32,
+            hint: iolab_tiering::AllocHint::default(),
+        };
+        let hdd = Member {
+            rotational: true,
+            capacity: 230 * GIB,
+            ..ssd
+        };
+        // Unbalanced, single: system, metadata and the first data chunk
+        // on the device named first, whatever the allocator; the next data
+        // chunk by the allocator (stock: the HDD, most free space).
+        let r = Raid::build(
+            Profile::Single,
+            &[ssd, hdd],
+            ReadPolicyImpl::Pid(Pid),
+            AllocPolicy::default(),
+            false,
+        )
+        .unwrap();
+        let (system, meta) = r.mkfs_chunks();
+        assert_eq!((system.stripes[0].0, meta.stripes[0].0), (0, 0));
+        let first = *r.map(0).unwrap().0;
+        assert_eq!(first.stripes[0].0, 0);
+        assert_eq!(r.map(first.len).unwrap().0.stripes[0].0, 1);
+        // Named the other way round, the HDD holds them.
+        let r = Raid::build(
+            Profile::Single,
+            &[hdd, ssd],
+            ReadPolicyImpl::Pid(Pid),
+            AllocPolicy::default(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(r.mkfs_chunks().1.stripes[0].0, 0);
+        assert_eq!(r.map(0).unwrap().0.stripes[0].0, 0);
     }
 
     #[test]
@@ -433,7 +511,14 @@ mod tests {
             else {
                 panic!("{alloc} is an allocator");
             };
-            Raid::build(Profile::Single, &[ssd, hdd], ReadPolicyImpl::Pid(Pid), a).unwrap()
+            Raid::build(
+                Profile::Single,
+                &[ssd, hdd],
+                ReadPolicyImpl::Pid(Pid),
+                a,
+                true,
+            )
+            .unwrap()
         };
         // Stock: the device with the most unallocated space (the HDD) gets
         // the metadata chunk and the first data chunks.
@@ -473,7 +558,7 @@ mod tests {
                 hint: hdd_hint,
                 ..hdd
             };
-            Raid::build(Profile::Single, &[s, h], ReadPolicyImpl::Pid(Pid), a).unwrap()
+            Raid::build(Profile::Single, &[s, h], ReadPolicyImpl::Pid(Pid), a, true).unwrap()
         };
         use iolab_tiering::AllocHint::{DataOnly, DataPreferred, MetadataOnly};
         let r = hinted(MetadataOnly, DataOnly);
@@ -491,6 +576,7 @@ mod tests {
             &[nvme(), nvme()],
             ReadPolicyImpl::Pid(Pid),
             AllocPolicy::default(),
+            false,
         )
         .unwrap_err();
         assert!(e.to_string().contains("'raid0'"), "{e}");

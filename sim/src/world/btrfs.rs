@@ -24,8 +24,8 @@ use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
 use crate::fs::btrfs::{
-    ExtentRefs, FINISH_CPU_NS, InodeRsv, RsvRule, RsvScheme, SAMPLE_NS, runs_delta_on_dirty,
-    runs_delta_on_writeback,
+    ExtentRefs, FINISH_CPU_NS, InodeRsv, OrderedSpan, RsvRule, RsvScheme, SAMPLE_NS,
+    runs_delta_on_dirty, runs_delta_on_writeback,
 };
 use crate::time::Ns;
 
@@ -154,13 +154,13 @@ pub(crate) struct BtrfsState {
 }
 
 impl BtrfsState {
-    /// A fresh state: `files` inodes, `ctxs` writer contexts, `workers`
+    /// A fresh state: one inode per file of `file_pages[i]` pages, `ctxs` writer contexts, `workers`
     /// endio workers, writes reserving by `scheme`, tree blocks written
     /// into `meta_area` (offset, len).
     pub(crate) fn new(
         model: FlushModel,
         policy_name: String,
-        files: usize,
+        file_pages: &[u32],
         ctxs: usize,
         workers: u32,
         scheme: RsvScheme,
@@ -176,8 +176,8 @@ impl BtrfsState {
             model,
             policy_name,
             rule,
-            inodes: vec![InodeRsv::default(); files],
-            refs: ExtentRefs::new(files),
+            inodes: vec![InodeRsv::default(); file_pages.len()],
+            refs: ExtentRefs::new(file_pages),
             ordered: VecDeque::with_capacity(256),
             workers: vec![Worker::Idle; workers as usize],
             timer: None,
@@ -366,18 +366,24 @@ impl<P: Policy> World<P> {
 
     /// Queue the refs of ordered extent `oe` on handle `h` and end it.
     fn btrfs_oe_refs(&mut self, now: Ns, w: u32, h: HandleId, oe: Ordered) {
+        let txn = self
+            .btrfs
+            .as_ref()
+            .and_then(|fs| fs.model.snapshot().txn)
+            .map_or(0, |(id, _)| id);
         let f = &mut self.files[oe.file as usize];
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
-        let batch = fs.refs.on_ordered(
-            oe.file,
-            f.pages,
-            oe.first,
-            oe.count,
-            f.written.as_mut(),
-            fs.ref_batches,
-        );
+        let span = OrderedSpan {
+            file: oe.file,
+            pages: f.pages,
+            first: oe.first,
+            count: oe.count,
+        };
+        let batch = fs
+            .refs
+            .on_ordered(span, f.written.as_mut(), txn, fs.ref_batches);
         let _ = fs.model.on_refs_added(now, h, batch);
         match fs.model.on_handle_end(now, h, false) {
             Ok(End::Wait(h)) => {
@@ -888,6 +894,7 @@ impl<P: Policy> World<P> {
                 / 1e6,
             "commit_meta_bytes": fs.stats.commit_meta_bytes,
             "refs_run": fs.stats.refs_run,
+            "tree_cows": fs.refs.tree_cows,
             "refs_run_by": {
                 "ref_worker": fs.stats.refs_by_actor[0],
                 "reclaim": fs.stats.refs_by_actor[1],
@@ -898,6 +905,9 @@ impl<P: Policy> World<P> {
             "ordered_extents": fs.stats.ordered_done,
             "handle_waits": fs.stats.handle_waits,
             "final": {
+                "total": s.space.total,
+                "unallocated": s.space.unallocated,
+                "pinned": s.space.pinned,
                 "may_use": s.space.may_use,
                 "delayed_refs_size": s.delayed_refs.size,
                 "delayed_refs_reserved": s.delayed_refs.reserved,

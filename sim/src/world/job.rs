@@ -80,6 +80,9 @@ pub(crate) struct Ctx {
     pub op: OpKind,
     pub op_start: Ns,
     pub queue: VecDeque<(Bio, bool)>,
+    /// A volume fsync's superblock writes, issued once its log blocks are
+    /// on the device.
+    pub after_log: VecDeque<(Bio, bool)>,
     /// fsync: file, writeback cursor, passes done.
     pub sync_file: u32,
     pub sync_cursor: u32,
@@ -568,6 +571,12 @@ impl<P: Policy> World<P> {
                 }
             }
             Phase::SyncWait => self.sync_after_writeback(now, c),
+            Phase::SyncLogWait if !ctx.after_log.is_empty() => {
+                // The log blocks are down: now the superblocks.
+                std::mem::swap(&mut ctx.queue, &mut ctx.after_log);
+                ctx.phase = Phase::SyncLog;
+                self.ctx_pump(now, c);
+            }
             Phase::SyncLogWait => self.op_complete(now, c),
             // Still submitting: ctx_submitted will see pending == 0.
             _ => {}
@@ -697,6 +706,7 @@ impl<P: Policy> World<P> {
     pub(crate) fn note_mtime(&mut self, now: Ns, file: u32) {
         const TICK: Ns = 4_000_000;
         let f = &mut self.files[file as usize];
+        f.write_seq += 1;
         if f.mtime == 0 || now >= f.mtime + TICK {
             f.mtime = now.max(1);
             self.log_timestamp(file);
@@ -715,6 +725,7 @@ impl Ctx {
             op: OpKind::None,
             op_start: 0,
             queue: VecDeque::with_capacity(8),
+            after_log: VecDeque::new(),
             sync_file: 0,
             sync_cursor: 0,
             sync_passes: 0,

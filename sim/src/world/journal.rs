@@ -170,7 +170,9 @@ impl<P: Policy> World<P> {
             self.jn.seq_waiters.push((target, c));
         } else if self.raid.is_some() {
             let cgroup = self.jobs[j as usize].plan.cgroup;
-            self.volume_log_sync(origin, cgroup, &mut bios);
+            let mut supers = std::mem::take(&mut self.ctxs[c as usize].after_log);
+            self.volume_log_sync(file, origin, cgroup, &mut bios, &mut supers);
+            self.ctxs[c as usize].after_log = supers;
         } else if self.devs[0].dev.write_cache() {
             // Nothing to force: flush the cache for the data (F1.2 iii).
             self.journal.stats.bare_flushes += 1;
@@ -197,11 +199,26 @@ impl<P: Policy> World<P> {
         self.ctx_pump(now, c);
     }
 
-    /// btrfs's fsync on a volume (fidelity F3.2), after the file's data:
-    /// the log-tree blocks to every copy of the metadata chunk, then
-    /// `write_all_supers`: a FLUSH and a FUA superblock write on every
-    /// device (one PREFLUSH + FUA bio each; the flush sequencer splits it).
-    fn volume_log_sync(&mut self, origin: Origin, cgroup: u16, bios: &mut VecDeque<(Bio, bool)>) {
+    /// btrfs's fsync of `file` on a volume (fidelity F3.2), after the
+    /// file's data: the log-tree blocks to every copy of the metadata
+    /// chunk (into `bios`), then, once they are down, `write_all_supers`:
+    /// a FLUSH and a FUA superblock write on every device (into `supers`,
+    /// one PREFLUSH + FUA bio each; the flush sequencer splits it). Nothing
+    /// is written when no `write()` changed the file since its last log
+    /// (`skip_inode_logging`).
+    fn volume_log_sync(
+        &mut self,
+        file: u32,
+        origin: Origin,
+        cgroup: u16,
+        bios: &mut VecDeque<(Bio, bool)>,
+        supers: &mut VecDeque<(Bio, bool)>,
+    ) {
+        let f = &mut self.files[file as usize];
+        if f.write_seq == f.logged_write_seq {
+            return;
+        }
+        f.logged_write_seq = f.write_seq;
         let Some(raid) = self.raid.as_mut() else {
             return;
         };
@@ -222,7 +239,7 @@ impl<P: Policy> World<P> {
             ));
         }
         for dev in 0..raid.member_count() as u16 {
-            bios.push_back((
+            supers.push_back((
                 Bio {
                     op: Op::Write,
                     flags: Flags::SYNC
