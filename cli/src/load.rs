@@ -109,6 +109,7 @@ pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
         devices,
         hints,
         balanced: false,
+        pid_split: None,
     })
 }
 
@@ -129,6 +130,22 @@ fn alloc_hint(text: &str) -> Result<AllocHint, Failure> {
                  metadata-preferred, metadata-only, data-only, none)"
         ))
     })
+}
+
+/// `--pid-split EVEN/ODD`: how many job processes get even and odd pids.
+pub fn pid_split(text: &str) -> Result<(u32, u32), Failure> {
+    let bad = || {
+        Failure::input(format!(
+            "--pid-split: '{text}' is not EVEN/ODD (e.g. 3/1: three processes with even pids, one odd)"
+        ))
+    };
+    let (e, o) = text.split_once('/').ok_or_else(bad)?;
+    let e: u32 = e.trim().parse().map_err(|_| bad())?;
+    let o: u32 = o.trim().parse().map_err(|_| bad())?;
+    if e.checked_add(o).is_none_or(|n| n == 0 || n > 65_536) {
+        return Err(bad());
+    }
+    Ok((e, o))
 }
 
 /// `--memory`: a size with fio's suffixes (k, m, g, t; base 1024).

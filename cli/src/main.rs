@@ -87,6 +87,11 @@ struct Common {
     /// mkfs's first chunks on the device named first).
     #[arg(long, requires = "volume")]
     balance: bool,
+    /// pids of the job processes by parity, EVEN/ODD (e.g. 3/1): the first
+    /// EVEN processes get even pids, the rest odd ones, which decides the
+    /// copy read=pid reads (fio's clones have consecutive pids).
+    #[arg(long, value_name = "EVEN/ODD", requires = "volume")]
+    pid_split: Option<String>,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
     #[arg(long, default_value = "4g")]
     memory: String,
@@ -318,6 +323,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
     let mut volume = c.volume.as_deref().map(load::volume).transpose()?;
     if let Some(v) = volume.as_mut() {
         v.balanced = c.balance;
+        v.pid_split = c.pid_split.as_deref().map(load::pid_split).transpose()?;
     }
     let device = match (&c.device, &volume) {
         (Some(d), _) => load::device(d)?,

@@ -398,6 +398,10 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
             vec!["--device", "nvme", "--policy", "alloc=ssd-metadata"],
             "give a --volume",
         ),
+        (
+            vec!["--volume", "raid1:nvme,nvme", "--pid-split", "3-1"],
+            "--pid-split: '3-1' is not EVEN/ODD",
+        ),
     ] {
         let mut a = vec!["run", job];
         a.extend(args);

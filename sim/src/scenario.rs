@@ -84,6 +84,11 @@ pub struct VolumeSpec {
     /// balance`; otherwise a single volume keeps mkfs's first chunks on
     /// the device named first.
     pub balanced: bool,
+    /// The parity split of the job processes' pids (fidelity F4.1):
+    /// `(even, odd)`, the first `even` processes get even pids and the
+    /// rest odd ones, so `read=pid` sends them to copies 0 and 1. `None`:
+    /// consecutive pids, as fio's clones have.
+    pub pid_split: Option<(u32, u32)>,
 }
 
 /// Errors that stop a run before it starts.
@@ -699,6 +704,17 @@ pub fn run_with<P: Policy>(
         journal_on,
         scenario.scheduler,
     );
+    let mut raid = raid;
+    let split = scenario.volume.as_ref().and_then(|v| v.pid_split);
+    if let (Some(r), Some((even, odd))) = (raid.as_mut(), split) {
+        if (even + odd) as usize != plans.len() {
+            return Err(SimError::Volume(format!(
+                "--pid-split {even}/{odd}: the job file starts {} processes",
+                plans.len()
+            )));
+        }
+        r.set_pid_split(even, odd);
+    }
     world.raid = raid;
     world.cpus = scenario.cpus.max(1);
 

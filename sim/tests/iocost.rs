@@ -272,6 +272,7 @@ fn iocost_is_refused_on_a_multi_device_volume() {
             .collect(),
         hints: Vec::new(),
         balanced: false,
+        pid_split: None,
     });
     let v = parse_variant("iocost").expect("parses");
     match run(&s, &v, &mut |_| {}) {

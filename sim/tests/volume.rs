@@ -21,6 +21,7 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
             .collect(),
         hints: Vec::new(),
         balanced: false,
+        pid_split: None,
     });
     s
 }
@@ -83,6 +84,33 @@ fn raid1_writes_reach_both_copies_and_pid_splits_reads_by_parity() {
     // Four jobs with consecutive pids: two read from each copy.
     let (a, b) = (d[0].0 as f64, d[1].0 as f64);
     assert!((a / (a + b) - 0.5).abs() < 0.05, "reads split {a}/{b}");
+}
+
+#[test]
+fn pid_splits_move_reads_between_copies() {
+    // fidelity F4.1: 2/2, 3/1 and 4/0 parity splits of four processes.
+    let job = "[r]\nfilename=f\nsize=1g\ndirect=1\nrw=randread\nbs=4k\nioengine=libaio\n\
+               iodepth=8\nnumjobs=4\nruntime=1\ntime_based\n";
+    let reads = |split: Option<(u32, u32)>| {
+        let mut s = on_volume(job, Profile::Raid1, &["nvme", "nvme"]);
+        if let Some(v) = s.volume.as_mut() {
+            v.pid_split = split;
+        }
+        let out = run_as(&s, "read=pid");
+        per_device(&out).iter().map(|d| d.0).collect::<Vec<u64>>()
+    };
+    let even = reads(None);
+    let r31 = reads(Some((3, 1)));
+    let r40 = reads(Some((4, 0)));
+    assert!(even[0].abs_diff(even[1]) * 10 < even[0], "{even:?}");
+    assert!(r31[0] > 2 * r31[1] && r31[1] > 0, "{r31:?}");
+    assert_eq!(r40[1], 0, "{r40:?}");
+    // A split that does not add up to the processes is an error.
+    let mut bad = on_volume(job, Profile::Raid1, &["nvme", "nvme"]);
+    if let Some(v) = bad.volume.as_mut() {
+        v.pid_split = Some((2, 1));
+    }
+    assert!(err_of(&bad, "read=pid").contains("4 processes"));
 }
 
 #[test]
@@ -188,6 +216,7 @@ fn dpkg_on(files: u32, devs: &[&str], balanced: bool) -> Scenario {
         devices: devs.iter().map(|d| thread_device(d)).collect(),
         hints: Vec::new(),
         balanced,
+        pid_split: None,
     });
     s
 }

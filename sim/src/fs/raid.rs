@@ -133,6 +133,8 @@ pub struct Raid {
     pub choices: u64,
     /// fsyncs that wrote the log tree and the superblocks.
     pub log_syncs: u64,
+    /// pid of each job process (empty: `PID_BASE + k`).
+    pids: Vec<u32>,
 }
 
 /// mkfs's placement: the first device only (btrfs-progs creates the
@@ -277,6 +279,7 @@ impl Raid {
             mixed,
             choices: 0,
             log_syncs: 0,
+            pids: Vec::new(),
         })
     }
 
@@ -306,6 +309,20 @@ impl Raid {
         m.stripes[..usize::from(m.copies)]
             .iter()
             .map(move |&(dev, physical)| (dev, physical + at, len))
+    }
+
+    /// Gives the first `even` job processes even pids and the next `odd`
+    /// ones odd pids (fidelity F4.1's 2/2, 3/1 and 4/0 runs).
+    pub fn set_pid_split(&mut self, even: u32, odd: u32) {
+        self.pids = (0..even)
+            .map(|k| PID_BASE + 2 * k)
+            .chain((0..odd).map(|k| PID_BASE + 2 * k + 1))
+            .collect();
+    }
+
+    /// pid of job process `k`.
+    pub fn pid_of(&self, k: u32) -> u32 {
+        self.pids.get(k as usize).copied().unwrap_or(PID_BASE + k)
     }
 
     /// Indices of the member devices.
@@ -448,6 +465,12 @@ mod tests {
             .collect();
         assert_eq!(picks, vec![0, 1, 0, 1]);
         assert_eq!(r.choices, 4);
+        // A 3/1 split: three even pids, one odd.
+        r.set_pid_split(3, 1);
+        let picks: Vec<usize> = (0..4)
+            .map(|k| r.choose(&c, |d| parts[usize::from(d)], r.pid_of(k), 0))
+            .collect();
+        assert_eq!(picks, vec![0, 0, 0, 1]);
     }
 
     #[test]

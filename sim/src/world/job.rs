@@ -11,7 +11,7 @@ use super::{Actor, Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
-use crate::fs::raid::{MapChunk, PID_BASE};
+use crate::fs::raid::MapChunk;
 use crate::rng::Stream;
 use crate::stats::{self, JobStats};
 use crate::time::{Ns, SEC};
@@ -481,12 +481,8 @@ impl<P: Policy> World<P> {
             .expect("a mapped chunk implies a multi-device volume");
         let copies = if bio.op == Op::Read {
             let devs = &self.devs;
-            let k = raid.choose(
-                chunk,
-                |d| devs[usize::from(d)].part,
-                PID_BASE + j,
-                j % self.cpus,
-            );
+            let pid = raid.pid_of(j);
+            let k = raid.choose(chunk, |d| devs[usize::from(d)].part, pid, j % self.cpus);
             raid.on_read_submitted(bio.len);
             let dev = chunk.stripes[k].0;
             self.devs[usize::from(dev)].part.mirror_reads += 1;
