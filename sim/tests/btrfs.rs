@@ -4,7 +4,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
-use common::scenario;
+use common::{run_as, scenario, total_ios};
 use iolab_sim::stats::{self, Dir};
 use iolab_sim::{FsKind, RunOutput, Scenario, parse_variant, run};
 
@@ -18,11 +18,6 @@ fn lkp(secs: u32) -> Scenario {
     s
 }
 
-fn run_as(s: &Scenario, variant: &str) -> RunOutput {
-    let v = parse_variant(variant).expect("variant parses");
-    run(s, &v, &mut |_| {}).unwrap_or_else(|e| panic!("seed {}: {variant}: {e}", s.seed))
-}
-
 fn btrfs_u64(out: &RunOutput, key: &str) -> u64 {
     out.extra["btrfs"][key]
         .as_u64()
@@ -32,12 +27,7 @@ fn btrfs_u64(out: &RunOutput, key: &str) -> u64 {
 #[test]
 fn writes_reserve_metadata_and_ordered_extents_queue_refs() {
     let out = run_as(&lkp(2), "flush=on-demand");
-    let writes: u64 = out
-        .report
-        .jobs
-        .iter()
-        .map(|j| j.dir(Dir::Write).total_ios)
-        .sum();
+    let writes = total_ios(&out, Dir::Write);
     assert!(writes > 10_000, "{writes} writes");
     // Every write() reserved (a granted reservation or a ticket).
     assert!(btrfs_u64(&out, "reservations") >= writes);

@@ -5,7 +5,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
-use common::{run_as, scenario};
+use common::{run_as, scenario, total_ios};
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::stats::{self, Dir};
 use iolab_sim::{FsKind, Profile, RunOutput, Scenario, VolumeSpec, parse_variant, run};
@@ -70,12 +70,7 @@ fn raid1_writes_reach_both_copies_and_pid_splits_reads_by_parity() {
     let d = per_device(&out);
     // Every write went to both devices.
     assert_eq!(d[0].1, d[1].1);
-    let writes: u64 = out
-        .report
-        .jobs
-        .iter()
-        .map(|j| j.dir(Dir::Write).total_ios)
-        .sum();
+    let writes = total_ios(&out, Dir::Write);
     assert!(
         d[0].1 >= writes,
         "{} device writes for {writes} job writes",

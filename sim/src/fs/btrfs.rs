@@ -390,17 +390,23 @@ mod tests {
     const U: u64 = 256 * 1024;
     const M: u64 = 128 * 1024;
 
-    #[test]
-    fn reserve_target_follows_outstanding_extents_and_csum_leaves() {
-        let exact = RsvRule {
+    /// The two schemes' rules, refill first.
+    fn rules() -> (RsvRule, RsvRule) {
+        let refill = RsvRule {
             u: U,
             m: M,
-            scheme: RsvScheme::Exact,
-        };
-        let refill = RsvRule {
             scheme: RsvScheme::Refill,
-            ..exact
         };
+        let exact = RsvRule {
+            scheme: RsvScheme::Exact,
+            ..refill
+        };
+        (refill, exact)
+    }
+
+    #[test]
+    fn reserve_target_follows_outstanding_extents_and_csum_leaves() {
+        let (refill, exact) = rules();
         let mut r = InodeRsv::default();
         assert_eq!(exact.target(&r), 0);
         assert_eq!(refill.target(&r), 0);
@@ -421,15 +427,7 @@ mod tests {
 
     #[test]
     fn a_refill_write_reserves_the_difference_and_an_exact_one_the_worst_case() {
-        let refill = RsvRule {
-            u: U,
-            m: M,
-            scheme: RsvScheme::Refill,
-        };
-        let exact = RsvRule {
-            scheme: RsvScheme::Exact,
-            ..refill
-        };
+        let (refill, exact) = rules();
         // An inode with one delalloc run, its reserve full.
         let mut r = InodeRsv {
             runs: 1,

@@ -427,16 +427,36 @@ mod tests {
         }
     }
 
-    #[test]
-    fn raid1_chunks_cover_the_smaller_device_with_two_copies() {
-        let r = Raid::build(
-            Profile::Raid1,
-            &[nvme(), nvme()],
+    /// Baroncelli's 20 GiB SSD and 230 GiB HDD.
+    fn thread_devices() -> (Member, Member) {
+        let ssd = Member {
+            capacity: 20 * GIB,
+            rotational: false,
+            queue_depth: 32,
+            hint: iolab_tiering::AllocHint::default(),
+        };
+        let hdd = Member {
+            capacity: 230 * GIB,
+            rotational: true,
+            ..ssd
+        };
+        (ssd, hdd)
+    }
+
+    /// A volume with the stock allocator, mkfs placement.
+    fn stock(profile: Profile, members: &[Member]) -> Result<Raid, RaidError> {
+        Raid::build(
+            profile,
+            members,
             ReadPolicyImpl::Pid(Pid),
             AllocPolicy::default(),
             false,
         )
-        .unwrap();
+    }
+
+    #[test]
+    fn raid1_chunks_cover_the_smaller_device_with_two_copies() {
+        let r = stock(Profile::Raid1, &[nvme(), nvme()]).unwrap();
         // 100 GiB devices: 10 GiB data chunks above a 50 GiB filesystem.
         assert!(r.chunks() >= 9, "{} chunks", r.chunks());
         assert!(r.capacity() >= 90 * GIB && r.capacity() <= 100 * GIB);
@@ -450,14 +470,7 @@ mod tests {
 
     #[test]
     fn pid_parity_picks_the_copy() {
-        let mut r = Raid::build(
-            Profile::Raid1,
-            &[nvme(), nvme()],
-            ReadPolicyImpl::Pid(Pid),
-            AllocPolicy::default(),
-            false,
-        )
-        .unwrap();
+        let mut r = stock(Profile::Raid1, &[nvme(), nvme()]).unwrap();
         let c = *r.map(0).unwrap().0;
         let parts = [PartStat::default(); 2];
         let picks: Vec<usize> = (0..4)
@@ -475,60 +488,25 @@ mod tests {
 
     #[test]
     fn mkfs_puts_the_first_chunks_on_the_first_device() {
-        let ssd = Member {
-            capacity: 20 * GIB,
-            rotational: false,
-            queue_depth: 32,
-            hint: iolab_tiering::AllocHint::default(),
-        };
-        let hdd = Member {
-            rotational: true,
-            capacity: 230 * GIB,
-            ..ssd
-        };
+        let (ssd, hdd) = thread_devices();
         // Unbalanced, single: system, metadata and the first data chunk
         // on the device named first, whatever the allocator; the next data
         // chunk by the allocator (stock: the HDD, most free space).
-        let r = Raid::build(
-            Profile::Single,
-            &[ssd, hdd],
-            ReadPolicyImpl::Pid(Pid),
-            AllocPolicy::default(),
-            false,
-        )
-        .unwrap();
+        let r = stock(Profile::Single, &[ssd, hdd]).unwrap();
         let (system, meta) = r.mkfs_chunks();
         assert_eq!((system.stripes[0].0, meta.stripes[0].0), (0, 0));
         let first = *r.map(0).unwrap().0;
         assert_eq!(first.stripes[0].0, 0);
         assert_eq!(r.map(first.len).unwrap().0.stripes[0].0, 1);
         // Named the other way round, the HDD holds them.
-        let r = Raid::build(
-            Profile::Single,
-            &[hdd, ssd],
-            ReadPolicyImpl::Pid(Pid),
-            AllocPolicy::default(),
-            false,
-        )
-        .unwrap();
+        let r = stock(Profile::Single, &[hdd, ssd]).unwrap();
         assert_eq!(r.mkfs_chunks().1.stripes[0].0, 0);
         assert_eq!(r.map(0).unwrap().0.stripes[0].0, 0);
     }
 
     #[test]
     fn mkfs_chunks_follow_the_allocator_and_log_blocks_go_round() {
-        let ssd = Member {
-            capacity: 20 * GIB,
-            rotational: false,
-            queue_depth: 32,
-            hint: iolab_tiering::AllocHint::default(),
-        };
-        let hdd = Member {
-            capacity: 230 * GIB,
-            rotational: true,
-            queue_depth: 32,
-            hint: iolab_tiering::AllocHint::default(),
-        };
+        let (ssd, hdd) = thread_devices();
         let build = |alloc: &str| {
             let iolab_tiering::PolicyChoice::Alloc(a) = iolab_tiering::parse_policy(alloc).unwrap()
             else {
@@ -594,14 +572,7 @@ mod tests {
 
     #[test]
     fn striped_profiles_are_refused_by_name() {
-        let e = Raid::build(
-            Profile::Raid0,
-            &[nvme(), nvme()],
-            ReadPolicyImpl::Pid(Pid),
-            AllocPolicy::default(),
-            false,
-        )
-        .unwrap_err();
+        let e = stock(Profile::Raid0, &[nvme(), nvme()]).unwrap_err();
         assert!(e.to_string().contains("'raid0'"), "{e}");
     }
 }

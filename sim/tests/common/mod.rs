@@ -65,6 +65,11 @@ pub fn mean_clat(out: &RunOutput, name: &str, dir: Dir) -> f64 {
 }
 
 /// A number from the `iolab` object by JSON pointer.
+/// IOs done in direction `dir` by all report entries.
+pub fn total_ios(out: &RunOutput, dir: Dir) -> u64 {
+    out.report.jobs.iter().map(|j| j.dir(dir).total_ios).sum()
+}
+
 pub fn extra_u64(out: &RunOutput, pointer: &str) -> u64 {
     out.extra
         .pointer(pointer)
