@@ -707,7 +707,13 @@ pub fn run_with<P: Policy>(
     let mut raid = raid;
     let split = scenario.volume.as_ref().and_then(|v| v.pid_split);
     if let (Some(r), Some((even, odd))) = (raid.as_mut(), split) {
-        if (even + odd) as usize != plans.len() {
+        if r.profile() != iolab_tiering::Profile::Raid1 {
+            return Err(SimError::Volume(format!(
+                "--pid-split: pid parity picks one of two copies; the volume is {}, not raid1",
+                r.profile().name()
+            )));
+        }
+        if u64::from(even) + u64::from(odd) != plans.len() as u64 {
             return Err(SimError::Volume(format!(
                 "--pid-split {even}/{odd}: the job file starts {} processes",
                 plans.len()

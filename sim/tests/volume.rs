@@ -106,6 +106,12 @@ fn pid_splits_move_reads_between_copies() {
         v.pid_split = Some((2, 1));
     }
     assert!(err_of(&bad, "read=pid").contains("4 processes"));
+    // Parity means nothing without two copies to choose from.
+    let mut single = on_volume(job, Profile::Single, &["nvme", "nvme"]);
+    if let Some(v) = single.volume.as_mut() {
+        v.pid_split = Some((2, 2));
+    }
+    assert!(err_of(&single, "read=pid").contains("not raid1"));
 }
 
 #[test]

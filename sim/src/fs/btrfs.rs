@@ -307,35 +307,47 @@ impl ExtentRefs {
         // The leaves holding the extent's items before it is inserted.
         let fs_leaf =
             u64::from(first) * self.fs_items[f] / u64::from(pages.max(1)) / FS_ITEMS_PER_LEAF;
-        let csum_leaf = u64::from(first) * self.first_written[f].max(1)
-            / u64::from(pages.max(1))
-            / CSUM_ITEMS_PER_LEAF;
+        // Checksums by file position: those of the pages written so far
+        // (all of them for a file written out at layout).
+        let csums = match written {
+            Some(_) => self.first_written[f].max(1),
+            None => u64::from(pages),
+        };
+        let csum_leaf = u64::from(first) * csums / u64::from(pages.max(1)) / CSUM_ITEMS_PER_LEAF;
+        // A contiguous run of pages that lands inside one older extent
+        // splits it once: two more file-extent items per run, not per page.
         let mut split_items = 0u64;
+        let mut in_split = false;
         for p in first..first + count {
             let before = match written.as_deref_mut() {
                 Some(bits) => bits.set(p),
                 None => true,
             };
-            if !before {
+            let splits = if !before {
                 first_writes += 1;
-                split_items += 2;
                 if !prealloc_touched {
                     prealloc_touched = true;
                     self.prealloc_ref(f, p, epoch, &mut batch);
                 }
-                continue;
-            }
-            rewrites += 1;
-            let cowed = self.cowed[f]
-                .get_or_insert_with(|| crate::cache::bits::Bits::new(u64::from(pages)));
-            if cowed.set(p) {
-                // Drop of its own earlier 4 KiB extent.
-                batch.new_heads += 1;
-                batch.refs += 1;
+                true
             } else {
+                rewrites += 1;
+                let cowed = self.cowed[f]
+                    .get_or_insert_with(|| crate::cache::bits::Bits::new(u64::from(pages)));
+                if cowed.set(p) {
+                    // Drop of its own earlier 4 KiB extent: replaced whole.
+                    batch.new_heads += 1;
+                    batch.refs += 1;
+                    false
+                } else {
+                    self.prealloc_ref(f, p, epoch, &mut batch);
+                    true
+                }
+            };
+            if splits && !in_split {
                 split_items += 2;
-                self.prealloc_ref(f, p, epoch, &mut batch);
             }
+            in_split = splits;
         }
         if rewrites > 0 {
             // The new extent written by this ordered extent.
@@ -523,12 +535,23 @@ mod tests {
         assert_eq!(cows(&mut refs, &mut w, 4000, 1), 0);
         // Next transaction: COWed again.
         assert_eq!(cows(&mut refs, &mut w, 4001, 2), 2);
-        // Splits add items: after enough first writes the file's items
-        // span several fs leaves, and a far page lands in another leaf.
-        for p in 0..(FS_ITEMS_PER_LEAF as u32 * 2) {
-            let _ = cows(&mut refs, &mut w, 5000 + p, 2);
+        // Splits add items: after enough scattered first writes the
+        // file's items span several fs leaves, and a far page lands in
+        // another leaf.
+        for p in 0..(FS_ITEMS_PER_LEAF as u32) {
+            let _ = cows(&mut refs, &mut w, 5000 + 2 * p, 2);
         }
         assert!(cows(&mut refs, &mut w, pages - 1, 2) >= 1);
+        // A contiguous multi-page extent splits once: two items.
+        let items = refs.fs_items[0];
+        let span = OrderedSpan {
+            file: 0,
+            pages,
+            first: 200,
+            count: 64,
+        };
+        let _ = refs.on_ordered(span, Some(&mut w), 2, 0);
+        assert_eq!(refs.fs_items[0], items + 2);
         assert_eq!(FS_ITEMS_PER_LEAF, 156);
         assert_eq!(CSUM_ITEMS_PER_LEAF, 421);
     }

@@ -225,21 +225,31 @@ impl Raid {
         // with chunks the allocator places. `balanced`: as after `btrfs
         // balance start`, which relocates every chunk by the mount's
         // allocator.
+        // btrfs-progs knows nothing of the mount's allocator variants: its
+        // mirrored chunks are placed like stock.
         let first_device = profile == Profile::Single && !balanced;
-        let mut mkfs = |kind: ChunkType, name: &'static str| {
-            let placed = if first_device {
-                vol.alloc_chunk(&FirstDevice, kind, profile)
-            } else {
-                vol.alloc_chunk(&alloc, kind, profile)
+        let mut mkfs =
+            |kind: ChunkType, name: &'static str| {
+                let placed = if first_device {
+                    vol.alloc_chunk(&FirstDevice, kind, profile)
+                } else if balanced {
+                    vol.alloc_chunk(&alloc, kind, profile)
+                } else {
+                    vol.alloc_chunk(&AllocPolicy::default(), kind, profile)
+                };
+                placed.map(|c| map_chunk(&c)).map_err(|e| RaidError::NoChunk {
+                profile: profile.name(),
+                kind: name,
+                why: if first_device {
+                    format!(
+                        "{e} (mkfs puts its first chunks on the device named first; --balance \
+                         lets the allocator place them)"
+                    )
+                } else {
+                    e.to_string()
+                },
+            })
             };
-            placed
-                .map(|c| map_chunk(&c))
-                .map_err(|e| RaidError::NoChunk {
-                    profile: profile.name(),
-                    kind: name,
-                    why: e.to_string(),
-                })
-        };
         let system = mkfs(ChunkType::System, "system")?;
         let metadata = mkfs(ChunkType::Metadata, "metadata")?;
         let mut chunks = Vec::new();

@@ -454,10 +454,12 @@ impl<P: Policy> World<P> {
     pub(crate) fn start_sync(&mut self, now: Ns, c: u32, file: u32, datasync: bool) {
         let j = self.ctxs[c as usize].job as usize;
         self.jobs[j].sync_busy = true;
+        let seen = self.files[file as usize].write_seq;
         let ctx = &mut self.ctxs[c as usize];
         ctx.op = OpKind::Sync { datasync };
         ctx.op_start = now;
         ctx.sync_file = file;
+        ctx.sync_write_seq = seen;
         ctx.sync_cursor = 0;
         ctx.sync_passes = 0;
         ctx.phase = Phase::SyncWriteback;

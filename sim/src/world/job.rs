@@ -85,6 +85,9 @@ pub(crate) struct Ctx {
     pub after_log: VecDeque<(Bio, bool)>,
     /// fsync: file, writeback cursor, passes done.
     pub sync_file: u32,
+    /// The file's `write_seq` when the fsync started: what it makes
+    /// durable (a write that lands during the fsync is not covered).
+    pub sync_write_seq: u64,
     pub sync_cursor: u32,
     pub sync_passes: u32,
     /// CPU time owed when the current wait ends.
@@ -722,6 +725,7 @@ impl Ctx {
             op_start: 0,
             queue: VecDeque::with_capacity(8),
             after_log: VecDeque::new(),
+            sync_write_seq: 0,
             sync_file: 0,
             sync_cursor: 0,
             sync_passes: 0,

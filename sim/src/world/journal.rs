@@ -171,7 +171,8 @@ impl<P: Policy> World<P> {
         } else if self.raid.is_some() {
             let cgroup = self.jobs[j as usize].plan.cgroup;
             let mut supers = std::mem::take(&mut self.ctxs[c as usize].after_log);
-            self.volume_log_sync(file, origin, cgroup, &mut bios, &mut supers);
+            let seen = self.ctxs[c as usize].sync_write_seq;
+            self.volume_log_sync(file, seen, origin, cgroup, &mut bios, &mut supers);
             self.ctxs[c as usize].after_log = supers;
         } else if self.devs[0].dev.write_cache() {
             // Nothing to force: flush the cache for the data (F1.2 iii).
@@ -199,8 +200,9 @@ impl<P: Policy> World<P> {
         self.ctx_pump(now, c);
     }
 
-    /// btrfs's fsync of `file` on a volume (fidelity F3.2), after the
-    /// file's data: the log-tree blocks to every copy of the metadata
+    /// btrfs's fsync of `file` on a volume (fidelity F3.2), covering its
+    /// writes up to `seen` (its `write_seq` when the fsync began), after
+    /// the file's data: the log-tree blocks to every copy of the metadata
     /// chunk (into `bios`), then, once they are down, `write_all_supers`:
     /// a FLUSH and a FUA superblock write on every device (into `supers`,
     /// one PREFLUSH + FUA bio each; the flush sequencer splits it). Nothing
@@ -209,16 +211,17 @@ impl<P: Policy> World<P> {
     fn volume_log_sync(
         &mut self,
         file: u32,
+        seen: u64,
         origin: Origin,
         cgroup: u16,
         bios: &mut VecDeque<(Bio, bool)>,
         supers: &mut VecDeque<(Bio, bool)>,
     ) {
         let f = &mut self.files[file as usize];
-        if f.write_seq == f.logged_write_seq {
+        if seen <= f.logged_write_seq {
             return;
         }
-        f.logged_write_seq = f.write_seq;
+        f.logged_write_seq = seen;
         let Some(raid) = self.raid.as_mut() else {
             return;
         };
