@@ -261,6 +261,9 @@ fn direct_fsync_on_raid1_logs_to_both_metadata_copies() {
     );
     let out = run_as(&s, "none");
     assert_eq!(out.extra["volume"]["log_syncs"], 100);
+    // `write_all_supers` waits for the log: no superblock went out while
+    // its fsync's log blocks were in flight.
+    assert_eq!(out.extra["volume"]["supers_before_log"], 0);
     let copies = out.extra["volume"]["metadata_chunk"]["copies"]
         .as_array()
         .expect("copies")

@@ -133,6 +133,9 @@ pub struct Raid {
     pub choices: u64,
     /// fsyncs that wrote the log tree and the superblocks.
     pub log_syncs: u64,
+    /// Superblock writes issued while their fsync's log blocks were still
+    /// in flight (0 when the order holds).
+    pub supers_before_log: u64,
     /// pid of each job process (empty: `PID_BASE + k`).
     pids: Vec<u32>,
 }
@@ -289,6 +292,7 @@ impl Raid {
             mixed,
             choices: 0,
             log_syncs: 0,
+            supers_before_log: 0,
             pids: Vec::new(),
         })
     }

@@ -4,7 +4,7 @@
 use super::{Actor, Ev, FLUSH_ITEM, FLUSH_OWNER, NO_TAG, Parked, Sched, WaitNode, World};
 use crate::block::deadline::DDir;
 use crate::block::flush::{self, Next};
-use crate::block::request::{Bio, NIL, Op, Payload, Request};
+use crate::block::request::{Bio, Flags, NIL, Op, Payload, Request};
 use crate::block::{Admit, Policy, QosBio, QosRq, Waiter};
 use crate::device::{DevCmd, DevOp};
 use crate::time::Ns;
@@ -508,6 +508,9 @@ impl<P: Policy> World<P> {
             let c = &mut self.ctxs[node.ctx as usize];
             debug_assert!(c.pending > 0);
             c.pending -= 1;
+            if r.bio.payload == Payload::LogSync && !r.bio.flags.contains(Flags::FUA) {
+                c.log_in_flight -= 1;
+            }
             if c.pending == 0 {
                 self.ctx_io_done(now, node.ctx);
             }

@@ -83,6 +83,8 @@ pub(crate) struct Ctx {
     /// A volume fsync's superblock writes, issued once its log blocks are
     /// on the device.
     pub after_log: VecDeque<(Bio, bool)>,
+    /// Its log-block writes in flight.
+    pub log_in_flight: u32,
     /// fsync: file, writeback cursor, passes done.
     pub sync_file: u32,
     /// The file's `write_seq` when the fsync started: what it makes
@@ -532,6 +534,9 @@ impl<P: Policy> World<P> {
             let Some((bio, wait)) = next else {
                 break;
             };
+            if bio.payload == Payload::LogSync {
+                self.note_log_sync_submit(c, &bio);
+            }
             if !self.submit(now, Actor::Ctx(c), bio, wait) {
                 return;
             }
@@ -725,6 +730,7 @@ impl Ctx {
             op_start: 0,
             queue: VecDeque::with_capacity(8),
             after_log: VecDeque::new(),
+            log_in_flight: 0,
             sync_write_seq: 0,
             sync_file: 0,
             sync_cursor: 0,

@@ -261,6 +261,22 @@ impl<P: Policy> World<P> {
         }
     }
 
+    /// Context `c` submits `bio`, a log block or a superblock of a volume
+    /// fsync: count the log blocks in flight, and any superblock that goes
+    /// out before them (the order `write_all_supers` must keep).
+    pub(crate) fn note_log_sync_submit(&mut self, c: u32, bio: &Bio) {
+        let ctx = &mut self.ctxs[c as usize];
+        if bio.flags.contains(Flags::FUA) {
+            if ctx.log_in_flight > 0
+                && let Some(raid) = self.raid.as_mut()
+            {
+                raid.supers_before_log += 1;
+            }
+        } else {
+            ctx.log_in_flight += 1;
+        }
+    }
+
     /// Background CIL push by the journal actor.
     fn background_push(&mut self, now: Ns) {
         let mut q = std::mem::take(&mut self.jn.queue);

@@ -583,6 +583,7 @@ impl<P: Policy> World<P> {
                 "metadata_chunk": chunk_json(r.mkfs_chunks().1),
                 "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
                 "log_syncs": r.log_syncs,
+                "supers_before_log": r.supers_before_log,
                 "devices": self.devs.iter().map(|d| d.part).collect::<Vec<_>>(),
             })),
             "page_cache": {
