@@ -19,11 +19,11 @@
 mod flush_common;
 
 use flush_common::{
-    KIB, MIB, assert_settled, bytes_or_eintr, flusher, model, pool, pool_with_chunk, reserver,
-    wait_tickets,
+    KIB, MIB, assert_settled, cancellable_reserver, flusher, model, pool, pool_with_chunk,
+    reserver, wait_tickets,
 };
 use iolab_flush::FlushKind;
-use iolab_flush::sync::{Arc, AtomicBool, Ordering, thread};
+use iolab_flush::sync::{Arc, Ordering, thread};
 
 /// §8.1, two reservers and a flusher: A (768 KiB) waits; half the space
 /// comes back, which is not enough for A; B (256 KiB) arrives and would
@@ -80,16 +80,7 @@ fn grant_versus_interrupt() {
     model("grant_versus_interrupt", || {
         let p = pool();
         let held = p.reserve(MIB, FlushKind::FlushAll).expect("fits");
-        let cancel = Arc::new(AtomicBool::new(false));
-        let waiter = {
-            let (p, cancel) = (Arc::clone(&p), Arc::clone(&cancel));
-            thread::spawn(move || {
-                bytes_or_eintr(
-                    p.reserve_cancellable(512 * KIB, FlushKind::FlushAll, &cancel)
-                        .map(|r| r.bytes()),
-                )
-            })
-        };
+        let (waiter, cancel) = cancellable_reserver(&p, 512 * KIB);
         let killer = {
             let (p, cancel) = (Arc::clone(&p), Arc::clone(&cancel));
             thread::spawn(move || {
@@ -114,16 +105,7 @@ fn flusher_grant_versus_interrupt() {
     model("flusher_grant_versus_interrupt", || {
         let p = pool_with_chunk();
         let held = p.reserve(MIB, FlushKind::FlushAll).expect("fits");
-        let cancel = Arc::new(AtomicBool::new(false));
-        let waiter = {
-            let (p, cancel) = (Arc::clone(&p), Arc::clone(&cancel));
-            thread::spawn(move || {
-                bytes_or_eintr(
-                    p.reserve_cancellable(512 * KIB, FlushKind::FlushAll, &cancel)
-                        .map(|r| r.bytes()),
-                )
-            })
-        };
+        let (waiter, cancel) = cancellable_reserver(&p, 512 * KIB);
         let f = flusher(&p, 4);
         cancel.store(true, Ordering::SeqCst);
         p.notify();

@@ -22,9 +22,11 @@
 
 mod flush_common;
 
-use flush_common::{KIB, MIB, assert_settled, bytes_or_eintr, flusher, model, pool, reserver};
+use flush_common::{
+    KIB, MIB, assert_settled, cancellable_reserver, flusher, model, pool, reserver,
+};
 use iolab_flush::FlushKind;
-use iolab_flush::sync::{Arc, AtomicBool, Ordering, thread};
+use iolab_flush::sync::{Arc, Ordering, thread};
 use iolab_verification::check_mutant;
 
 /// The mutant compiled in, if any.
@@ -57,16 +59,7 @@ fn f1_interrupted_ticket_is_removed() {
         model("f1_interrupted_ticket_is_removed", || {
             let p = pool();
             let held = p.reserve(MIB, FlushKind::FlushAll).expect("fits");
-            let cancel = Arc::new(AtomicBool::new(false));
-            let waiter = {
-                let (p, cancel) = (Arc::clone(&p), Arc::clone(&cancel));
-                thread::spawn(move || {
-                    bytes_or_eintr(
-                        p.reserve_cancellable(512 * KIB, FlushKind::FlushAll, &cancel)
-                            .map(|r| r.bytes()),
-                    )
-                })
-            };
+            let (waiter, cancel) = cancellable_reserver(&p, 512 * KIB);
             cancel.store(true, Ordering::SeqCst);
             p.notify();
             drop(held); // may grant the ticket, removed or not

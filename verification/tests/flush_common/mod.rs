@@ -1,7 +1,7 @@
 //! Shared pieces of the loom models of `iolab_flush::Pool`.
 #![allow(dead_code)] // each test file uses a subset
 
-use iolab_flush::sync::{Arc, thread};
+use iolab_flush::sync::{Arc, AtomicBool, thread};
 use iolab_flush::{
     Config, FlushKind, ManualClock, Params, Policy, Pool, PoolError, Preempt, TicketError,
 };
@@ -62,6 +62,23 @@ pub fn reserver(p: &Arc<P>, bytes: u64) -> thread::JoinHandle<u64> {
         Ok(r) => r.bytes(),
         Err(e) => panic!("reserve({bytes}): {e}"),
     })
+}
+
+/// A thread that reserves `bytes` (`FlushAll`) until granted or until
+/// the returned flag is raised (then `notify` the pool), and returns how
+/// many bytes it holds (0 for EINTR).
+pub fn cancellable_reserver(p: &Arc<P>, bytes: u64) -> (thread::JoinHandle<u64>, Arc<AtomicBool>) {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (p, cancel) = (Arc::clone(p), Arc::clone(&cancel));
+        thread::spawn(move || {
+            bytes_or_eintr(
+                p.reserve_cancellable(bytes, FlushKind::FlushAll, &cancel)
+                    .map(|r| r.bytes()),
+            )
+        })
+    };
+    (waiter, cancel)
 }
 
 /// The reclaim worker's thread, bounded: it does at most `max` pieces of
