@@ -183,8 +183,10 @@ fn tokens<'a>(
     Ok(it)
 }
 
-const QOS_KEYS: [&str; 6] = ["rpct", "rlat", "wpct", "wlat", "min", "max"];
-const MODEL_KEYS: [&str; 6] = [
+/// The numeric keys of `io.cost.qos` (besides `enable` and `ctrl`).
+pub const QOS_KEYS: [&str; 6] = ["rpct", "rlat", "wpct", "wlat", "min", "max"];
+/// The parameter keys of `io.cost.model` (besides `ctrl` and `model`).
+pub const MODEL_KEYS: [&str; 6] = [
     "rbps",
     "rseqiops",
     "rrandiops",

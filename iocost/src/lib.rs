@@ -167,7 +167,7 @@ mod vclock;
 mod waitq;
 mod weights;
 
-pub use config::{ConfigError, ConfigFile, ModelLine, QosLine};
+pub use config::{ConfigError, ConfigFile, MODEL_KEYS, ModelLine, QOS_KEYS, QosLine};
 pub use group::GroupId;
 pub use ioc::{Admit, Bio, Device, Done, IoCost, Options, PeriodStats, Release, Variant};
 pub use model::{DirCoefs, Lcoefs, LinearModel, Op, calc_lcoefs};

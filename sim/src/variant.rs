@@ -280,17 +280,11 @@ fn parse_lat(name: &str, value: &str) -> Result<i64, VariantError> {
     Ok(ns / 1_000)
 }
 
-/// `io.cost.qos` keys that are knobs of `iocost`.
-const IOCOST_QOS: [&str; 7] = ["enable", "rpct", "rlat", "wpct", "wlat", "min", "max"];
-/// `io.cost.model` keys that are knobs of `iocost`.
-const IOCOST_MODEL: [&str; 6] = [
-    "rbps",
-    "rseqiops",
-    "rrandiops",
-    "wbps",
-    "wseqiops",
-    "wrandiops",
-];
+/// `io.cost.qos` keys that are knobs of `iocost`: `enable` and the
+/// numeric ones (the `io.cost.model` knobs are `iolab_iocost::MODEL_KEYS`).
+fn is_qos_knob(k: &str) -> bool {
+    k == "enable" || iolab_iocost::QOS_KEYS.contains(&k)
+}
 
 /// The knobs of `iocost` / `iocost-v5.4`: each is one key of the kernel's
 /// `io.cost.qos` (`enable`, `rpct`, `rlat`, `wpct`, `wlat`, `min`, `max`)
@@ -311,7 +305,7 @@ fn parse_iocost<'a>(
     let mut model = String::new();
     for knob in knobs {
         let Some((k, v)) = knob.split_once('=') else {
-            if IOCOST_QOS.contains(&knob) || IOCOST_MODEL.contains(&knob) {
+            if is_qos_knob(knob) || iolab_iocost::MODEL_KEYS.contains(&knob) {
                 return Err(VariantError::BadValue {
                     name: name.to_owned(),
                     knob: knob.to_owned(),
@@ -331,10 +325,10 @@ fn parse_iocost<'a>(
         }
         if k == "enable" {
             enable = v;
-        } else if IOCOST_QOS.contains(&k) {
+        } else if is_qos_knob(k) {
             qos.push(' ');
             qos.push_str(knob);
-        } else if IOCOST_MODEL.contains(&k) {
+        } else if iolab_iocost::MODEL_KEYS.contains(&k) {
             if !model.is_empty() {
                 model.push(' ');
             }
@@ -406,8 +400,13 @@ fn unknown_iocost_knob(name: &str, knob: &str) -> VariantError {
     VariantError::UnknownKnob {
         name: name.to_owned(),
         knob: knob.to_owned(),
-        suggestion: crate::fio::closest(knob, IOCOST_QOS.into_iter().chain(IOCOST_MODEL))
-            .map(str::to_owned),
+        suggestion: crate::fio::closest(
+            knob,
+            std::iter::once("enable")
+                .chain(iolab_iocost::QOS_KEYS)
+                .chain(iolab_iocost::MODEL_KEYS),
+        )
+        .map(str::to_owned),
     }
 }
 
