@@ -24,11 +24,8 @@
 
 mod common;
 
-use common::{
-    assert_quiescent, model, model_min_preemptions, throttle, wait_queued, wait_waiting, write,
-    writer,
-};
-use iolab_verification::check_mutant;
+use common::{assert_quiescent, model, throttle, wait_queued, wait_waiting, write, writer};
+use iolab_verification::{check_mutant, model_min_preemptions};
 use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
 
 /// The mutant compiled in, if any.

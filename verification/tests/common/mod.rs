@@ -59,33 +59,4 @@ pub fn wait_waiting(t: &T, n: u32) {
     }
 }
 
-/// Run a model with loom's settings from the environment
-/// (`LOOM_MAX_PREEMPTIONS`, ...), printing how long it took and how many
-/// interleavings loom explored.
-pub fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
-    model_with(name, loom::model::Builder::new(), f);
-}
-
-/// [`model`] with at least `bound` preemptions, for a scenario whose bug
-/// needs more than the suite's default to show.
-pub fn model_min_preemptions(name: &str, bound: usize, f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.max(bound)));
-    model_with(name, builder, f);
-}
-
-fn model_with(name: &str, builder: loom::model::Builder, f: impl Fn() + Sync + Send + 'static) {
-    // Instrumentation outside the model: a plain std atomic on purpose.
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    let start = std::time::Instant::now();
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f();
-    });
-    eprintln!(
-        "loom model {name}: {} interleavings in {:.2?}",
-        runs.load(std::sync::atomic::Ordering::Relaxed),
-        start.elapsed()
-    );
-}
+pub use iolab_verification::model;

@@ -126,21 +126,4 @@ pub fn assert_settled(p: &P) {
     assert_eq!(s.space.may_use, MIB, "may_use leaked");
 }
 
-/// Run a model with loom's settings from the environment
-/// (`LOOM_MAX_PREEMPTIONS`, ...), printing how long it took and how many
-/// interleavings loom explored.
-pub fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
-    // Instrumentation outside the model: a plain std atomic on purpose.
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = std::sync::Arc::clone(&runs);
-    let start = std::time::Instant::now();
-    loom::model::Builder::new().check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f();
-    });
-    eprintln!(
-        "loom model {name}: {} interleavings in {:.2?}",
-        runs.load(std::sync::atomic::Ordering::Relaxed),
-        start.elapsed()
-    );
-}
+pub use iolab_verification::model;
