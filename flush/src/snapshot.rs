@@ -89,4 +89,15 @@ impl FlushModel {
     pub fn may_use(&self) -> u64 {
         self.space.may_use
     }
+
+    /// The running transaction's id, without building a whole
+    /// [`Snapshot`] (which counts the handle table).
+    pub fn txn_id(&self) -> Option<u64> {
+        self.txn.as_ref().map(|t| t.id)
+    }
+
+    /// Tickets waiting, normal and priority.
+    pub fn tickets_waiting(&self) -> usize {
+        self.tickets.normal.len() + self.tickets.prio.len()
+    }
 }

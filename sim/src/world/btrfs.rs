@@ -369,8 +369,8 @@ impl<P: Policy> World<P> {
         let txn = self
             .btrfs
             .as_ref()
-            .and_then(|fs| fs.model.snapshot().txn)
-            .map_or(0, |(id, _)| id);
+            .and_then(|fs| fs.model.txn_id())
+            .unwrap_or(0);
         let f = &mut self.files[oe.file as usize];
         let Some(fs) = self.btrfs.as_mut() else {
             return;
@@ -676,8 +676,7 @@ impl<P: Policy> World<P> {
         };
         let dj = fs.delalloc_jobs.swap_remove(i);
         debug_assert!(!dj.waiting);
-        let s = fs.model.snapshot();
-        let tickets = s.normal_tickets + s.prio_tickets;
+        let tickets = fs.model.tickets_waiting();
         let more = self.cache.nr_dirty > 0 || fs.oe_outstanding > 0;
         if dj.preempt || tickets == 0 || dj.loops >= DELALLOC_LOOPS || !more {
             let _ = fs.model.on_work_done(now, dj.job);
