@@ -339,7 +339,7 @@ impl Raid {
         self.pids.get(k as usize).copied().unwrap_or(PID_BASE + k)
     }
 
-    /// Indices of the member devices.
+    /// Number of member devices.
     pub fn member_count(&self) -> usize {
         self.members.len()
     }
