@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::{NUM_CLASSES, Variant, Wbt};
+use crate::{NUM_CLASSES, Slots, Variant, Wbt};
 
 /// Request operation, as far as WBT cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -155,38 +155,45 @@ impl TryFrom<usize> for Class {
     }
 }
 
-impl Wbt {
-    /// Classify a bio (kernel: `bio_to_wbt_flags`, spec §5). Empty when
-    /// disabled. In v5 only buffered writes are tracked (no READ bit, no
-    /// discard or swap classes).
-    pub fn classify(&self, op: Op, flags: OpFlags) -> ReqFlags {
-        if !self.enabled() {
-            return ReqFlags::NONE;
-        }
-        let odirect = flags.contains(OpFlags::SYNC | OpFlags::IDLE);
-        match self.variant {
-            Variant::Modern => match op {
-                Op::Read => ReqFlags::READ,
-                Op::Write if odirect => ReqFlags::NONE,
-                Op::Write | Op::Discard => {
-                    let mut f = ReqFlags::TRACKED.0;
-                    if flags.contains(OpFlags::SWAP) {
-                        f |= ReqFlags::SWAP.0;
-                    }
-                    if op == Op::Discard {
-                        f |= ReqFlags::DISCARD.0;
-                    }
-                    ReqFlags(f)
+/// Classify a bio (kernel: `bio_to_wbt_flags`, spec §5) for a variant
+/// that is `enabled` or not: empty when disabled. In v5 only buffered
+/// writes are tracked (no READ bit, no discard or swap classes).
+#[inline]
+pub fn classify_request(variant: Variant, enabled: bool, op: Op, flags: OpFlags) -> ReqFlags {
+    if !enabled {
+        return ReqFlags::NONE;
+    }
+    let odirect = flags.contains(OpFlags::SYNC | OpFlags::IDLE);
+    match variant {
+        Variant::Modern => match op {
+            Op::Read => ReqFlags::READ,
+            Op::Write if odirect => ReqFlags::NONE,
+            Op::Write | Op::Discard => {
+                let mut f = ReqFlags::TRACKED.0;
+                if flags.contains(OpFlags::SWAP) {
+                    f |= ReqFlags::SWAP.0;
                 }
-                Op::WriteZeroes | Op::Flush => ReqFlags::NONE,
-            },
-            // v5 `wbt_should_throttle`: writes that are not O_DIRECT. The
-            // 2016 O_DIRECT test was "SYNC without NOIDLE", which is SYNC|IDLE
-            // in today's flag vocabulary.
-            Variant::V5_2016 => match op {
-                Op::Write if !odirect => ReqFlags::TRACKED,
-                _ => ReqFlags::NONE,
-            },
-        }
+                if op == Op::Discard {
+                    f |= ReqFlags::DISCARD.0;
+                }
+                ReqFlags(f)
+            }
+            Op::WriteZeroes | Op::Flush => ReqFlags::NONE,
+        },
+        // v5 `wbt_should_throttle`: writes that are not O_DIRECT. The 2016
+        // O_DIRECT test was "SYNC without NOIDLE", which is SYNC|IDLE in
+        // today's flag vocabulary.
+        Variant::V5_2016 => match op {
+            Op::Write if !odirect => ReqFlags::TRACKED,
+            _ => ReqFlags::NONE,
+        },
+    }
+}
+
+impl<S: Slots> Wbt<S> {
+    /// Classify a bio with this controller's variant and enable state
+    /// ([`classify_request`]).
+    pub fn classify(&self, op: Op, flags: OpFlags) -> ReqFlags {
+        classify_request(self.variant, self.enabled(), op, flags)
     }
 }

@@ -2,7 +2,7 @@
 //! (kernel: `rq_depth_calc_max_depth`, `calc_wb_limits`) and stepping
 //! (kernel: `scale_up`, `scale_down`, `wbt_update_limits`).
 
-use crate::{DEF_DEPTH, TraceRecord, V5_MAX_DEPTH, Variant, Wbt};
+use crate::{DEF_DEPTH, Slots, TraceRecord, V5_MAX_DEPTH, Variant, Wbt};
 
 /// Maximum depth at `step` for queue depth `qd`, and whether a cap was hit
 /// (kernel: `rq_depth_calc_max_depth`; v5: the `wb_max` line of
@@ -65,7 +65,7 @@ pub enum StepDir {
     Down,
 }
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     fn recompute(&mut self) -> bool {
         let (mut d, cap) = calc_max_depth(self.variant, self.queue_depth, self.step);
         if self.variant == Variant::V5_2016 && self.min_lat_ns == 0 {

@@ -2,7 +2,7 @@
 //! `wbt_issue`, `wbt_requeue`, `wbt_done`, `wbt_cleanup`) and the
 //! dirty-throttle signal.
 
-use crate::{Class, Op, OpFlags, ReqFlags, Variant, Wbt};
+use crate::{Class, Op, OpFlags, ReqFlags, Slots, Variant, Wbt};
 
 /// Outcome of [`Wbt::on_throttle`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct Rq {
     pub flags: ReqFlags,
 }
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     /// A bio is submitted (kernel: `wbt_wait`). Untracked bios go at once
     /// (a read stamps "recent read issue"). A tracked bio goes if its class
     /// has no waiters and is below the live limit; otherwise the core
@@ -45,13 +45,12 @@ impl Wbt {
             }
             return Admit::Go(f);
         };
-        let queue_empty = self.waiting[class.index()] == 0;
-        let may_try = queue_empty || self.variant == Variant::V5_2016;
-        if may_try && self.inc_below(now, class, flags) {
+        let limit = self.admission_limit(now, class, flags);
+        let fifo = self.variant == Variant::Modern;
+        if self.slots.admit_or_wait(class, limit, fifo) {
             self.arm_if_idle(now);
             Admit::Go(f)
         } else {
-            self.waiting[class.index()] += 1;
             Admit::Wait(class)
         }
     }
@@ -62,19 +61,17 @@ impl Wbt {
     /// core's waiter count and holds a slot; give its request
     /// [`ReqFlags::tracked`]`(class)`. Arms the window if none runs.
     pub fn try_admit(&mut self, now: u64, class: Class, flags: OpFlags) -> bool {
-        if !self.inc_below(now, class, flags) {
+        let limit = self.admission_limit(now, class, flags);
+        if !self.slots.grant_waiter(class, limit) {
             return false;
         }
-        let i = class.index();
-        self.waiting[i] = self.waiting[i].saturating_sub(1);
         self.arm_if_idle(now);
         true
     }
 
     /// A queued waiter gave up without a slot (e.g. its task was killed).
     pub fn on_wait_cancelled(&mut self, class: Class) {
-        let i = class.index();
-        self.waiting[i] = self.waiting[i].saturating_sub(1);
+        self.slots.cancel_waiter(class);
     }
 
     /// A bio becomes a request (kernel: `wbt_track`): the flags to store,

@@ -5,7 +5,7 @@
 
 use core::fmt;
 
-use crate::{DEFAULT_LAT_NONROT_NS, DEFAULT_LAT_ROT_NS, Variant, Wbt};
+use crate::{DEFAULT_LAT_NONROT_NS, DEFAULT_LAT_ROT_NS, Slots, Variant, Wbt};
 
 /// Enable state (kernel: `WBT_STATE_*`, spec §10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub const fn default_lat_ns(rotational: bool) -> u64 {
     }
 }
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     /// Whether requests are classified and throttled (kernel: `rwb_enabled`;
     /// v5: `wb_normal != 0`).
     pub fn enabled(&self) -> bool {

@@ -58,7 +58,10 @@
 //! [`Throttle`] shares one [`Wbt`] between threads: [`Throttle::acquire`]
 //! blocks until a request may go and returns a [`Permit`], completing the
 //! permit releases the slot and records its latency; waiters are served in
-//! FIFO order by whoever releases a slot (spec §8). Time comes from an
+//! FIFO order by whoever releases a slot (spec §8). Like the kernel, it
+//! admits and releases tracked writes without a lock while nobody waits:
+//! the core keeps its per-class counters in a [`Slots`] store, which the
+//! face makes atomic. Time comes from an
 //! injected [`Clock`] ([`SystemClock`] in production, [`ManualClock`] in
 //! tests) and the window timer is driven by the caller through
 //! [`Throttle::tick`]. Its synchronisation types come from [`sync`], which
@@ -120,6 +123,7 @@ mod knob;
 mod limit;
 mod machine;
 mod params;
+mod slots;
 mod snapshot;
 #[cfg(feature = "std")]
 pub mod sync;
@@ -130,7 +134,7 @@ mod verdict;
 mod wake;
 mod window;
 
-pub use classify::{Class, Op, OpFlags, ReqFlags, UnknownClass};
+pub use classify::{Class, Op, OpFlags, ReqFlags, UnknownClass, classify_request};
 pub use consts::{
     CLOSE_IO_NS, DEF_DEPTH, DEFAULT_LAT_NONROT_NS, DEFAULT_LAT_ROT_NS, MIN_READ_SAMPLES,
     MIN_WRITE_SAMPLES, NUM_CLASSES, RECENT_DIRTY_WAIT_NS, TRACE_CAPACITY, UNKNOWN_BUMP,
@@ -139,8 +143,10 @@ pub use consts::{
 pub use depth::{StepDir, calc_limits, calc_max_depth};
 pub use hooks::{Admit, Rq};
 pub use knob::{EnableState, KnobError, default_lat_ns};
+pub use limit::{AdmissionView, Limits, select_limit};
 pub use machine::Wbt;
 pub use params::{DeviceParams, Options, Variant};
+pub use slots::{LocalSlots, Released, Slots};
 pub use snapshot::Snapshot;
 #[cfg(feature = "std")]
 pub use throttle::{Clock, ManualClock, Permit, SystemClock, Throttle, ThrottleSnapshot};

@@ -4,13 +4,15 @@
 //! `snapshot`).
 
 use crate::{
-    Class, DeviceParams, EnableState, NUM_CLASSES, Options, TRACE_CAPACITY, TraceRecord, Variant,
-    WINDOW_NS, WakeMode, WindowStat, default_lat_ns,
+    Class, DeviceParams, EnableState, LocalSlots, NUM_CLASSES, Options, Slots, TRACE_CAPACITY,
+    TraceRecord, Variant, WINDOW_NS, WakeMode, WindowStat, default_lat_ns,
 };
 
 /// The WBT controller of one device. See the crate docs for how to drive it.
+/// `S` stores the per-class counters ([`Slots`]); the default keeps them
+/// in plain integers.
 #[derive(Clone, Debug)]
-pub struct Wbt {
+pub struct Wbt<S = LocalSlots> {
     pub(crate) variant: Variant,
     pub(crate) queue_depth: u32,
     pub(crate) rotational: bool,
@@ -40,8 +42,7 @@ pub struct Wbt {
     /// v5: writers sleeping in dirty balancing right now.
     pub(crate) dirty_sleeping: u32,
 
-    pub(crate) inflight: [u32; NUM_CLASSES],
-    pub(crate) waiting: [u32; NUM_CLASSES],
+    pub(crate) slots: S,
     pub(crate) wakes: [Option<WakeMode>; NUM_CLASSES],
     pub(crate) underflows: u64,
 
@@ -60,6 +61,14 @@ impl Wbt {
 
     /// A controller with explicit [`Options`].
     pub fn with_options(params: DeviceParams, variant: Variant, options: Options) -> Wbt {
+        Wbt::with_slots(params, variant, options, LocalSlots::default())
+    }
+}
+
+impl<S: Slots> Wbt<S> {
+    /// A controller keeping its per-class counters in `slots` (which should
+    /// start at zero).
+    pub fn with_slots(params: DeviceParams, variant: Variant, options: Options, slots: S) -> Self {
         let tick_ns = options
             .tick_hz
             .filter(|hz| *hz > 0)
@@ -86,8 +95,7 @@ impl Wbt {
             last_comp: options.start_ns,
             last_dirty_sleep: None,
             dirty_sleeping: 0,
-            inflight: [0; NUM_CLASSES],
-            waiting: [0; NUM_CLASSES],
+            slots,
             wakes: [None; NUM_CLASSES],
             underflows: 0,
             ring: [None; TRACE_CAPACITY],
@@ -126,6 +134,11 @@ impl Wbt {
 
     /// Tracked inflight of one class.
     pub fn inflight(&self, class: Class) -> u32 {
-        self.inflight[class.index()]
+        self.slots.inflight(class)
+    }
+
+    /// The store of the per-class counters.
+    pub fn slots(&self) -> &S {
+        &self.slots
     }
 }

@@ -1,6 +1,6 @@
 //! A copy of the controller state for export.
 
-use crate::{EnableState, NUM_CLASSES, Variant, Wbt};
+use crate::{Class, EnableState, NUM_CLASSES, Slots, Variant, Wbt};
 
 /// A copy of the controller state for export (kernel: the debugfs view plus
 /// the step).
@@ -42,7 +42,7 @@ pub struct Snapshot {
     pub underflows: u64,
 }
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     /// A copy of the state for export.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
@@ -55,8 +55,8 @@ impl Wbt {
             max_depth: self.max_depth,
             normal: self.normal,
             background: self.background,
-            inflight: self.inflight,
-            waiting: self.waiting,
+            inflight: Class::ALL.map(|c| self.slots.inflight(c)),
+            waiting: Class::ALL.map(|c| self.slots.waiting(c)),
             window_ns: self.cur_win_ns,
             window_deadline: self.deadline,
             unknown_cnt: self.unknown_cnt,

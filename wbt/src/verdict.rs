@@ -3,7 +3,8 @@
 
 use crate::window::{READ_BUCKET, WRITE_BUCKET};
 use crate::{
-    MIN_READ_SAMPLES, MIN_WRITE_SAMPLES, TraceRecord, UNKNOWN_BUMP, Variant, Wbt, WindowStat,
+    Class, MIN_READ_SAMPLES, MIN_WRITE_SAMPLES, Slots, TraceRecord, UNKNOWN_BUMP, Variant, Wbt,
+    WindowStat,
 };
 
 /// Window verdict (kernel: `LAT_*` returned by `latency_exceeded`).
@@ -19,7 +20,7 @@ pub enum Verdict {
     Exceeded = 4,
 }
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     fn evaluate(&mut self, now: u64, stats: &[WindowStat; 2]) -> Verdict {
         let read = stats[READ_BUCKET];
         let write = stats[WRITE_BUCKET];
@@ -59,7 +60,9 @@ impl Wbt {
     }
 
     fn total_inflight(&self) -> u32 {
-        self.inflight.iter().fold(0u32, |a, b| a.saturating_add(*b))
+        Class::ALL
+            .iter()
+            .fold(0u32, |a, c| a.saturating_add(self.slots.inflight(*c)))
     }
 
     /// Timer callback (kernel: `wb_timer_fn`). Does nothing unless a window

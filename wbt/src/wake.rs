@@ -1,7 +1,7 @@
 //! Releasing slots and waking waiters (kernel: `wbt_rqw_done`,
 //! `rwb_wake_all`; v5: `__wbt_done`).
 
-use crate::{Class, ReqFlags, Variant, Wbt};
+use crate::{Class, ReqFlags, Slots, Variant, Wbt};
 
 /// How to serve a class's waiters after a wake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,17 +26,17 @@ pub struct Wake {
     pub mode: WakeMode,
 }
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     /// Give back a slot and decide whether to wake (kernel: `wbt_rqw_done`,
     /// spec §7 release; v5: `__wbt_done`).
     pub(crate) fn release(&mut self, now: u64, class: Class, flags: ReqFlags) -> bool {
-        let i = class.index();
-        if self.inflight[i] == 0 {
-            self.underflows += 1;
-        }
-        let n = self.inflight[i].saturating_sub(1);
-        self.inflight[i] = n;
-        let has_waiters = self.waiting[i] > 0;
+        let (n, has_waiters) = match self.slots.release(class) {
+            Some(r) => (r.inflight, r.has_waiters),
+            None => {
+                self.underflows += 1;
+                (0, self.slots.waiting(class) > 0)
+            }
+        };
         match self.variant {
             Variant::Modern => {
                 let wake_limit = if flags.contains(ReqFlags::DISCARD) {
@@ -97,7 +97,7 @@ impl Wbt {
             Variant::V5_2016 => WakeMode::RecheckAll,
         };
         for class in Class::ALL {
-            if self.waiting[class.index()] > 0 {
+            if self.slots.waiting(class) > 0 {
                 self.queue_wake(class, mode);
             }
         }

@@ -2,7 +2,7 @@
 //! (kernel: `rwb_arm_timer`), and the per-direction latency accumulators
 //! (kernel: `struct blk_rq_stat`, `blk_stat_add`).
 
-use crate::{Op, WINDOW_NS, Wbt};
+use crate::{Op, Slots, WINDOW_NS, Wbt};
 
 /// Floor square root (kernel: `int_sqrt`).
 pub const fn isqrt(x: u64) -> u64 {
@@ -62,6 +62,15 @@ impl WindowStat {
         self.sum = self.sum.saturating_add(v);
     }
 
+    /// Fold another accumulator into this one (kernel: `blk_rq_stat_sum`,
+    /// which folds the per-CPU accumulators).
+    pub fn merge(&mut self, other: &WindowStat) {
+        self.nr_samples = self.nr_samples.saturating_add(other.nr_samples);
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        self.sum = self.sum.saturating_add(other.sum);
+    }
+
     /// Mean sample, 0 when empty.
     pub fn mean(&self) -> u64 {
         if self.nr_samples == 0 {
@@ -75,10 +84,26 @@ impl WindowStat {
 pub(crate) const READ_BUCKET: usize = 0;
 pub(crate) const WRITE_BUCKET: usize = 1;
 
-impl Wbt {
+impl<S: Slots> Wbt<S> {
     pub(crate) fn arm_if_idle(&mut self, now: u64) {
         if self.deadline.is_none() {
             self.arm_window(now);
+        }
+    }
+
+    /// Start a window at `now` unless one runs (kernel: the
+    /// `blk_stat_is_active` check after an admission in `wbt_wait`). For a
+    /// face that admits on a fast path outside the core.
+    pub fn ensure_window(&mut self, now: u64) {
+        self.arm_if_idle(now);
+    }
+
+    /// Write-direction samples collected outside the core (a fast path's
+    /// accumulator) join the running window; dropped while none runs, as
+    /// [`on_done`](Self::on_done) drops its sample.
+    pub fn add_write_samples(&mut self, stat: &WindowStat) {
+        if self.deadline.is_some() && stat.nr_samples > 0 {
+            self.stats[WRITE_BUCKET].merge(stat);
         }
     }
 

@@ -7,7 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_wbt::{
-    Class, DeviceParams, ManualClock, Op, OpFlags, Options, Permit, Throttle, Variant,
+    Class, DeviceParams, ManualClock, Op, OpFlags, Options, Permit, Throttle, TraceRecord, Variant,
+    WindowStat,
 };
 
 /// Queue depth 2: background limit 1, normal 2, max 2.
@@ -221,4 +222,70 @@ fn the_v5_variant_serves_its_waiters_too() {
     });
     assert_eq!(t.snapshot().wbt.inflight, [0, 0, 0]);
     assert_eq!(t.snapshot().queued, [0, 0, 0]);
+}
+
+/// Expire the window at `at` and return its `wbt_stat` record.
+fn window_stat(t: &Throttle<ManualClock>, at: u64) -> (WindowStat, WindowStat) {
+    t.clock().set(at);
+    t.tick();
+    let mut stat = None;
+    t.drain_trace(|r| {
+        if let TraceRecord::Stat { read, write, .. } = r {
+            stat = Some((read, write));
+        }
+    });
+    stat.expect("a slow read makes the window EXCEEDED, which is traced with its stats")
+}
+
+#[test]
+fn write_latencies_recorded_without_the_lock_reach_the_window() {
+    let t = throttle(32);
+    let read = t.acquire(Op::Read, OpFlags::NONE);
+    let w1 = bg(&t); // the first admission arms the window at 0
+    t.clock().set(1_000_000);
+    let w2 = bg(&t);
+    t.clock().set(2_000_000);
+    let w3 = bg(&t);
+    t.clock().set(5_000_000);
+    w1.complete(); // 5 ms
+    w2.complete(); // 4 ms
+    w3.complete(); // 3 ms
+    read.complete(); // 5 ms, above the 2 ms target
+    let (r, w) = window_stat(&t, 100_000_000);
+    assert_eq!((r.nr_samples, r.min), (1, 5_000_000));
+    assert_eq!(
+        (w.nr_samples, w.min, w.max, w.sum),
+        (3, 3_000_000, 5_000_000, 12_000_000)
+    );
+}
+
+#[test]
+fn a_write_latency_too_long_for_the_lockless_sums_still_counts() {
+    let t = throttle(32);
+    let read = t.acquire(Op::Read, OpFlags::NONE);
+    let writes = [bg(&t), bg(&t), bg(&t)];
+    let long = 1u64 << 45; // beyond the fast accumulator's 44-bit sum
+    t.clock().set(long);
+    read.complete();
+    for w in writes {
+        w.complete();
+    }
+    let (_, w) = window_stat(&t, long + 1);
+    assert_eq!((w.nr_samples, w.min, w.max), (3, long, long));
+    assert_eq!(w.sum, 3 * long);
+}
+
+#[test]
+fn the_lockless_path_sees_a_lowered_limit() {
+    let t = throttle(32); // background limit 4
+    let held: Vec<_> = (0..2).map(|_| bg(&t)).collect();
+    t.set_queue_depth(2); // background limit 1
+    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+    drop(held);
+    let p = t
+        .try_acquire(Op::Write, OpFlags::BACKGROUND)
+        .expect("below 1 again");
+    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+    drop(p);
+    assert_eq!(t.snapshot().wbt.inflight, [0, 0, 0]);
 }

@@ -15,25 +15,35 @@
 //!
 //! # Protocol (spec §8, modern `rq_qos_wait`)
 //!
-//! One mutex guards the core and one FIFO of waiters per class; each waiter
-//! owns an entry with its own condition variable (a directed wake, never a
+//! The per-class counters (requests in flight, waiters) live in atomics
+//! that the core also uses ([`Slots`](crate::Slots)); one mutex guards the
+//! rest of the core and one FIFO of waiters per class; each waiter owns an
+//! entry with its own condition variable (a directed wake, never a
 //! thundering herd).
 //!
-//! 1. *Fast path* (one critical section): the core admits if the class has
-//!    no waiters and is below its live limit ([`Wbt::on_throttle`]);
-//!    otherwise it counts the caller as a waiter. A newcomer never overtakes
-//!    a waiter: the core's count includes threads still on their way into
-//!    the queue.
-//! 2. The lock is dropped between the fast path and the enqueue, as the
-//!    kernel's lockless fast path is separate from its enqueue. (This keeps
-//!    the fast path replaceable by a lockless one; the loom models check the
-//!    protocol with the gap in place.)
-//! 3. *Enqueue* (second critical section): note whether the queue was empty,
+//! 1. *Fast path* (lockless, tracked writes and discards): read the limits
+//!    the core last published, and in one compare-and-swap on the class's
+//!    counter word either take a slot (the class has no waiters and is
+//!    below the limit) or count the caller as a waiter. A newcomer never
+//!    overtakes a waiter: the waiter count includes threads still on their
+//!    way into the queue. If no window runs, the admitted thread starts one
+//!    under the lock (as the kernel's `wbt_wait` does after admitting).
+//!    Reads, untracked writes, a disabled throttle and the first request
+//!    after a change the board does not yet show take the same decision
+//!    under the lock ([`Wbt::on_throttle`]).
+//! 2. The gap: nothing is held between the fast path and the enqueue, as
+//!    in the kernel.
+//! 3. *Enqueue* (critical section): note whether the queue was empty,
 //!    append the entry, and if it was empty recheck once (the B4 fix: slots
 //!    may have drained while we were in the gap, and their wake found an
 //!    empty queue). Enqueue and recheck are one critical section, so a
 //!    waiter never holds two tokens (I5) and never misses its grant (I6).
 //! 4. *Sleep* until the entry is granted.
+//!
+//! A release gives its slot back with one compare-and-swap when the class
+//! has no waiters (no wake can be due), and records its latency sample in
+//! lockless accumulators the core folds in at its next locked section.
+//! With waiters it releases through the core under the lock.
 //!
 //! The *waker* is whoever releases a slot or changes a limit (a [`Permit`]
 //! completing, [`Throttle::set_lat_usec`], [`Throttle::set_queue_depth`],
@@ -63,80 +73,24 @@
 //! kernel. Reads are never throttled but should take permits too: their
 //! latency is the signal WBT steers by.
 
+mod board;
+mod clock;
+mod gate;
+mod samples;
+
 use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
-use std::time::Instant;
 
 use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
 use crate::{
-    Admit, Class, DeviceParams, KnobError, NUM_CLASSES, Op, OpFlags, Options, ReqFlags, Rq,
-    Snapshot, TraceRecord, Variant, WakeMode, Wbt,
+    Admit, Class, DeviceParams, KnobError, NUM_CLASSES, Op, OpFlags, Options,
+    ReqFlags, Rq, Snapshot, TraceRecord, Variant, WakeMode, Wbt, classify_request, select_limit,
 };
-
-/// A source of time in nanoseconds from a fixed origin, non-decreasing.
-pub trait Clock: Send + Sync {
-    /// The current time in nanoseconds.
-    fn now_ns(&self) -> u64;
-}
-
-/// The production clock: [`Instant`] since the clock was created.
-#[derive(Clone, Copy, Debug)]
-pub struct SystemClock {
-    origin: Instant,
-}
-
-impl SystemClock {
-    /// A clock whose origin is now.
-    pub fn new() -> SystemClock {
-        SystemClock {
-            origin: Instant::now(),
-        }
-    }
-}
-
-impl Default for SystemClock {
-    fn default() -> SystemClock {
-        SystemClock::new()
-    }
-}
-
-impl Clock for SystemClock {
-    fn now_ns(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-}
-
-/// A clock moved by hand, for tests and simulations.
-#[derive(Debug)]
-pub struct ManualClock {
-    ns: AtomicU64,
-}
-
-impl ManualClock {
-    /// A clock reading `start_ns`.
-    pub fn new(start_ns: u64) -> ManualClock {
-        ManualClock {
-            ns: AtomicU64::new(start_ns),
-        }
-    }
-
-    /// Set the time. The throttle never sees time go backwards: a smaller
-    /// value than it has already seen reads as the value it has seen.
-    pub fn set(&self, ns: u64) {
-        self.ns.store(ns, Ordering::SeqCst);
-    }
-
-    /// Move the time forward by `ns`.
-    pub fn advance(&self, ns: u64) {
-        self.ns.fetch_add(ns, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ns(&self) -> u64 {
-        self.ns.load(Ordering::SeqCst)
-    }
-}
+use board::{Board, Notice};
+pub use clock::{Clock, ManualClock, SystemClock};
+use gate::Gates;
+use samples::WriteSamples;
 
 /// One queued waiter (kernel: `struct rq_qos_wait_data`). All fields are
 /// written and read under the throttle's lock; the atomics only make the
@@ -178,10 +132,12 @@ impl Waiter {
 
 #[derive(Debug)]
 struct Inner {
-    wbt: Wbt,
+    wbt: Wbt<Gates>,
     queues: [VecDeque<Arc<Waiter>>; NUM_CLASSES],
     last_now: u64,
     next_id: u64,
+    /// What the board shows (see [`Throttle::publish`]).
+    published: Option<Notice>,
 }
 
 impl Inner {
@@ -257,13 +213,76 @@ pub struct ThrottleSnapshot {
     pub now_ns: u64,
 }
 
-/// WBT for threads: a [`Wbt`] behind a lock with per-class FIFO wait
-/// queues. Share it by reference or in an `Arc`. See the module docs for
-/// the protocol.
+/// WBT for threads: a [`Wbt`] whose per-class counters are atomics, a
+/// lockless fast path, and behind a lock the rest of the core with
+/// per-class FIFO wait queues. Share it by reference or in an `Arc`. See
+/// the module docs for the protocol.
 #[derive(Debug)]
 pub struct Throttle<C: Clock = SystemClock> {
     inner: Mutex<Inner>,
+    /// The core's counters, shared with the fast path.
+    gates: Gates,
+    /// What the fast path admits from, published under the lock.
+    board: Board,
+    /// Fast-path write latency samples, folded in under the lock.
+    samples: WriteSamples,
+    variant: Variant,
     clock: C,
+}
+
+/// The lock held: every locked section starts by folding the fast path's
+/// samples into the core and ends by publishing the core's admission view
+/// for the fast path.
+struct Locked<'a, C: Clock> {
+    guard: Option<MutexGuard<'a, Inner>>,
+    throttle: &'a Throttle<C>,
+}
+
+impl<C: Clock> Locked<'_, C> {
+    /// Sleep on `cv`, releasing the lock meanwhile (and publishing first).
+    fn wait(&mut self, cv: &Condvar) {
+        let mut guard = self.guard.take().expect("the guard is held between waits");
+        self.throttle.publish(&mut guard);
+        let guard = cv.wait(guard).unwrap_or_else(PoisonError::into_inner);
+        self.guard = Some(guard);
+    }
+}
+
+impl<C: Clock> Deref for Locked<'_, C> {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        self.guard
+            .as_ref()
+            .expect("the guard is held between waits")
+    }
+}
+
+impl<C: Clock> DerefMut for Locked<'_, C> {
+    fn deref_mut(&mut self) -> &mut Inner {
+        self.guard
+            .as_mut()
+            .expect("the guard is held between waits")
+    }
+}
+
+impl<C: Clock> Drop for Locked<'_, C> {
+    fn drop(&mut self) {
+        if let Some(guard) = &mut self.guard {
+            self.throttle.publish(guard);
+        }
+    }
+}
+
+/// What the fast path did with a request.
+enum Fast<'a, C: Clock> {
+    /// Admitted.
+    Go(Permit<'a, C>),
+    /// Counted as a waiter of the class (only when asked to register).
+    Wait(Class),
+    /// Over the limit, nothing left behind (a `try_acquire`).
+    Refused,
+    /// Not for the fast path: decide under the lock.
+    Locked,
 }
 
 impl Throttle<SystemClock> {
@@ -282,15 +301,23 @@ impl<C: Clock> Throttle<C> {
             start_ns: start,
             ..options
         };
-        Throttle {
+        let gates = Gates::new();
+        let t = Throttle {
             inner: Mutex::new(Inner {
-                wbt: Wbt::with_options(params, variant, options),
+                wbt: Wbt::with_slots(params, variant, options, gates.clone()),
                 queues: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
                 last_now: start,
                 next_id: 0,
+                published: None,
             }),
+            gates,
+            board: Board::new(),
+            samples: WriteSamples::new(),
+            variant,
             clock,
-        }
+        };
+        drop(t.lock()); // the first publication
+        t
     }
 
     /// The clock this throttle reads.
@@ -298,10 +325,39 @@ impl<C: Clock> Throttle<C> {
         &self.clock
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> Locked<'_, C> {
         // Nothing in the critical sections panics while the state is
         // half-updated, so a poisoned lock still guards consistent state.
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        let mut guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(stat) = self.samples.drain() {
+            guard.wbt.add_write_samples(&stat);
+        }
+        Locked {
+            guard: Some(guard),
+            throttle: self,
+        }
+    }
+
+    /// Publish what changed for the fast path (caller holds the lock). A
+    /// new word bumps the epochs; a later expiry alone need not.
+    fn publish(&self, g: &mut Inner) {
+        let notice = Notice::new(&g.wbt.admission_view(), g.last_now);
+        if g.published == Some(notice) {
+            return;
+        }
+        let new_word = !g.published.is_some_and(|p| p.same_word(&notice));
+        g.published = Some(notice);
+        self.board.store(&notice);
+        if new_word {
+            self.gates.bump_epoch();
+        }
+    }
+
+    /// The fast path's time: the clock as it reads (a [`Clock`] never goes
+    /// back; the locked path also guards against one that does).
+    #[inline]
+    fn fast_now(&self) -> u64 {
+        self.clock.now_ns()
     }
 
     fn permit(&self, op: Op, flags: ReqFlags, id: u64, issue_ns: u64) -> Permit<'_, C> {
@@ -313,7 +369,7 @@ impl<C: Clock> Throttle<C> {
         }
     }
 
-    /// Admitted on the fast path: stamp the request as issued now.
+    /// Admitted on the locked path: stamp the request as issued now.
     fn go(&self, g: &mut Inner, now: u64, op: Op, flags: ReqFlags) -> Permit<'_, C> {
         let id = g.next_id();
         let rq = Rq { id, op, flags };
@@ -321,20 +377,56 @@ impl<C: Clock> Throttle<C> {
         self.permit(op, flags, id, now)
     }
 
+    /// The lockless admission of a tracked bio (protocol step 1). With
+    /// `register`, a refusal counts the caller as a waiter.
+    fn fast_admit(&self, op: Op, flags: OpFlags, register: bool) -> Fast<'_, C> {
+        let f = classify_request(self.variant, true, op, flags);
+        let Some(class) = f.class() else {
+            return Fast::Locked; // reads and untracked writes feed the core
+        };
+        let now = self.fast_now();
+        let fifo = self.variant == Variant::Modern;
+        let limit = || {
+            self.board
+                .load()
+                .limit(&self.board, now, |limits, dirty, close| {
+                    select_limit(self.variant, op, flags, limits, dirty, close)
+                })
+        };
+        match self.gates.admit_with(class, fifo, register, limit) {
+            None => return Fast::Locked,
+            Some(false) if register => return Fast::Wait(class),
+            Some(false) => return Fast::Refused,
+            Some(true) => {}
+        }
+        if !self.board.load().armed() {
+            let mut g = self.lock();
+            let now = g.now(&self.clock);
+            g.wbt.ensure_window(now);
+        }
+        // A tracked request is never the stuck-read cookie, so it needs no
+        // unique id (the core's ids start at 1).
+        Fast::Go(self.permit(op, f, 0, now))
+    }
+
     /// Block until a request `op` with `flags` may go; the permit holds its
     /// slot until completed or dropped. Untracked requests (reads,
     /// O_DIRECT writes, everything while disabled) return at once.
     pub fn acquire(&self, op: Op, flags: OpFlags) -> Permit<'_, C> {
-        // 1. Fast path.
-        let class = {
-            let mut g = self.lock();
-            let now = g.now(&self.clock);
-            match g.wbt.on_throttle(now, op, flags) {
-                Admit::Go(f) => return self.go(&mut g, now, op, f),
-                Admit::Wait(class) => class,
+        // 1. Fast path, lockless or under the lock.
+        let class = match self.fast_admit(op, flags, true) {
+            Fast::Go(p) => return p,
+            Fast::Wait(class) => class,
+            Fast::Refused | Fast::Locked => {
+                let mut g = self.lock();
+                let now = g.now(&self.clock);
+                match g.wbt.on_throttle(now, op, flags) {
+                    Admit::Go(f) => return self.go(&mut g, now, op, f),
+                    Admit::Wait(class) => class,
+                }
             }
         };
-        // 2. The gap (the kernel's fast path is lockless).
+        // 2. The gap.
         let me = Arc::new(Waiter::new(flags));
         let mut g = self.lock();
         // 3. Enqueue, and the first waiter rechecks once (B4 fix).
@@ -381,7 +473,7 @@ impl<C: Clock> Throttle<C> {
         }
         // 4. Sleep until the waker grants us a slot.
         while !me.is_granted() {
-            g = me.cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+            g.wait(&me.cv);
             #[cfg(feature = "mutant-b2")]
             if !me.is_granted() && me.woken.swap(false, Ordering::Relaxed) {
                 let now = g.now(&self.clock);
@@ -406,6 +498,11 @@ impl<C: Clock> Throttle<C> {
     /// Like [`acquire`](Self::acquire) but never blocks: `None` if the
     /// request would have to wait (over the limit, or others are waiting).
     pub fn try_acquire(&self, op: Op, flags: OpFlags) -> Option<Permit<'_, C>> {
+        match self.fast_admit(op, flags, false) {
+            Fast::Go(p) => return Some(p),
+            Fast::Refused => return None,
+            Fast::Wait(_) | Fast::Locked => {}
+        }
         let mut g = self.lock();
         let now = g.now(&self.clock);
         let class = match g.wbt.on_throttle(now, op, flags) {
@@ -430,14 +527,28 @@ impl<C: Clock> Throttle<C> {
     }
 
     fn release(&self, rq: Rq, issue_ns: Option<u64>) {
+        let mut sample = issue_ns;
+        if let Some(class) = rq.flags.class() {
+            // A tracked request is a write or a discard: a write-direction
+            // sample, which the core keeps only while a window runs.
+            if let Some(issue) = issue_ns {
+                let lat = self.fast_now().saturating_sub(issue);
+                if !self.board.load().armed() || self.samples.record(lat) {
+                    sample = None;
+                }
+            }
+            if sample.is_none() && self.gates.release_quiet(class) {
+                return;
+            }
+        }
         let mut g = self.lock();
         let now = g.now(&self.clock);
-        g.wbt.on_done(now, rq, issue_ns);
+        g.wbt.on_done(now, rq, sample);
         g.dispatch(now);
     }
 
     /// Run `f` on the core under the lock, then serve any wakes it queued.
-    fn reconfigure<T>(&self, f: impl FnOnce(&mut Wbt, u64) -> T) -> T {
+    fn reconfigure<T>(&self, f: impl FnOnce(&mut Wbt<Gates>, u64) -> T) -> T {
         let mut g = self.lock();
         let now = g.now(&self.clock);
         let r = f(&mut g.wbt, now);
