@@ -15,6 +15,7 @@ mod common;
 
 use common::{assert_quiescent, model, throttle, wait_queued, write, writer};
 use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
+use iolab_wbt::{Op, OpFlags};
 
 /// No lost wakeup: two writers arrive while the only slot is held and it
 /// is released concurrently; everyone finishes (I2) and no token leaks (I1).
@@ -161,6 +162,59 @@ fn disable_with_sleeper() {
         t.set_lat_usec(0).expect("0 disables");
         a.join().expect("a");
         held.complete();
+        assert_quiescent(&t);
+    });
+}
+
+/// A lockless admission racing the timer that ends the window (step 0,
+/// nothing in flight when it counts) is never left unmonitored: either the
+/// timer counts it and re-arms, or it sees no window and starts one.
+#[test]
+fn lockless_admission_vs_window_end() {
+    model("lockless_admission_vs_window_end", || {
+        let t = throttle(2);
+        write(&t).cancel(); // arms the window at 0 (deadline 100 ms)
+        t.clock().set(100_000_000);
+        let ticker = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || {
+                t.tick();
+            })
+        };
+        let p = write(&t);
+        ticker.join().expect("ticker");
+        assert!(
+            t.next_deadline().is_some(),
+            "a write is in flight but no window runs: {:?}",
+            t.snapshot().wbt
+        );
+        p.cancel();
+        assert_quiescent(&t);
+    });
+}
+
+/// A publication changes the board's word and its expiry together: a
+/// lockless admission never pairs an expired dirty-throttle bit with the
+/// new expiry (which would admit against max depth, not background).
+#[test]
+fn board_is_never_read_half_published() {
+    model("board_is_never_read_half_published", || {
+        let t = throttle(8); // max 8, normal 4, background 2
+        let held = [write(&t), write(&t)]; // background limit reached
+        t.clock().set(150_000_000); // other IO is no longer close by
+        t.dirty_throttle(); // dirty signal until 1.15 s
+        t.clock().set(1_200_000_000); // ...expired, not yet republished
+        let other = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some())
+        };
+        let mine = t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some();
+        let theirs = other.join().expect("other");
+        assert!(
+            !mine && !theirs,
+            "a third background write got in (limit 2)"
+        );
+        drop(held);
         assert_quiescent(&t);
     });
 }

@@ -55,6 +55,26 @@ impl<S: Slots> Wbt<S> {
         }
     }
 
+    /// [`on_throttle`](Self::on_throttle) for a caller that will not wait
+    /// (a `try_acquire`): the flags to store if the bio may go now, `None`
+    /// if it would have to wait. A refusal leaves no waiter counted.
+    pub fn on_try_throttle(&mut self, now: u64, op: Op, flags: OpFlags) -> Option<ReqFlags> {
+        let f = self.classify(op, flags);
+        let Some(class) = f.class() else {
+            return match self.on_throttle(now, op, flags) {
+                Admit::Go(f) => Some(f),
+                Admit::Wait(_) => None,
+            };
+        };
+        let limit = self.admission_limit(now, class, flags);
+        let fifo = self.variant == Variant::Modern;
+        if !self.slots.try_take(class, limit, fifo) {
+            return None;
+        }
+        self.arm_if_idle(now);
+        Some(f)
+    }
+
     /// Try to grant a slot to a queued waiter of `class` with op flags
     /// `flags` (kernel: the `wbt_inflight_cb` check run by the waker, or
     /// the v5 waiter's own recheck). On `true` the waiter leaves the

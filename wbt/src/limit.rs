@@ -118,7 +118,10 @@ impl<S: Slots> Wbt<S> {
     }
 
     /// The limit a bio of `class` is admitted against, `None` while the
-    /// latency target is 0 (everything admitted).
+    /// latency target is 0 (everything admitted). The op is derived from
+    /// the class, so a discard carrying `REQ_SWAP` is limited as a swap
+    /// write; the kernel's `get_limit` would give it the discard limit, but
+    /// only swap-out writes carry that flag there.
     pub(crate) fn admission_limit(&self, now: u64, class: Class, flags: OpFlags) -> Option<u32> {
         if self.min_lat_ns == 0 {
             return None;

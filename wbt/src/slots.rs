@@ -40,7 +40,7 @@ pub trait Slots {
     fn admit_or_wait(&mut self, class: Class, limit: Option<u32>, fifo: bool) -> bool;
 
     /// Like [`admit_or_wait`](Self::admit_or_wait) but a refusal leaves
-    /// nothing behind (a `try_acquire`).
+    /// nothing behind ([`Wbt::on_try_throttle`](crate::Wbt::on_try_throttle)).
     fn try_take(&mut self, class: Class, limit: Option<u32>, fifo: bool) -> bool;
 
     /// A waiter is served (kernel: `rq_wait_inc_below` for a sleeper): take

@@ -289,3 +289,52 @@ fn the_lockless_path_sees_a_lowered_limit() {
     drop(p);
     assert_eq!(t.snapshot().wbt.inflight, [0, 0, 0]);
 }
+
+#[test]
+fn the_lockless_path_limits_a_class_as_the_core_does() {
+    // A discard carrying REQ_SWAP is class Swap, which the core limits as a
+    // swap write (max depth 16 at queue depth 32, not background 4).
+    let mut core = iolab_wbt::Wbt::new(
+        DeviceParams {
+            queue_depth: 32,
+            rotational: false,
+            write_cache: false,
+        },
+        Variant::Modern,
+    );
+    let t = throttle(32);
+    for n in 0..17 {
+        let core_admits = matches!(
+            core.on_throttle(0, Op::Discard, OpFlags::SWAP),
+            iolab_wbt::Admit::Go(_)
+        );
+        let held = t.try_acquire(Op::Discard, OpFlags::SWAP);
+        assert_eq!(held.is_some(), core_admits, "request {n}");
+        std::mem::forget(held); // keep the slot
+        assert_eq!(core_admits, n < 16, "request {n}");
+    }
+}
+
+#[test]
+fn the_cores_try_throttle_admits_like_on_throttle_and_leaves_no_waiter() {
+    let mut w = iolab_wbt::Wbt::new(
+        DeviceParams {
+            queue_depth: 2,
+            rotational: false,
+            write_cache: false,
+        },
+        Variant::Modern,
+    ); // background limit 1
+    let f = w
+        .on_try_throttle(0, Op::Write, OpFlags::BACKGROUND)
+        .expect("an idle device admits");
+    assert_eq!(f.class(), Some(Class::Bg));
+    assert!(w.next_deadline().is_some(), "an admission arms the window");
+    assert_eq!(w.on_try_throttle(0, Op::Write, OpFlags::BACKGROUND), None);
+    assert_eq!(w.snapshot().waiting, [0, 0, 0]);
+    assert_eq!(w.snapshot().inflight, [1, 0, 0]);
+    let read = w
+        .on_try_throttle(0, Op::Read, OpFlags::NONE)
+        .expect("reads go");
+    assert_eq!(read.class(), None);
+}

@@ -2,11 +2,13 @@
 //! lockless fast path: the core's [`AdmissionView`] as of the throttle's
 //! time, written under the lock when it changes, read without it.
 //!
-//! The fields are written with relaxed stores and then made visible by
-//! bumping the epoch in every class's counter word (`Gates::bump_epoch`);
-//! the fast path reads the counter word (acquire) before the board, and a
-//! publication between its read and its swap makes the swap fail. So an
-//! admission never uses limits older than the last publication before it.
+//! The fields are written with relaxed stores between two bumps of the
+//! epoch in every class's counter word (`Gates::bump_epoch`, a sequence
+//! lock); the fast path reads the counter word (acquire) before the board,
+//! gives way while a publication is under way, and a publication between
+//! its read and its swap makes the swap fail. So an admission never uses
+//! limits older than the last publication before it, nor a word and an
+//! expiry from two publications.
 //! The dirty-throttle and close-IO signals are published as bits with the
 //! instant they expire; past it the fast path defers to the locked path,
 //! which publishes them afresh.
@@ -117,8 +119,8 @@ impl Board {
         }
     }
 
-    /// Store a notice (caller holds the lock, so stores never interleave;
-    /// after a new word it bumps the epochs).
+    /// Store a notice (caller holds the lock, so stores never interleave,
+    /// and brackets a new word with epoch bumps).
     pub(crate) fn store(&self, notice: &Notice) {
         self.until.store(notice.until, Ordering::Relaxed);
         self.word.store(notice.word, Ordering::Relaxed);

@@ -8,9 +8,11 @@
 //! take a slot" and "nobody waiting, give a slot back" are each a single
 //! compare-and-swap on that word, which keeps a newcomer from overtaking a
 //! waiter and a release from missing one. The epoch makes the fast path's
-//! limit current: it reads the word, then the published limits, then
-//! swaps; a publication in between bumps the epoch, so the swap fails and
-//! the fast path reads the new limits before it tries again.
+//! limit current, as a sequence lock: a publication makes it odd, stores
+//! the board, and makes it even again. The fast path reads the word, gives
+//! way to the lock while the epoch is odd, reads the board, then swaps; a
+//! publication in between changed the epoch, so the swap fails and the
+//! fast path reads the new board before it tries again.
 
 use crate::sync::{Arc, AtomicU64, Ordering};
 use crate::{Class, NUM_CLASSES, Released, Slots};
@@ -123,6 +125,9 @@ impl Gates {
         let cell = &self.0[class.index()];
         let mut word = cell.load(Ordering::Acquire);
         loop {
+            if word & ONE_EPOCH != 0 {
+                return None; // a publication is under way
+            }
             let limit = limit()?;
             let free = !(fifo && waiting(word) > 0) && below(inflight(word), Some(limit));
             let new = match (free, register) {
@@ -137,8 +142,9 @@ impl Gates {
         }
     }
 
-    /// A publication of new admission state: bump every class's epoch so
-    /// a fast path that read the old state retries.
+    /// Bump every class's epoch: before a publication (it becomes odd:
+    /// fast paths give way) and after it (even again). A fast path that
+    /// read the word before either bump fails its swap and retries.
     pub(crate) fn bump_epoch(&self) {
         for cell in self.0.iter() {
             cell.fetch_add(ONE_EPOCH, Ordering::AcqRel);

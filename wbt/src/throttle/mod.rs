@@ -27,10 +27,13 @@
 //!    below the limit) or count the caller as a waiter. A newcomer never
 //!    overtakes a waiter: the waiter count includes threads still on their
 //!    way into the queue. If no window runs, the admitted thread starts one
-//!    under the lock (as the kernel's `wbt_wait` does after admitting).
-//!    Reads, untracked writes, a disabled throttle and the first request
-//!    after a change the board does not yet show take the same decision
-//!    under the lock ([`Wbt::on_throttle`]).
+//!    under the lock (as the kernel's `wbt_wait` does after admitting; a
+//!    window about to end is shown as ended before the timer counts what is
+//!    in flight, so an admission racing it is never left unmonitored).
+//!    Reads, untracked writes, a disabled or unlimited throttle, depths too
+//!    large for the packing, a publication under way and signals past
+//!    their published expiry take the same decision under the lock
+//!    ([`Wbt::on_throttle`]).
 //! 2. The gap: nothing is held between the fast path and the enqueue, as
 //!    in the kernel.
 //! 3. *Enqueue* (critical section): note whether the queue was empty,
@@ -63,6 +66,14 @@
 //! returns `None`), or an event loop of your own can call it whenever it
 //! wakes. Without ticks the depth never changes; admission still works.
 //!
+//! # Cost and limits
+//!
+//! Uncontended, an acquire and its completion are three compare-and-swaps
+//! (take a slot, record the latency sample, give the slot back), where the
+//! kernel needs two because its samples go to per-CPU buckets. A class
+//! holds at most 2^20 − 1 requests in flight in this face (its counter's
+//! width); depths above that send every request through the lock.
+//!
 //! # Permits
 //!
 //! A [`Permit`] is the right to have one request in flight. Complete it
@@ -84,8 +95,8 @@ use std::sync::PoisonError;
 
 use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
 use crate::{
-    Admit, Class, DeviceParams, KnobError, NUM_CLASSES, Op, OpFlags, Options,
-    ReqFlags, Rq, Snapshot, TraceRecord, Variant, WakeMode, Wbt, classify_request, select_limit,
+    Admit, Class, DeviceParams, KnobError, NUM_CLASSES, Op, OpFlags, Options, ReqFlags, Rq,
+    Snapshot, TraceRecord, Variant, WakeMode, Wbt, classify_request, select_limit,
 };
 use board::{Board, Notice};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -339,14 +350,22 @@ impl<C: Clock> Throttle<C> {
     }
 
     /// Publish what changed for the fast path (caller holds the lock). A
-    /// new word bumps the epochs; a later expiry alone need not.
+    /// new word is stored between two epoch bumps (a sequence lock, see
+    /// `gate`); a later expiry alone is stored without them.
     fn publish(&self, g: &mut Inner) {
         let notice = Notice::new(&g.wbt.admission_view(), g.last_now);
+        self.post(g, notice);
+    }
+
+    fn post(&self, g: &mut Inner, notice: Notice) {
         if g.published == Some(notice) {
             return;
         }
         let new_word = !g.published.is_some_and(|p| p.same_word(&notice));
         g.published = Some(notice);
+        if new_word {
+            self.gates.bump_epoch();
+        }
         self.board.store(&notice);
         if new_word {
             self.gates.bump_epoch();
@@ -386,6 +405,13 @@ impl<C: Clock> Throttle<C> {
         };
         let now = self.fast_now();
         let fifo = self.variant == Variant::Modern;
+        // The op as the core derives it from the class (see
+        // `Wbt::admission_limit`).
+        let op = if class == Class::Discard {
+            Op::Discard
+        } else {
+            Op::Write
+        };
         let limit = || {
             self.board
                 .load()
@@ -505,12 +531,8 @@ impl<C: Clock> Throttle<C> {
         }
         let mut g = self.lock();
         let now = g.now(&self.clock);
-        let class = match g.wbt.on_throttle(now, op, flags) {
-            Admit::Go(f) => return Some(self.go(&mut g, now, op, f)),
-            Admit::Wait(class) => class,
-        };
-        g.wbt.on_wait_cancelled(class);
-        None
+        let f = g.wbt.on_try_throttle(now, op, flags)?;
+        Some(self.go(&mut g, now, op, f))
     }
 
     /// [`acquire`](Self::acquire) for a class: a background write, a swap
@@ -602,10 +624,21 @@ impl<C: Clock> Throttle<C> {
     /// wakes a depth change queued. Returns the next deadline on the
     /// throttle's clock, `None` while no window runs.
     pub fn tick(&self) -> Option<u64> {
-        self.reconfigure(|w, now| {
-            w.on_timer(now);
-            w.next_deadline()
-        })
+        let mut g = self.lock();
+        let now = g.now(&self.clock);
+        if g.wbt.next_deadline().is_some_and(|d| now >= d) {
+            // The window may end here without a successor if nothing is in
+            // flight. Show that before the timer counts what is in flight:
+            // a fast admission then either lands in that count or sees no
+            // window and starts one once the lock is free.
+            let mut view = g.wbt.admission_view();
+            view.window_armed = false;
+            let last_now = g.last_now;
+            self.post(&mut g, Notice::new(&view, last_now));
+        }
+        g.wbt.on_timer(now);
+        g.dispatch(now);
+        g.wbt.next_deadline()
     }
 
     /// When [`tick`](Self::tick) is next due, `None` while no window runs.
