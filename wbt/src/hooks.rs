@@ -34,6 +34,22 @@ impl<S: Slots> Wbt<S> {
     /// window if none runs. The v5 variant lets newcomers overtake
     /// sleepers, as the 2016 code did.
     pub fn on_throttle(&mut self, now: u64, op: Op, flags: OpFlags) -> Admit {
+        match self.enter(now, op, flags, true) {
+            Ok(f) => Admit::Go(f),
+            Err(class) => Admit::Wait(class),
+        }
+    }
+
+    /// [`on_throttle`](Self::on_throttle) for a caller that will not wait
+    /// (a `try_acquire`): the flags to store if the bio may go now, `None`
+    /// if it would have to wait. A refusal leaves no waiter counted.
+    pub fn on_try_throttle(&mut self, now: u64, op: Op, flags: OpFlags) -> Option<ReqFlags> {
+        self.enter(now, op, flags, false).ok()
+    }
+
+    /// The admission both take: `Ok(flags)` to go, `Err(class)` refused
+    /// (counted as a waiter only if `wait`).
+    fn enter(&mut self, now: u64, op: Op, flags: OpFlags, wait: bool) -> Result<ReqFlags, Class> {
         let f = self.classify(op, flags);
         let Some(class) = f.class() else {
             let stamp = match self.variant {
@@ -43,36 +59,20 @@ impl<S: Slots> Wbt<S> {
             if stamp {
                 self.last_issue = now;
             }
-            return Admit::Go(f);
+            return Ok(f);
         };
         let limit = self.admission_limit(now, class, flags);
         let fifo = self.variant == Variant::Modern;
-        if self.slots.admit_or_wait(class, limit, fifo) {
-            self.arm_if_idle(now);
-            Admit::Go(f)
+        let took = if wait {
+            self.slots.admit_or_wait(class, limit, fifo)
         } else {
-            Admit::Wait(class)
-        }
-    }
-
-    /// [`on_throttle`](Self::on_throttle) for a caller that will not wait
-    /// (a `try_acquire`): the flags to store if the bio may go now, `None`
-    /// if it would have to wait. A refusal leaves no waiter counted.
-    pub fn on_try_throttle(&mut self, now: u64, op: Op, flags: OpFlags) -> Option<ReqFlags> {
-        let f = self.classify(op, flags);
-        let Some(class) = f.class() else {
-            return match self.on_throttle(now, op, flags) {
-                Admit::Go(f) => Some(f),
-                Admit::Wait(_) => None,
-            };
+            self.slots.try_take(class, limit, fifo)
         };
-        let limit = self.admission_limit(now, class, flags);
-        let fifo = self.variant == Variant::Modern;
-        if !self.slots.try_take(class, limit, fifo) {
-            return None;
+        if !took {
+            return Err(class);
         }
         self.arm_if_idle(now);
-        Some(f)
+        Ok(f)
     }
 
     /// Try to grant a slot to a queued waiter of `class` with op flags

@@ -74,9 +74,7 @@ impl<S: Slots> Wbt<S> {
     /// second" (kernel: `wb_recent_wait`), v5 "a writer is sleeping now".
     pub(crate) fn dirty_signal(&self, now: u64) -> bool {
         match self.variant {
-            Variant::Modern => self
-                .last_dirty_sleep
-                .is_some_and(|t| now < t.saturating_add(RECENT_DIRTY_WAIT_NS)),
+            Variant::Modern => now < self.dirty_until(),
             Variant::V5_2016 => self.dirty_sleeping > 0,
         }
     }

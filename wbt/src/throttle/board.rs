@@ -64,42 +64,6 @@ impl Notice {
     }
 }
 
-/// What the fast path read from the board.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Seen {
-    word: u64,
-}
-
-impl Seen {
-    /// A monitoring window runs.
-    pub(crate) fn armed(&self) -> bool {
-        self.word & ARMED != 0
-    }
-
-    /// The limit for a tracked bio at `now`, or `None` if the fast path
-    /// may not decide (WBT off or unlimited, depths too large, or the
-    /// time-dependent bits have expired at `now`).
-    #[inline]
-    pub(crate) fn limit(
-        &self,
-        board: &Board,
-        now: u64,
-        decide: impl Fn(Limits, bool, bool) -> u32,
-    ) -> Option<u32> {
-        let w = self.word;
-        if w & FAST == 0 || now >= board.until.load(Ordering::Relaxed) {
-            return None;
-        }
-        let depth = |shift: u32| ((w >> shift) as u32) & DEPTH_MAX;
-        let limits = Limits {
-            max_depth: depth(0),
-            normal: depth(20),
-            background: depth(40),
-        };
-        Some(decide(limits, w & DIRTY != 0, w & CLOSE != 0))
-    }
-}
-
 #[derive(Debug)]
 pub(crate) struct Board {
     /// The depths (20 bits each, max | normal | background) and the
@@ -126,10 +90,32 @@ impl Board {
         self.word.store(notice.word, Ordering::Relaxed);
     }
 
+    /// A monitoring window runs.
     #[inline]
-    pub(crate) fn load(&self) -> Seen {
-        Seen {
-            word: self.word.load(Ordering::Relaxed),
+    pub(crate) fn armed(&self) -> bool {
+        self.word.load(Ordering::Relaxed) & ARMED != 0
+    }
+
+    /// The limit for a tracked bio at `now`, `decide`d from the published
+    /// depths and signals, or `None` if the fast path may not decide (WBT
+    /// off or unlimited, depths too large, or the time-dependent bits have
+    /// expired at `now`).
+    #[inline]
+    pub(crate) fn limit(
+        &self,
+        now: u64,
+        decide: impl Fn(Limits, bool, bool) -> u32,
+    ) -> Option<u32> {
+        let w = self.word.load(Ordering::Relaxed);
+        if w & FAST == 0 || now >= self.until.load(Ordering::Relaxed) {
+            return None;
         }
+        let depth = |shift: u32| ((w >> shift) as u32) & DEPTH_MAX;
+        let limits = Limits {
+            max_depth: depth(0),
+            normal: depth(20),
+            background: depth(40),
+        };
+        Some(decide(limits, w & DIRTY != 0, w & CLOSE != 0))
     }
 }

@@ -40,6 +40,19 @@ fn below(n: u32, limit: Option<u32>) -> bool {
     n < limit.unwrap_or(FIELD_MAX).min(FIELD_MAX)
 }
 
+/// A newcomer's step on `word`: a slot taken (`true`) if below `limit` and
+/// (when `fifo`) nobody waits; else, with `register`, one more waiter
+/// (`false`); else `None`, nothing to change.
+#[inline]
+fn arrive(word: u64, limit: Option<u32>, fifo: bool, register: bool) -> Option<(u64, bool)> {
+    let free = !(fifo && waiting(word) > 0) && below(inflight(word), limit);
+    match (free, register) {
+        (true, _) => Some((word + ONE_INFLIGHT, true)),
+        (false, true) => Some((plus_waiter(word), false)),
+        (false, false) => None,
+    }
+}
+
 /// One more waiter, saturating like the core's counters.
 #[inline]
 fn plus_waiter(word: u64) -> u64 {
@@ -87,25 +100,15 @@ impl Gates {
     /// Take a slot if below `limit` and (when `fifo`) nobody waits.
     #[inline]
     pub(crate) fn take(&self, class: Class, limit: Option<u32>, fifo: bool) -> bool {
-        self.update(class, |w| {
-            let free = !(fifo && waiting(w) > 0) && below(inflight(w), limit);
-            free.then(|| w + ONE_INFLIGHT)
-        })
-        .is_ok()
+        self.update(class, |w| arrive(w, limit, fifo, false).map(|(new, _)| new))
+            .is_ok()
     }
 
     /// Take a slot as [`take`](Self::take) does, or else count the caller
     /// as a waiter, in one step.
     #[inline]
     pub(crate) fn take_or_wait(&self, class: Class, limit: Option<u32>, fifo: bool) -> bool {
-        let step = self.update(class, |w| {
-            let free = !(fifo && waiting(w) > 0) && below(inflight(w), limit);
-            Some(if free {
-                w + ONE_INFLIGHT
-            } else {
-                plus_waiter(w)
-            })
-        });
+        let step = self.update(class, |w| arrive(w, limit, fifo, true).map(|(new, _)| new));
         matches!(step, Ok((old, new)) if inflight(new) > inflight(old))
     }
 
@@ -129,14 +132,11 @@ impl Gates {
                 return None; // a publication is under way
             }
             let limit = limit()?;
-            let free = !(fifo && waiting(word) > 0) && below(inflight(word), Some(limit));
-            let new = match (free, register) {
-                (true, _) => word + ONE_INFLIGHT,
-                (false, true) => plus_waiter(word),
-                (false, false) => return Some(false),
+            let Some((new, took)) = arrive(word, Some(limit), fifo, register) else {
+                return Some(false);
             };
             match cell.compare_exchange(word, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Some(free),
+                Ok(_) => return Some(took),
                 Err(seen) => word = seen,
             }
         }

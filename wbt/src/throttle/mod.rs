@@ -413,11 +413,9 @@ impl<C: Clock> Throttle<C> {
             Op::Write
         };
         let limit = || {
-            self.board
-                .load()
-                .limit(&self.board, now, |limits, dirty, close| {
-                    select_limit(self.variant, op, flags, limits, dirty, close)
-                })
+            self.board.limit(now, |limits, dirty, close| {
+                select_limit(self.variant, op, flags, limits, dirty, close)
+            })
         };
         match self.gates.admit_with(class, fifo, register, limit) {
             None => return Fast::Locked,
@@ -425,7 +423,7 @@ impl<C: Clock> Throttle<C> {
             Some(false) => return Fast::Refused,
             Some(true) => {}
         }
-        if !self.board.load().armed() {
+        if !self.board.armed() {
             let mut g = self.lock();
             let now = g.now(&self.clock);
             g.wbt.ensure_window(now);
@@ -555,7 +553,7 @@ impl<C: Clock> Throttle<C> {
             // sample, which the core keeps only while a window runs.
             if let Some(issue) = issue_ns {
                 let lat = self.fast_now().saturating_sub(issue);
-                if !self.board.load().armed() || self.samples.record(lat) {
+                if !self.board.armed() || self.samples.record(lat) {
                     sample = None;
                 }
             }
