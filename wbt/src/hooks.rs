@@ -33,6 +33,7 @@ impl<S: Slots> Wbt<S> {
     /// counts it as a waiter and you queue it. An admission arms the
     /// window if none runs. The v5 variant lets newcomers overtake
     /// sleepers, as the 2016 code did.
+    #[inline]
     pub fn on_throttle(&mut self, now: u64, op: Op, flags: OpFlags) -> Admit {
         match self.enter(now, op, flags, true) {
             Ok(f) => Admit::Go(f),
@@ -49,6 +50,7 @@ impl<S: Slots> Wbt<S> {
 
     /// The admission both take: `Ok(flags)` to go, `Err(class)` refused
     /// (counted as a waiter only if `wait`).
+    #[inline]
     fn enter(&mut self, now: u64, op: Op, flags: OpFlags, wait: bool) -> Result<ReqFlags, Class> {
         let f = self.classify(op, flags);
         let Some(class) = f.class() else {
@@ -131,6 +133,7 @@ impl<S: Slots> Wbt<S> {
     /// `None` if it never reached the device (no latency sample). Returns
     /// whether this completion wakes its class's waiters (the wake is also
     /// queued for [`poll_wake`](Self::poll_wake)).
+    #[inline]
     pub fn on_done(&mut self, now: u64, rq: Rq, issue_ns: Option<u64>) -> bool {
         if let Some(issue) = issue_ns {
             self.record_sample(now, rq.op, issue);

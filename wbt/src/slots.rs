@@ -69,14 +69,17 @@ fn below(n: u32, limit: Option<u32>) -> bool {
 }
 
 impl Slots for LocalSlots {
+    #[inline]
     fn inflight(&self, class: Class) -> u32 {
         self.inflight[class.index()]
     }
 
+    #[inline]
     fn waiting(&self, class: Class) -> u32 {
         self.waiting[class.index()]
     }
 
+    #[inline]
     fn admit_or_wait(&mut self, class: Class, limit: Option<u32>, fifo: bool) -> bool {
         if self.try_take(class, limit, fifo) {
             return true;
@@ -86,6 +89,7 @@ impl Slots for LocalSlots {
         false
     }
 
+    #[inline]
     fn try_take(&mut self, class: Class, limit: Option<u32>, fifo: bool) -> bool {
         let i = class.index();
         if (fifo && self.waiting[i] > 0) || !below(self.inflight[i], limit) {
@@ -95,6 +99,7 @@ impl Slots for LocalSlots {
         true
     }
 
+    #[inline]
     fn grant_waiter(&mut self, class: Class, limit: Option<u32>) -> bool {
         let i = class.index();
         if !below(self.inflight[i], limit) {
@@ -105,11 +110,13 @@ impl Slots for LocalSlots {
         true
     }
 
+    #[inline]
     fn cancel_waiter(&mut self, class: Class) {
         let i = class.index();
         self.waiting[i] = self.waiting[i].saturating_sub(1);
     }
 
+    #[inline]
     fn release(&mut self, class: Class) -> Option<Released> {
         let i = class.index();
         let n = self.inflight[i].checked_sub(1)?;

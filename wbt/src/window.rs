@@ -55,6 +55,7 @@ impl WindowStat {
         sum: 0,
     };
 
+    #[inline]
     pub(crate) fn add(&mut self, v: u64) {
         self.nr_samples = self.nr_samples.saturating_add(1);
         self.min = self.min.min(v);

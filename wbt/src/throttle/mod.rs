@@ -45,7 +45,8 @@
 //!
 //! A release gives its slot back with one compare-and-swap when the class
 //! has no waiters (no wake can be due), and records its latency sample in
-//! lockless accumulators the core folds in at its next locked section.
+//! the completing thread's own bucket (plain loads and stores; see
+//! `samples`), which the core folds in at its next locked section.
 //! With waiters it releases through the core under the lock.
 //!
 //! The *waker* is whoever releases a slot or changes a limit (a [`Permit`]
@@ -68,9 +69,10 @@
 //!
 //! # Cost and limits
 //!
-//! Uncontended, an acquire and its completion are three compare-and-swaps
-//! (take a slot, record the latency sample, give the slot back), where the
-//! kernel needs two because its samples go to per-CPU buckets. A class
+//! Uncontended, an acquire and its completion are two compare-and-swaps
+//! (take a slot, give it back), as in the kernel: the latency sample goes
+//! to a bucket of the completing thread's own, written with plain loads and
+//! stores (the kernel's are per CPU), and folded in under the lock. A class
 //! holds at most 2^20 − 1 requests in flight in this face (its counter's
 //! width); depths above that send every request through the lock.
 //!
@@ -101,7 +103,7 @@ use crate::{
 use board::{Board, Notice};
 pub use clock::{Clock, ManualClock, SystemClock};
 use gate::Gates;
-use samples::WriteSamples;
+use samples::{Registry, WriteSamples};
 
 /// One queued waiter (kernel: `struct rq_qos_wait_data`). All fields are
 /// written and read under the throttle's lock; the atomics only make the
@@ -149,6 +151,8 @@ struct Inner {
     next_id: u64,
     /// What the board shows (see [`Throttle::publish`]).
     published: Option<Notice>,
+    /// The per-thread sample buckets and what was folded from each.
+    registry: Registry,
 }
 
 impl Inner {
@@ -320,6 +324,7 @@ impl<C: Clock> Throttle<C> {
                 last_now: start,
                 next_id: 0,
                 published: None,
+                registry: Registry::default(),
             }),
             gates,
             board: Board::new(),
@@ -340,8 +345,9 @@ impl<C: Clock> Throttle<C> {
         // Nothing in the critical sections panics while the state is
         // half-updated, so a poisoned lock still guards consistent state.
         let mut guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(stat) = self.samples.drain() {
-            guard.wbt.add_write_samples(&stat);
+        let inner = &mut *guard;
+        if let Some(stat) = self.samples.drain(&mut inner.registry) {
+            inner.wbt.add_write_samples(&stat);
         }
         Locked {
             guard: Some(guard),
@@ -553,7 +559,7 @@ impl<C: Clock> Throttle<C> {
             // sample, which the core keeps only while a window runs.
             if let Some(issue) = issue_ns {
                 let lat = self.fast_now().saturating_sub(issue);
-                if !self.board.armed() || self.samples.record(lat) {
+                if !self.board.armed() || self.record(lat) {
                     sample = None;
                 }
             }
@@ -565,6 +571,21 @@ impl<C: Clock> Throttle<C> {
         let now = g.now(&self.clock);
         g.wbt.on_done(now, rq, sample);
         g.dispatch(now);
+    }
+
+    /// Record a write sample in this thread's bucket (`false`: give it to
+    /// the core under the lock). A thread's first sample registers its
+    /// bucket under the lock, without the fold and publication of
+    /// [`lock`](Self::lock): nothing else changes.
+    #[inline]
+    fn record(&self, lat: u64) -> bool {
+        self.samples.record(lat, |bucket| {
+            self.inner
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .registry
+                .register(bucket);
+        })
     }
 
     /// Run `f` on the core under the lock, then serve any wakes it queued.

@@ -1,27 +1,159 @@
 //! Write-direction latency samples recorded by the fast path of a
-//! [`Throttle`](crate::Throttle) (kernel: the per-CPU `blk_rq_stat`
+//! [`Throttle`](crate::Throttle), in one bucket per completing thread
+//! (the userspace counterpart of the kernel's per-CPU `blk_rq_stat`
 //! buckets that `blk_stat_add` fills without a lock). Folded into the
 //! core's window at the start of every locked section.
 //!
-//! Count and sum share one word (20 and 44 bits) so recording is one
-//! compare-and-swap; min and max change only when a sample beats them. A
-//! sample that does not fit (a latency of 2^44 ns or more, or a full
-//! word) is refused and the caller gives it to the core under the lock.
-//! The three words are drained one after the other, so a sample recorded
-//! during a drain may have its count in one batch and its extreme in the
-//! next; the kernel's per-CPU folding has the same looseness.
+//! # Buckets
+//!
+//! A [`Bucket`] holds one thread's running totals for one throttle: the
+//! sample count and the latency sum, both only ever growing (wrapping at
+//! 2^63 and 2^64). The count word's top bit says the owner has exited.
+//! Only its owner thread writes them, with a plain load and store each:
+//! recording costs no read-modify-write. The lock holder keeps, per
+//! bucket, the totals it has already folded ([`Registry`]) and folds the
+//! difference. A thread finds its bucket in a thread-local list keyed by
+//! the throttle's id; its first sample for a throttle creates the bucket
+//! and registers it under the throttle's lock.
+//!
+//! Min and max are shared by all threads and change only when a sample
+//! beats them (a load, and a read-modify-write only then).
+//!
+//! # Looseness
+//!
+//! Count, sum and the extremes are separate words, read one after the
+//! other, so a sample recorded during a fold may have its latency (in the
+//! sum, or as an extreme) in one batch and its count in the next. Its
+//! latency is never in a later batch than its count, and every sample is
+//! folded exactly once: over all batches, count, sum, min and max are
+//! exact. The kernel's per-CPU folding has the same looseness.
+//!
+//! # Lifetimes
+//!
+//! When a thread exits its list is dropped and each of its buckets marked
+//! finished; the next fold takes its last totals and forgets it. When a
+//! throttle is dropped its buckets are marked orphaned; a thread drops
+//! orphaned entries from its list the next time it registers a bucket.
+
+use std::cell::RefCell;
+use std::vec::Vec;
 
 use crate::WindowStat;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering};
 
-const SUM_BITS: u32 = 44;
-const SUM_MASK: u64 = (1 << SUM_BITS) - 1;
-const ONE_SAMPLE: u64 = 1 << SUM_BITS;
-const COUNT_MAX: u64 = (1 << (64 - SUM_BITS)) - 1;
+/// One thread's running totals for one throttle.
+#[derive(Debug)]
+pub(crate) struct Bucket {
+    /// Samples recorded, ever, below [`FINISHED`] (owner writes).
+    count: AtomicU64,
+    /// Their latencies summed, ever, wrapping (owner writes).
+    sum: AtomicU64,
+    /// Set when the throttle is dropped: the owner may forget the bucket.
+    orphan: AtomicBool,
+}
 
+impl Bucket {
+    fn new() -> Bucket {
+        Bucket {
+            count: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            orphan: AtomicBool::new(false),
+        }
+    }
+
+    /// Add one sample. Only the owner thread calls this, so a load and a
+    /// store cannot lose an update. The sum is stored before the count, so
+    /// a fold that sees the count sees the latency too.
+    #[inline]
+    fn add(&self, lat: u64) {
+        let sum = self.sum.load(Ordering::Relaxed);
+        self.sum.store(sum.wrapping_add(lat), Ordering::Relaxed);
+        let count = self.count.load(Ordering::Relaxed);
+        self.count.store((count + 1) & !FINISHED, Ordering::Release);
+    }
+
+    /// The owner exits: the totals are final.
+    fn finish(&self) {
+        let count = self.count.load(Ordering::Relaxed);
+        self.count.store(count | FINISHED, Ordering::Release);
+    }
+}
+
+/// The count word's top bit: set by the owner as it exits, so one load
+/// tells the folder both the count and whether it is final.
+const FINISHED: u64 = 1 << 63;
+
+/// A thread's entry for one throttle.
+struct Mine {
+    throttle: u64,
+    bucket: Arc<Bucket>,
+}
+
+impl Drop for Mine {
+    fn drop(&mut self) {
+        self.bucket.finish();
+    }
+}
+
+#[cfg(not(iolab_loom))]
+crate::sync::thread_local! {
+    /// This thread's buckets, one per throttle it has completed a tracked
+    /// request on.
+    static MINE: RefCell<Vec<Mine>> = const { RefCell::new(Vec::new()) };
+}
+
+// loom's macro takes no `const` initialiser.
+#[cfg(iolab_loom)]
+crate::sync::thread_local! {
+    static MINE: RefCell<Vec<Mine>> = RefCell::new(Vec::new());
+}
+
+/// A bucket as the lock holder knows it: the totals already folded.
+#[derive(Debug)]
+struct Seen {
+    bucket: Arc<Bucket>,
+    count: u64,
+    sum: u64,
+}
+
+/// Every bucket of one throttle. Kept under the throttle's lock.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    seen: Vec<Seen>,
+}
+
+impl Registry {
+    /// Start folding `bucket` (caller holds the throttle's lock).
+    pub(crate) fn register(&mut self, bucket: Arc<Bucket>) {
+        debug_assert_eq!(bucket.count.load(Ordering::Relaxed), 0);
+        self.seen.push(Seen {
+            bucket,
+            count: 0,
+            sum: 0,
+        });
+    }
+
+    /// Buckets being folded (for tests).
+    #[cfg(all(test, not(iolab_loom)))]
+    pub(crate) fn len(&self) -> usize {
+        self.seen.len()
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        for s in &self.seen {
+            s.bucket.orphan.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The shared side of one throttle's samples: its id and the extremes.
 #[derive(Debug)]
 pub(crate) struct WriteSamples {
-    count_sum: AtomicU64,
+    /// Unique among the throttles of this process: the key of a thread's
+    /// bucket list.
+    id: u64,
     min: AtomicU64,
     max: AtomicU64,
 }
@@ -29,85 +161,218 @@ pub(crate) struct WriteSamples {
 impl WriteSamples {
     pub(crate) fn new() -> WriteSamples {
         WriteSamples {
-            count_sum: AtomicU64::new(0),
+            id: crate::sync::next_instance_id(),
             min: AtomicU64::new(u64::MAX),
             max: AtomicU64::new(0),
         }
     }
 
-    /// Record one sample of `lat` ns; `false` if it does not fit.
+    /// Record one sample of `lat` ns in this thread's bucket. A thread's
+    /// first sample creates its bucket and hands it to `register`, which
+    /// must add it to the throttle's [`Registry`]. `false` if this thread's
+    /// bucket list cannot be reached (the thread is exiting): the caller
+    /// gives the sample to the core under the lock instead.
     #[inline]
-    pub(crate) fn record(&self, lat: u64) -> bool {
-        let mut word = self.count_sum.load(Ordering::Relaxed);
-        loop {
-            let fits = (word >> SUM_BITS) < COUNT_MAX
-                && (word & SUM_MASK)
-                    .checked_add(lat)
-                    .is_some_and(|s| s <= SUM_MASK);
-            if !fits {
-                return false;
-            }
-            let next = word + ONE_SAMPLE + lat;
-            match self
-                .count_sum
-                .compare_exchange(word, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => break,
-                Err(seen) => word = seen,
-            }
-        }
+    pub(crate) fn record(&self, lat: u64, register: impl FnOnce(Arc<Bucket>)) -> bool {
+        // The extremes first: a fold that sees this sample's count (an
+        // acquire of the bucket's release) sees them too.
         if lat < self.min.load(Ordering::Relaxed) {
             self.min.fetch_min(lat, Ordering::Relaxed);
         }
         if lat > self.max.load(Ordering::Relaxed) {
             self.max.fetch_max(lat, Ordering::Relaxed);
         }
-        true
+        MINE.try_with(|mine| {
+            let Ok(mut mine) = mine.try_borrow_mut() else {
+                return false;
+            };
+            match mine.iter().find(|m| m.throttle == self.id) {
+                Some(m) => m.bucket.add(lat),
+                None => {
+                    mine.retain(|m| !m.bucket.orphan.load(Ordering::Relaxed));
+                    let bucket = Arc::new(Bucket::new());
+                    register(Arc::clone(&bucket));
+                    bucket.add(lat);
+                    mine.push(Mine {
+                        throttle: self.id,
+                        bucket,
+                    });
+                }
+            }
+            true
+        })
+        .unwrap_or(false)
     }
 
-    /// Take what was recorded since the last drain, `None` if nothing.
-    pub(crate) fn drain(&self) -> Option<WindowStat> {
-        if self.count_sum.load(Ordering::Relaxed) == 0 {
+    /// Take what the buckets of `registry` recorded since the last drain,
+    /// `None` if nothing (caller holds the throttle's lock). Buckets of
+    /// exited threads are folded a last time and forgotten.
+    pub(crate) fn drain(&self, registry: &mut Registry) -> Option<WindowStat> {
+        let mut count = 0u64;
+        let mut sum = 0u64;
+        registry.seen.retain_mut(|s| {
+            // Acquire: the sum and extremes stored before the count.
+            let word = s.bucket.count.load(Ordering::Acquire);
+            let c = word & !FINISHED;
+            let total = s.bucket.sum.load(Ordering::Relaxed);
+            count = count.wrapping_add(c.wrapping_sub(s.count) & !FINISHED);
+            sum = sum.wrapping_add(total.wrapping_sub(s.sum));
+            s.count = c;
+            s.sum = total;
+            word & FINISHED == 0
+        });
+        if count == 0 {
             return None;
         }
-        let word = self.count_sum.swap(0, Ordering::Relaxed);
         let min = self.min.swap(u64::MAX, Ordering::Relaxed);
         let max = self.max.swap(0, Ordering::Relaxed);
         Some(WindowStat {
-            nr_samples: (word >> SUM_BITS) as u32,
+            nr_samples: u32::try_from(count).unwrap_or(u32::MAX),
             min,
             max,
-            sum: word & SUM_MASK,
+            sum,
         })
     }
 }
 
 #[cfg(all(test, not(iolab_loom)))]
 mod tests {
-    use super::{SUM_MASK, WriteSamples};
+    use super::{Registry, WriteSamples};
+    use std::vec::Vec;
+
+    fn record(s: &WriteSamples, reg: &mut Registry, lat: u64) {
+        assert!(s.record(lat, |b| reg.register(b)));
+    }
 
     #[test]
     fn samples_fold_into_one_window_stat() {
         let s = WriteSamples::new();
-        assert_eq!(s.drain(), None);
+        let mut reg = Registry::default();
+        assert_eq!(s.drain(&mut reg), None);
         for lat in [5, 3, 9] {
-            assert!(s.record(lat));
+            record(&s, &mut reg, lat);
         }
-        let stat = s.drain().expect("three samples");
+        assert_eq!(reg.len(), 1, "one bucket for this thread");
+        let stat = s.drain(&mut reg).expect("three samples");
         assert_eq!(
             (stat.nr_samples, stat.min, stat.max, stat.sum),
             (3, 3, 9, 17)
         );
-        assert_eq!(s.drain(), None, "a drain empties the accumulator");
+        assert_eq!(s.drain(&mut reg), None, "a drain takes only what is new");
+        record(&s, &mut reg, 4);
+        let stat = s.drain(&mut reg).expect("one sample");
+        assert_eq!(
+            (stat.nr_samples, stat.min, stat.max, stat.sum),
+            (1, 4, 4, 4)
+        );
     }
 
     #[test]
-    fn a_sample_that_does_not_fit_is_refused_whole() {
+    fn a_long_latency_counts_exactly() {
         let s = WriteSamples::new();
-        assert!(!s.record(SUM_MASK + 1));
-        assert!(s.record(SUM_MASK - 1));
-        assert!(!s.record(2), "the sum would overflow its bits");
-        let stat = s.drain().expect("one sample");
-        assert_eq!((stat.nr_samples, stat.sum), (1, SUM_MASK - 1));
+        let mut reg = Registry::default();
+        let long = 1 << 50; // thirteen days
+        record(&s, &mut reg, long);
+        record(&s, &mut reg, 3);
+        let stat = s.drain(&mut reg).expect("two samples");
+        assert_eq!(
+            (stat.nr_samples, stat.min, stat.max, stat.sum),
+            (2, 3, long, long + 3)
+        );
+    }
+
+    #[test]
+    fn each_thread_fills_its_own_bucket_and_an_exited_one_is_folded_last() {
+        let s = WriteSamples::new();
+        let reg = std::sync::Mutex::new(Registry::default());
+        std::thread::scope(|scope| {
+            for lat in [10, 20] {
+                let (s, reg) = (&s, &reg);
+                scope.spawn(move || {
+                    for _ in 0..3 {
+                        assert!(s.record(lat, |b| reg.lock().unwrap().register(b)));
+                    }
+                });
+            }
+        });
+        let mut reg = reg.into_inner().unwrap();
+        assert_eq!(reg.len(), 2, "one bucket per thread");
+        let stat = s.drain(&mut reg).expect("six samples");
+        assert_eq!(
+            (stat.nr_samples, stat.min, stat.max, stat.sum),
+            (6, 10, 20, 90)
+        );
+        assert_eq!(reg.len(), 0, "both threads exited: their buckets go");
+    }
+
+    #[test]
+    fn throttles_do_not_share_buckets_and_orphans_are_dropped() {
+        let a = WriteSamples::new();
+        let mut reg_a = Registry::default();
+        record(&a, &mut reg_a, 7);
+        {
+            let b = WriteSamples::new();
+            let mut reg_b = Registry::default();
+            record(&b, &mut reg_b, 100);
+            assert_eq!(b.drain(&mut reg_b).map(|s| s.sum), Some(100));
+            // reg_b dropped here: its bucket is orphaned.
+        }
+        let c = WriteSamples::new();
+        let mut reg_c = Registry::default();
+        record(&c, &mut reg_c, 1);
+        super::MINE.with(|m| {
+            let ids: Vec<u64> = m.borrow().iter().map(|m| m.throttle).collect();
+            assert_eq!(ids, [a.id, c.id], "b's orphaned bucket was dropped");
+        });
+        assert_eq!(
+            a.drain(&mut reg_a).map(|s| (s.nr_samples, s.sum)),
+            Some((1, 7))
+        );
+        assert_eq!(
+            c.drain(&mut reg_c).map(|s| (s.nr_samples, s.sum)),
+            Some((1, 1))
+        );
+    }
+}
+
+/// Loom: concurrent recording and folding lose and double nothing.
+#[cfg(all(test, iolab_loom))]
+mod loom_tests {
+    use super::{Registry, WriteSamples};
+    use crate::WindowStat;
+    use crate::sync::{Arc, Mutex, thread};
+
+    #[test]
+    fn every_sample_is_folded_exactly_once() {
+        loom::model(|| {
+            let s = Arc::new(WriteSamples::new());
+            let reg = Arc::new(Mutex::new(Registry::default()));
+            let threads: std::vec::Vec<_> = [[3, 10], [7, 1]]
+                .into_iter()
+                .map(|lats| {
+                    let (s, reg) = (Arc::clone(&s), Arc::clone(&reg));
+                    thread::spawn(move || {
+                        for lat in lats {
+                            assert!(s.record(lat, |b| reg.lock().unwrap().register(b)));
+                        }
+                    })
+                })
+                .collect();
+            let mut total = WindowStat::EMPTY;
+            let mut fold = || {
+                if let Some(stat) = s.drain(&mut reg.lock().unwrap()) {
+                    total.merge(&stat);
+                }
+            };
+            fold();
+            for t in threads {
+                t.join().unwrap();
+            }
+            fold();
+            assert_eq!(
+                (total.nr_samples, total.min, total.max, total.sum),
+                (4, 1, 10, 21)
+            );
+        });
     }
 }
