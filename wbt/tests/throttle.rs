@@ -310,6 +310,32 @@ fn write_latencies_completed_on_other_threads_reach_the_window() {
 }
 
 #[test]
+fn a_trace_callback_may_complete_a_permit() {
+    // The completion records the thread's first sample for this throttle,
+    // which registers a bucket: that must not need the throttle's lock.
+    let t = throttle(32);
+    let a = bg(&t);
+    let mut b = Some(bg(&t));
+    let deadline = t.next_deadline().expect("an admission arms the window");
+    t.clock().set(deadline);
+    t.tick();
+    assert!(
+        t.next_deadline().is_some(),
+        "writes in flight: a new window"
+    );
+    let mut completed = 0;
+    t.drain_trace(|_| {
+        if let Some(p) = b.take() {
+            p.complete();
+            completed += 1;
+        }
+    });
+    assert_eq!(completed, 1);
+    a.complete();
+    assert_eq!(t.snapshot().wbt.inflight, [0, 0, 0]);
+}
+
+#[test]
 fn the_lockless_path_sees_a_lowered_limit() {
     let t = throttle(32); // background limit 4
     let held: Vec<_> = (0..2).map(|_| bg(&t)).collect();

@@ -14,7 +14,8 @@
 //! bucket, the totals it has already folded ([`Registry`]) and folds the
 //! difference. A thread finds its bucket in a thread-local list keyed by
 //! the throttle's id; its first sample for a throttle creates the bucket
-//! and registers it under the throttle's lock.
+//! and registers it in a pending list behind its own small lock (never the
+//! throttle's), which the next fold takes in.
 //!
 //! Min and max are shared by all threads and change only when a sample
 //! beats them (a load, and a read-modify-write only then).
@@ -23,15 +24,18 @@
 //!
 //! Count, sum and the extremes are separate words, read one after the
 //! other, so a sample recorded during a fold may have its latency (in the
-//! sum, or as an extreme) in one batch and its count in the next. Its
-//! latency is never in a later batch than its count, and every sample is
-//! folded exactly once: over all batches, count, sum, min and max are
-//! exact. The kernel's per-CPU folding has the same looseness.
+//! sum, or as an extreme) in one batch and its count in the next. A batch
+//! takes a bucket's sum only with some of its count, so a latency is never
+//! dropped with an empty batch: every sample is folded exactly once, and
+//! over all batches count, sum, min and max are exact. The kernel's
+//! per-CPU folding has the same looseness.
 //!
 //! # Lifetimes
 //!
 //! When a thread exits its list is dropped and each of its buckets marked
-//! finished; the next fold takes its last totals and forgets it. When a
+//! finished; the next fold (or, before any fold, the next registration)
+//! takes its last totals and forgets it, so the lists stay as long as the
+//! live threads even when nobody takes the lock. When a
 //! throttle is dropped its buckets are marked orphaned; a thread drops
 //! orphaned entries from its list the next time it registers a bucket.
 
@@ -39,7 +43,8 @@ use std::cell::RefCell;
 use std::vec::Vec;
 
 use crate::WindowStat;
-use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
+use std::sync::PoisonError;
 
 /// One thread's running totals for one throttle.
 #[derive(Debug)]
@@ -116,23 +121,14 @@ struct Seen {
     sum: u64,
 }
 
-/// Every bucket of one throttle. Kept under the throttle's lock.
+/// Every bucket of one throttle that a fold has taken in. Kept under the
+/// throttle's lock.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
     seen: Vec<Seen>,
 }
 
 impl Registry {
-    /// Start folding `bucket` (caller holds the throttle's lock).
-    pub(crate) fn register(&mut self, bucket: Arc<Bucket>) {
-        debug_assert_eq!(bucket.count.load(Ordering::Relaxed), 0);
-        self.seen.push(Seen {
-            bucket,
-            count: 0,
-            sum: 0,
-        });
-    }
-
     /// Buckets being folded (for tests).
     #[cfg(all(test, not(iolab_loom)))]
     pub(crate) fn len(&self) -> usize {
@@ -148,7 +144,20 @@ impl Drop for Registry {
     }
 }
 
-/// The shared side of one throttle's samples: its id and the extremes.
+/// Buckets registered since the last fold, behind their own small lock so
+/// a registration never needs the throttle's (a permit completed while
+/// the caller holds it, in a trace callback or a clock, must not
+/// deadlock). Finished ones are folded into `count` and `sum` here, so the
+/// list stays as long as the live threads even when no fold comes.
+#[derive(Debug, Default)]
+struct Pending {
+    buckets: Vec<Arc<Bucket>>,
+    count: u64,
+    sum: u64,
+}
+
+/// The shared side of one throttle's samples: its id, the extremes, and
+/// the buckets registered since the last fold.
 #[derive(Debug)]
 pub(crate) struct WriteSamples {
     /// Unique among the throttles of this process: the key of a thread's
@@ -156,6 +165,9 @@ pub(crate) struct WriteSamples {
     id: u64,
     min: AtomicU64,
     max: AtomicU64,
+    pending: Mutex<Pending>,
+    /// `pending` has something for the next fold.
+    has_pending: AtomicBool,
 }
 
 impl WriteSamples {
@@ -164,16 +176,41 @@ impl WriteSamples {
             id: crate::sync::next_instance_id(),
             min: AtomicU64::new(u64::MAX),
             max: AtomicU64::new(0),
+            pending: Mutex::new(Pending::default()),
+            has_pending: AtomicBool::new(false),
         }
     }
 
-    /// Record one sample of `lat` ns in this thread's bucket. A thread's
-    /// first sample creates its bucket and hands it to `register`, which
-    /// must add it to the throttle's [`Registry`]. `false` if this thread's
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        // Nothing panics while the list is half-updated.
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hand a new bucket to the next fold; fold the finished ones waiting
+    /// with it.
+    fn register(&self, bucket: Arc<Bucket>) {
+        let mut p = self.pending();
+        let p = &mut *p;
+        p.buckets.retain(|b| {
+            // Acquire: a finished bucket's totals are final.
+            let word = b.count.load(Ordering::Acquire);
+            if word & FINISHED == 0 {
+                return true;
+            }
+            p.count = p.count.wrapping_add(word & !FINISHED);
+            p.sum = p.sum.wrapping_add(b.sum.load(Ordering::Relaxed));
+            false
+        });
+        p.buckets.push(bucket);
+        self.has_pending.store(true, Ordering::Release);
+    }
+
+    /// Record one sample of `lat` ns in this thread's bucket (a thread's
+    /// first sample creates and registers it). `false` if this thread's
     /// bucket list cannot be reached (the thread is exiting): the caller
     /// gives the sample to the core under the lock instead.
     #[inline]
-    pub(crate) fn record(&self, lat: u64, register: impl FnOnce(Arc<Bucket>)) -> bool {
+    pub(crate) fn record(&self, lat: u64) -> bool {
         // The extremes first: a fold that sees this sample's count (an
         // acquire of the bucket's release) sees them too.
         if lat < self.min.load(Ordering::Relaxed) {
@@ -191,7 +228,7 @@ impl WriteSamples {
                 None => {
                     mine.retain(|m| !m.bucket.orphan.load(Ordering::Relaxed));
                     let bucket = Arc::new(Bucket::new());
-                    register(Arc::clone(&bucket));
+                    self.register(Arc::clone(&bucket));
                     bucket.add(lat);
                     mine.push(Mine {
                         throttle: self.id,
@@ -204,21 +241,37 @@ impl WriteSamples {
         .unwrap_or(false)
     }
 
-    /// Take what the buckets of `registry` recorded since the last drain,
-    /// `None` if nothing (caller holds the throttle's lock). Buckets of
-    /// exited threads are folded a last time and forgotten.
+    /// Take what was recorded since the last drain, `None` if nothing
+    /// (caller holds the throttle's lock and passes its `registry`).
+    /// Buckets of exited threads are folded a last time and forgotten.
     pub(crate) fn drain(&self, registry: &mut Registry) -> Option<WindowStat> {
         let mut count = 0u64;
         let mut sum = 0u64;
+        if self.has_pending.load(Ordering::Acquire) {
+            let mut p = self.pending();
+            self.has_pending.store(false, Ordering::Relaxed);
+            count = core::mem::take(&mut p.count);
+            sum = core::mem::take(&mut p.sum);
+            registry.seen.extend(p.buckets.drain(..).map(|bucket| Seen {
+                bucket,
+                count: 0,
+                sum: 0,
+            }));
+        }
         registry.seen.retain_mut(|s| {
             // Acquire: the sum and extremes stored before the count.
             let word = s.bucket.count.load(Ordering::Acquire);
             let c = word & !FINISHED;
-            let total = s.bucket.sum.load(Ordering::Relaxed);
-            count = count.wrapping_add(c.wrapping_sub(s.count) & !FINISHED);
-            sum = sum.wrapping_add(total.wrapping_sub(s.sum));
-            s.count = c;
-            s.sum = total;
+            if c != s.count {
+                // The sum may run ahead of the count (a sample stored
+                // between the two loads): it goes with this batch. A sum
+                // alone waits for its count, never to be lost.
+                let total = s.bucket.sum.load(Ordering::Relaxed);
+                count = count.wrapping_add(c.wrapping_sub(s.count) & !FINISHED);
+                sum = sum.wrapping_add(total.wrapping_sub(s.sum));
+                s.count = c;
+                s.sum = total;
+            }
             word & FINISHED == 0
         });
         if count == 0 {
@@ -235,36 +288,36 @@ impl WriteSamples {
     }
 }
 
+impl Drop for WriteSamples {
+    fn drop(&mut self) {
+        for b in &self.pending().buckets {
+            b.orphan.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 #[cfg(all(test, not(iolab_loom)))]
 mod tests {
     use super::{Registry, WriteSamples};
     use std::vec::Vec;
 
-    fn record(s: &WriteSamples, reg: &mut Registry, lat: u64) {
-        assert!(s.record(lat, |b| reg.register(b)));
+    fn stat(s: &WriteSamples, reg: &mut Registry) -> Option<(u32, u64, u64, u64)> {
+        s.drain(reg).map(|w| (w.nr_samples, w.min, w.max, w.sum))
     }
 
     #[test]
     fn samples_fold_into_one_window_stat() {
         let s = WriteSamples::new();
         let mut reg = Registry::default();
-        assert_eq!(s.drain(&mut reg), None);
+        assert_eq!(stat(&s, &mut reg), None);
         for lat in [5, 3, 9] {
-            record(&s, &mut reg, lat);
+            assert!(s.record(lat));
         }
+        assert_eq!(stat(&s, &mut reg), Some((3, 3, 9, 17)));
         assert_eq!(reg.len(), 1, "one bucket for this thread");
-        let stat = s.drain(&mut reg).expect("three samples");
-        assert_eq!(
-            (stat.nr_samples, stat.min, stat.max, stat.sum),
-            (3, 3, 9, 17)
-        );
-        assert_eq!(s.drain(&mut reg), None, "a drain takes only what is new");
-        record(&s, &mut reg, 4);
-        let stat = s.drain(&mut reg).expect("one sample");
-        assert_eq!(
-            (stat.nr_samples, stat.min, stat.max, stat.sum),
-            (1, 4, 4, 4)
-        );
+        assert_eq!(stat(&s, &mut reg), None, "a drain takes only what is new");
+        assert!(s.record(4));
+        assert_eq!(stat(&s, &mut reg), Some((1, 4, 4, 4)));
     }
 
     #[test]
@@ -272,66 +325,82 @@ mod tests {
         let s = WriteSamples::new();
         let mut reg = Registry::default();
         let long = 1 << 50; // thirteen days
-        record(&s, &mut reg, long);
-        record(&s, &mut reg, 3);
-        let stat = s.drain(&mut reg).expect("two samples");
-        assert_eq!(
-            (stat.nr_samples, stat.min, stat.max, stat.sum),
-            (2, 3, long, long + 3)
-        );
+        assert!(s.record(long));
+        assert!(s.record(3));
+        assert_eq!(stat(&s, &mut reg), Some((2, 3, long, long + 3)));
+    }
+
+    /// Three threads record one after the other with no fold between: each
+    /// registration folds the buckets of the threads that exited, and the
+    /// fold after the last one exits forgets its bucket.
+    #[test]
+    fn exited_threads_are_folded_and_forgotten_without_a_lock_holder() {
+        let s = WriteSamples::new();
+        let mut reg = Registry::default();
+        std::thread::scope(|scope| {
+            for lat in [10, 20] {
+                let s = &s;
+                // An explicit join waits for the thread's destructors.
+                scope
+                    .spawn(move || (0..3).for_each(|_| assert!(s.record(lat))))
+                    .join()
+                    .unwrap();
+            }
+            {
+                let p = s.pending();
+                assert_eq!(p.buckets.len(), 1, "the second folded the first");
+                assert_eq!((p.count, p.sum), (3, 30));
+            }
+            let s = &s;
+            scope.spawn(move || assert!(s.record(1))).join().unwrap();
+            let p = s.pending();
+            assert_eq!(p.buckets.len(), 1, "the exited two were folded here");
+            assert_eq!((p.count, p.sum), (6, 90));
+        });
+        assert_eq!(stat(&s, &mut reg), Some((7, 1, 20, 91)));
+        assert_eq!(reg.len(), 0, "the last thread exited too: its bucket goes");
+        assert_eq!(stat(&s, &mut reg), None);
     }
 
     #[test]
-    fn each_thread_fills_its_own_bucket_and_an_exited_one_is_folded_last() {
+    fn a_sum_seen_before_its_count_waits_for_it() {
+        // A fold that loads the count, then (after the owner stored sum
+        // and count) the sum, must keep that latency for the batch that
+        // counts it. Simulated by storing the sum alone.
         let s = WriteSamples::new();
-        let reg = std::sync::Mutex::new(Registry::default());
-        std::thread::scope(|scope| {
-            for lat in [10, 20] {
-                let (s, reg) = (&s, &reg);
-                scope.spawn(move || {
-                    for _ in 0..3 {
-                        assert!(s.record(lat, |b| reg.lock().unwrap().register(b)));
-                    }
-                });
-            }
-        });
-        let mut reg = reg.into_inner().unwrap();
-        assert_eq!(reg.len(), 2, "one bucket per thread");
-        let stat = s.drain(&mut reg).expect("six samples");
-        assert_eq!(
-            (stat.nr_samples, stat.min, stat.max, stat.sum),
-            (6, 10, 20, 90)
-        );
-        assert_eq!(reg.len(), 0, "both threads exited: their buckets go");
+        let mut reg = Registry::default();
+        assert!(s.record(5));
+        assert_eq!(stat(&s, &mut reg), Some((1, 5, 5, 5)));
+        let bucket = std::sync::Arc::clone(&reg.seen[0].bucket);
+        bucket
+            .sum
+            .store(5 + 7, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(stat(&s, &mut reg), None, "no count yet");
+        bucket.count.store(2, std::sync::atomic::Ordering::Release);
+        assert_eq!(stat(&s, &mut reg).map(|t| (t.0, t.3)), Some((1, 7)));
     }
 
     #[test]
     fn throttles_do_not_share_buckets_and_orphans_are_dropped() {
         let a = WriteSamples::new();
         let mut reg_a = Registry::default();
-        record(&a, &mut reg_a, 7);
+        assert!(a.record(7));
         {
             let b = WriteSamples::new();
             let mut reg_b = Registry::default();
-            record(&b, &mut reg_b, 100);
-            assert_eq!(b.drain(&mut reg_b).map(|s| s.sum), Some(100));
+            assert!(b.record(100));
+            assert_eq!(stat(&b, &mut reg_b).map(|t| t.3), Some(100));
             // reg_b dropped here: its bucket is orphaned.
         }
         let c = WriteSamples::new();
-        let mut reg_c = Registry::default();
-        record(&c, &mut reg_c, 1);
+        assert!(c.record(1));
         super::MINE.with(|m| {
             let ids: Vec<u64> = m.borrow().iter().map(|m| m.throttle).collect();
             assert_eq!(ids, [a.id, c.id], "b's orphaned bucket was dropped");
         });
-        assert_eq!(
-            a.drain(&mut reg_a).map(|s| (s.nr_samples, s.sum)),
-            Some((1, 7))
-        );
-        assert_eq!(
-            c.drain(&mut reg_c).map(|s| (s.nr_samples, s.sum)),
-            Some((1, 1))
-        );
+        assert_eq!(stat(&a, &mut reg_a).map(|t| (t.0, t.3)), Some((1, 7)));
+        let mut reg_c = Registry::default();
+        assert_eq!(stat(&c, &mut reg_c).map(|t| (t.0, t.3)), Some((1, 1)));
     }
 }
 
@@ -340,35 +409,35 @@ mod tests {
 mod loom_tests {
     use super::{Registry, WriteSamples};
     use crate::WindowStat;
-    use crate::sync::{Arc, Mutex, thread};
+    use crate::sync::{Arc, thread};
 
     #[test]
     fn every_sample_is_folded_exactly_once() {
         loom::model(|| {
             let s = Arc::new(WriteSamples::new());
-            let reg = Arc::new(Mutex::new(Registry::default()));
             let threads: std::vec::Vec<_> = [[3, 10], [7, 1]]
                 .into_iter()
                 .map(|lats| {
-                    let (s, reg) = (Arc::clone(&s), Arc::clone(&reg));
+                    let s = Arc::clone(&s);
                     thread::spawn(move || {
                         for lat in lats {
-                            assert!(s.record(lat, |b| reg.lock().unwrap().register(b)));
+                            assert!(s.record(lat));
                         }
                     })
                 })
                 .collect();
+            let mut reg = Registry::default();
             let mut total = WindowStat::EMPTY;
-            let mut fold = || {
-                if let Some(stat) = s.drain(&mut reg.lock().unwrap()) {
+            let mut fold = |reg: &mut Registry| {
+                if let Some(stat) = s.drain(reg) {
                     total.merge(&stat);
                 }
             };
-            fold();
+            fold(&mut reg);
             for t in threads {
                 t.join().unwrap();
             }
-            fold();
+            fold(&mut reg);
             assert_eq!(
                 (total.nr_samples, total.min, total.max, total.sum),
                 (4, 1, 10, 21)
