@@ -110,6 +110,7 @@ pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
         hints,
         balanced: false,
         pid_split: None,
+        metadata_used: 0,
     })
 }
 
@@ -146,6 +147,18 @@ pub fn pid_split(text: &str) -> Result<(u32, u32), Failure> {
         return Err(bad());
     }
     Ok((e, o))
+}
+
+/// A size flag (`flag` names it in errors) with fio's suffixes (k, m, g,
+/// t; base 1024), at most 1 PiB.
+pub fn size_flag(flag: &str, text: &str) -> Result<u64, Failure> {
+    let v = fio::parse_size(text).map_err(|e| Failure::input(format!("{flag}: {e}")))?;
+    if v > 1 << 50 {
+        return Err(Failure::input(format!(
+            "{flag}: {v} bytes is above the 1 PiB the model supports"
+        )));
+    }
+    Ok(v)
 }
 
 /// `--memory`: a size with fio's suffixes (k, m, g, t; base 1024).

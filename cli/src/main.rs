@@ -92,6 +92,12 @@ struct Common {
     /// copy read=pid reads (fio's clones have consecutive pids).
     #[arg(long, value_name = "EVEN/ODD", requires = "volume")]
     pid_split: Option<String>,
+    /// Metadata the --volume's filesystem already holds, e.g. 19g (an
+    /// aged filesystem): its metadata chunks are allocated by the run's
+    /// allocator before the run, and an fsync's log blocks go to the
+    /// emptiest metadata chunk.
+    #[arg(long, value_name = "SIZE", requires = "volume")]
+    metadata_used: Option<String>,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
     #[arg(long, default_value = "4g")]
     memory: String,
@@ -324,6 +330,9 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
     if let Some(v) = volume.as_mut() {
         v.balanced = c.balance;
         v.pid_split = c.pid_split.as_deref().map(load::pid_split).transpose()?;
+        if let Some(text) = c.metadata_used.as_deref() {
+            v.metadata_used = load::size_flag("--metadata-used", text)?;
+        }
     }
     let device = match (&c.device, &volume) {
         (Some(d), _) => load::device(d)?,

@@ -402,6 +402,18 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
             vec!["--volume", "raid1:nvme,nvme", "--pid-split", "3-1"],
             "--pid-split: '3-1' is not EVEN/ODD",
         ),
+        (
+            vec!["--volume", "single:nvme", "--metadata-used", "19q"],
+            "--metadata-used: ",
+        ),
+        (
+            vec!["--volume", "single:nvme", "--metadata-used", "2048t"],
+            "--metadata-used: 2251799813685248 bytes is above the 1 PiB",
+        ),
+        (
+            vec!["--volume", "single:nvme", "--metadata-used", "2t"],
+            "need more metadata chunks than the devices have room for",
+        ),
     ] {
         let mut a = vec!["run", job];
         a.extend(args);

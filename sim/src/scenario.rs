@@ -89,6 +89,10 @@ pub struct VolumeSpec {
     /// rest odd ones, so `read=pid` sends them to copies 0 and 1. `None`:
     /// consecutive pids, as fio's clones have.
     pub pid_split: Option<(u32, u32)>,
+    /// Metadata tree bytes the filesystem already holds at mount (an aged
+    /// filesystem; `--metadata-used`). Metadata chunks are allocated for
+    /// them, and for the job's files, by the run's allocator before the run.
+    pub metadata_used: u64,
 }
 
 /// Errors that stop a run before it starts.
@@ -739,8 +743,10 @@ pub fn run_with<P: Policy>(
         }
     }
     let mut file_id: BTreeMap<String, u32> = BTreeMap::new();
+    let mut file_items = 0u64;
     for name in &order {
         let (size, written, _) = by_name[name];
+        file_items += fs::metadata::item_bytes_for_file(size, name.len() as u64);
         let place = layout.place(name, size)?;
         let prep = if written {
             Prep::WrittenOut
@@ -782,6 +788,22 @@ pub fn run_with<P: Policy>(
         debug_assert_eq!(id as usize, world.files.len());
         world.files.push(file);
         file_id.insert(name.clone(), id);
+    }
+
+    // Only the files' data chunks exist (fio made them before the run);
+    // then the metadata chunks the aged filesystem and the files' items
+    // need, placed by the run's allocator.
+    if let Some(r) = world.raid.as_mut() {
+        r.trim_data(layout.end());
+        let aged = scenario.volume.as_ref().map_or(0, |v| v.metadata_used);
+        r.use_metadata(aged.saturating_add(file_items));
+        let (used, refused) = r.metadata_use();
+        if refused > 0 {
+            return Err(SimError::Volume(format!(
+                "--metadata-used: {used} bytes of metadata ({aged} aged, {file_items} for the \
+                 files) need more metadata chunks than the devices have room for"
+            )));
+        }
     }
 
     // Jobs and their contexts.

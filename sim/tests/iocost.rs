@@ -273,6 +273,7 @@ fn iocost_is_refused_on_a_multi_device_volume() {
         hints: Vec::new(),
         balanced: false,
         pid_split: None,
+        metadata_used: 0,
     });
     let v = parse_variant("iocost").expect("parses");
     match run(&s, &v, &mut |_| {}) {

@@ -22,6 +22,7 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
         hints: Vec::new(),
         balanced: false,
         pid_split: None,
+        metadata_used: 0,
     });
     s
 }
@@ -218,6 +219,7 @@ fn dpkg_on(files: u32, devs: &[&str], balanced: bool) -> Scenario {
         hints: Vec::new(),
         balanced,
         pid_split: None,
+        metadata_used: 0,
     });
     s
 }
@@ -370,6 +372,63 @@ fn metadata_on_ssd_orders_the_dpkg_like_runs_as_the_thread_does() {
     assert!(
         stock.abs_diff(hdd) * 10 < hdd,
         "stock ssd+hdd {stock} ms vs hdd {hdd} ms"
+    );
+}
+
+/// Mean fsync latency of the run's first job, ns.
+fn fsync_mean_ns(out: &RunOutput) -> f64 {
+    out.report.jobs[0].sync.lat.mean
+}
+
+#[test]
+fn an_aged_filesystem_whose_metadata_outgrew_the_ssd_logs_to_the_hdd() {
+    // tiering.md §8.1, Zygo's cliff: with ssd-metadata, metadata chunks
+    // go to the SSD while it has room, then to the HDD; the fsync log
+    // lands in the emptiest metadata chunk, the new one on the HDD.
+    let files = 50;
+    let aged = |used: u64| {
+        let mut s = dpkg(files, &["ssd", "hdd"]);
+        s.volume.as_mut().expect("a volume").metadata_used = used;
+        run_as(&s, "alloc=ssd-metadata")
+    };
+    let young = aged(0);
+    let old = aged(19 << 30);
+    let meta_devs = |out: &RunOutput| -> Vec<u64> {
+        out.extra["volume"]["metadata_chunks"]
+            .as_array()
+            .expect("metadata_chunks")
+            .iter()
+            .map(|c| c["copies"][0]["device"].as_u64().expect("device"))
+            .collect()
+    };
+    assert_eq!(meta_devs(&young), [0], "mkfs's chunk holds a young fs");
+    let devs = meta_devs(&old);
+    let on_ssd = devs.iter().filter(|&&d| d == 0).count();
+    assert!(on_ssd >= 18, "the 20 GiB SSD is filled first: {devs:?}");
+    assert!(devs.ends_with(&[1]), "then the HDD: {devs:?}");
+    assert_eq!(old.extra["volume"]["metadata_chunks_refused"], 0);
+    let used = old.extra["volume"]["metadata_used_bytes"]
+        .as_u64()
+        .expect("used");
+    assert!(
+        used > 19 << 30,
+        "the aged bytes plus the files' items: {used}"
+    );
+    // Where the log went: SSD writes only superblocks once the log moved.
+    let write_bytes = |out: &RunOutput, i: usize| {
+        out.extra["devices"][i]["counters"]["write_bytes"]
+            .as_u64()
+            .expect("write_bytes")
+    };
+    let f = u64::from(files);
+    assert_eq!(write_bytes(&young, 0), f * (2 * 16384 + 4096));
+    assert_eq!(write_bytes(&old, 0), f * 4096);
+    assert_eq!(write_bytes(&old, 1), f * (32 * 1024 + 2 * 16384 + 4096));
+    assert!(
+        fsync_mean_ns(&old) > fsync_mean_ns(&young) * 1.1,
+        "fsync mean {} ns aged vs {} ns young",
+        fsync_mean_ns(&old),
+        fsync_mean_ns(&young)
     );
 }
 

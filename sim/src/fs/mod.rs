@@ -8,6 +8,7 @@
 
 pub mod btrfs;
 pub mod journal;
+pub mod metadata;
 pub mod raid;
 
 use crate::block::request::NIL;
@@ -169,6 +170,12 @@ impl Layout {
             log_offset,
             log_size,
         }
+    }
+
+    /// The end of the space handed out so far (past the log once a file
+    /// went beyond it).
+    pub fn end(&self) -> u64 {
+        self.next
     }
 
     /// Where the log sits.

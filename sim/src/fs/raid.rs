@@ -9,11 +9,13 @@
 //! the order and on the devices the chosen allocator (`alloc=`) gives; a
 //! write goes to every copy as one child bio per copy; a read goes to the
 //! copy the read policy picks (`btrfs_map_block` → `find_live_mirror`); an
-//! fsync's log-tree blocks go to the metadata chunk's copies
-//! ([`Raid::log_blocks`]).
-//! What is not: metadata chunks allocated as metadata space is used (one
-//! chunk holds a run's log tree, written round), COW of data extents,
-//! checksums, the 30 s commit. Buffered IO and fsync run on single-copy
+//! fsync's log-tree blocks go to the copies of a metadata chunk
+//! ([`Raid::log_blocks`]). Once the files are laid out, data chunks past
+//! them are freed (fio made the files before the run; a real filesystem
+//! allocates data chunks as data comes), and metadata chunks are allocated
+//! through the same allocator as the files' tree items and an aged
+//! filesystem's metadata need them ([`super::metadata`]).
+//! What is not: COW of data extents, checksums, the 30 s commit. Buffered IO and fsync run on single-copy
 //! profiles only (a file then lives on one device); mirrored profiles take
 //! O_DIRECT jobs without fsync (the scenario checks this and says so).
 
@@ -69,8 +71,8 @@ pub enum RaidError {
     Devices(String),
 }
 
-/// A metadata tree block's size (btrfs `nodesize`, 16 KiB).
-pub const NODESIZE: u64 = 16 * 1024;
+pub use super::metadata::NODESIZE;
+use super::metadata::{MetaChunk, MetaSpace};
 
 /// Log-tree blocks an fsync writes (fidelity F3.2): the log leaf holding
 /// the inode and its extents, and the log root tree's block *(assumed: a
@@ -116,14 +118,17 @@ pub struct PartStat {
 pub struct Raid {
     profile: Profile,
     chunks: Vec<MapChunk>,
+    /// The data chunks as the allocator gave them (same order as
+    /// `chunks`), to free the ones no file needs.
+    data_src: Vec<Chunk>,
     /// The mkfs-time system chunk.
     system: MapChunk,
-    /// The metadata chunk (log and tree blocks).
-    metadata: MapChunk,
-    /// Next log-tree block in the metadata chunk (bytes from its start).
-    meta_cursor: u64,
-    /// The allocator's name.
-    alloc: &'static str,
+    /// The metadata chunks and their use.
+    meta: MetaSpace,
+    /// The devices' allocation state, for chunks allocated after mkfs.
+    vol: TierVolume,
+    /// The mount's allocator.
+    alloc: AllocPolicy,
     members: Vec<Member>,
     policy: ReadPolicyImpl,
     /// Both rotational and non-rotational members (the `load` policy's
@@ -231,16 +236,15 @@ impl Raid {
         // btrfs-progs knows nothing of the mount's allocator variants: its
         // mirrored chunks are placed like stock.
         let first_device = profile == Profile::Single && !balanced;
-        let mut mkfs =
-            |kind: ChunkType, name: &'static str| {
-                let placed = if first_device {
-                    vol.alloc_chunk(&FirstDevice, kind, profile)
-                } else if balanced {
-                    vol.alloc_chunk(&alloc, kind, profile)
-                } else {
-                    vol.alloc_chunk(&AllocPolicy::default(), kind, profile)
-                };
-                placed.map(|c| map_chunk(&c)).map_err(|e| RaidError::NoChunk {
+        let mut mkfs = |kind: ChunkType, name: &'static str| {
+            let placed = if first_device {
+                vol.alloc_chunk(&FirstDevice, kind, profile)
+            } else if balanced {
+                vol.alloc_chunk(&alloc, kind, profile)
+            } else {
+                vol.alloc_chunk(&AllocPolicy::default(), kind, profile)
+            };
+            placed.map_err(|e| RaidError::NoChunk {
                 profile: profile.name(),
                 kind: name,
                 why: if first_device {
@@ -252,17 +256,17 @@ impl Raid {
                     e.to_string()
                 },
             })
-            };
+        };
         let system = mkfs(ChunkType::System, "system")?;
         let metadata = mkfs(ChunkType::Metadata, "metadata")?;
-        let mut chunks = Vec::new();
+        let mut data_src = Vec::new();
         if first_device {
-            chunks.push(mkfs(ChunkType::Data, "data")?);
+            data_src.push(mkfs(ChunkType::Data, "data")?);
         }
         loop {
             match vol.alloc_chunk(&alloc, ChunkType::Data, profile) {
-                Ok(c) => chunks.push(map_chunk(&c)),
-                Err(e) if chunks.is_empty() => {
+                Ok(c) => data_src.push(c),
+                Err(e) if data_src.is_empty() => {
                     return Err(RaidError::NoChunk {
                         profile: profile.name(),
                         kind: "data",
@@ -275,18 +279,24 @@ impl Raid {
         // Re-base data's logical addresses to start at 0 and run without
         // gaps, so the file layout sees one flat address space.
         let mut at = 0;
-        for c in &mut chunks {
-            c.logical = at;
-            at += c.len;
-        }
+        let chunks = data_src
+            .iter()
+            .map(|c| {
+                let mut m = map_chunk(c);
+                m.logical = at;
+                at += m.len;
+                m
+            })
+            .collect();
         let mixed = members.iter().any(|m| m.rotational) && members.iter().any(|m| !m.rotational);
         Ok(Raid {
             profile,
             chunks,
-            system,
-            metadata,
-            meta_cursor: 0,
-            alloc: alloc.name(),
+            data_src,
+            system: map_chunk(&system),
+            meta: MetaSpace::new(map_chunk(&metadata)),
+            vol,
+            alloc,
             members: members.to_vec(),
             policy,
             mixed,
@@ -299,30 +309,67 @@ impl Raid {
 
     /// The allocator's name.
     pub fn alloc_name(&self) -> &'static str {
-        self.alloc
+        self.alloc.name()
     }
 
-    /// The system and metadata chunks.
+    /// The system chunk and mkfs's metadata chunk.
     pub fn mkfs_chunks(&self) -> (&MapChunk, &MapChunk) {
-        (&self.system, &self.metadata)
+        (&self.system, &self.meta.chunks()[0].map)
+    }
+
+    /// The metadata chunks, oldest first, with their use.
+    pub fn metadata_chunks(&self) -> &[MetaChunk] {
+        self.meta.chunks()
+    }
+
+    /// Tree-item bytes in use, and metadata chunk allocations refused.
+    pub fn metadata_use(&self) -> (u64, u64) {
+        (self.meta.used(), self.meta.refused)
+    }
+
+    /// Frees the data chunks that start at or beyond logical `end` (the
+    /// files' extent: fio lays them out before the run, so only their
+    /// chunks are allocated; the rest of the devices stays unallocated for
+    /// metadata chunks). The first data chunk always stays.
+    pub fn trim_data(&mut self, end: u64) {
+        while self.chunks.len() > 1 && self.chunks.last().is_some_and(|c| c.logical >= end) {
+            self.chunks.pop();
+            let c = self.data_src.pop().expect("one source per data chunk");
+            self.vol
+                .free_chunk(&c)
+                .expect("a chunk the allocator gave can be freed");
+        }
+    }
+
+    /// `bytes` more of metadata tree items; allocates metadata chunks
+    /// through the mount's allocator while the kernel's threshold says so
+    /// (a refusal is counted and the space stays as it is).
+    pub fn use_metadata(&mut self, bytes: u64) {
+        self.meta.use_bytes(bytes);
+        while self.meta.wants_chunk() {
+            match self
+                .vol
+                .alloc_chunk(&self.alloc, ChunkType::Metadata, self.profile)
+            {
+                Ok(c) => self.meta.add_chunk(map_chunk(&c)),
+                Err(_) => {
+                    self.meta.refused += 1;
+                    break;
+                }
+            }
+        }
     }
 
     /// Where the next `blocks` log-tree blocks go: for each copy of the
-    /// metadata chunk, (device index, physical offset, bytes). The blocks
-    /// are allocated in a row and the cursor wraps at the chunk's end (log
-    /// blocks are freed by the next commit).
+    /// metadata chunk [`MetaSpace::log_blocks`] picks, (device index,
+    /// physical offset, bytes).
     pub fn log_blocks(&mut self, blocks: u64) -> impl Iterator<Item = (u16, u64, u64)> + '_ {
         let len = blocks * NODESIZE;
-        debug_assert!(len <= self.metadata.len);
-        if self.meta_cursor + len > self.metadata.len {
-            self.meta_cursor = 0;
-        }
-        let at = self.meta_cursor;
-        self.meta_cursor += len;
-        let m = &self.metadata;
-        m.stripes[..usize::from(m.copies)]
-            .iter()
-            .map(move |&(dev, physical)| (dev, physical + at, len))
+        let (m, at) = self.meta.log_blocks(blocks);
+        (0..usize::from(m.copies)).map(move |k| {
+            let (dev, physical) = m.stripes[k];
+            (dev, physical + at, len)
+        })
     }
 
     /// Gives the first `even` job processes even pids and the next `odd`

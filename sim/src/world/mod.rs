@@ -581,6 +581,13 @@ impl<P: Policy> World<P> {
                 "allocator": r.alloc_name(),
                 "system_chunk": chunk_json(r.mkfs_chunks().0),
                 "metadata_chunk": chunk_json(r.mkfs_chunks().1),
+                "metadata_chunks": r.metadata_chunks().iter().map(|m| {
+                    let mut c = chunk_json(&m.map);
+                    c["used"] = m.used.into();
+                    c
+                }).collect::<Vec<_>>(),
+                "metadata_used_bytes": r.metadata_use().0,
+                "metadata_chunks_refused": r.metadata_use().1,
                 "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
                 "log_syncs": r.log_syncs,
                 "supers_before_log": r.supers_before_log,

@@ -1,0 +1,254 @@
+//! A volume's metadata space: its metadata chunks, how full they are, when
+//! another is needed, and which one an fsync's log-tree blocks land in.
+//!
+//! What is modelled (tiering.md §8.1, Zygo's fsync cliff):
+//! - **Use.** Tree items take space as files and extents are created
+//!   ([`item_bytes_for_file`]), plus whatever an aged filesystem already
+//!   held (`--metadata-used`). Chunks fill oldest first.
+//! - **Growth.** A new metadata chunk is asked of the mount's allocator
+//!   when the used bytes plus 2 MiB reach 80 % of the metadata chunks'
+//!   total (the kernel's `should_alloc_chunk`, `CHUNK_ALLOC_NO_FORCE`).
+//!   The caller ([`Raid`](super::raid::Raid)) does the allocation.
+//! - **Log blocks** go to the chunk with the most free space *(assumed:
+//!   the kernel's `find_free_extent` clusters metadata allocations in a
+//!   block group with a free window, which on a filesystem whose older
+//!   chunks are 80 % full is nearly always the newest)*; inside it they go
+//!   round the free part (log blocks are freed by the next commit).
+//!
+//! What is not: the 30 s commit's tree-block writes, COW of tree blocks,
+//! metadata freed by deletes, the global reserve.
+
+use super::raid::MapChunk;
+
+/// A metadata tree block (btrfs `nodesize`, 16 KiB).
+pub const NODESIZE: u64 = 16 * 1024;
+
+/// Slack the kernel adds before comparing with 80 % (`SZ_2M`).
+const ALLOC_SLACK: u64 = 2 << 20;
+/// Percent of the metadata total at which a new chunk is allocated.
+const ALLOC_PERCENT: u64 = 80;
+
+/// Size of a leaf item's header (`struct btrfs_item`).
+const ITEM_HEADER: u64 = 25;
+/// `btrfs_inode_item`.
+const INODE_ITEM: u64 = 160;
+/// `btrfs_inode_ref` without its name.
+const INODE_REF: u64 = 10;
+/// `btrfs_dir_item` without its name (a DIR_ITEM and a DIR_INDEX each).
+const DIR_ITEM: u64 = 30;
+/// `btrfs_file_extent_item` of a regular extent.
+const FILE_EXTENT_ITEM: u64 = 53;
+/// `btrfs_extent_item` with one inline data backref.
+const EXTENT_ITEM: u64 = 24 + 29;
+/// Checksum bytes per 4 KiB data sector (crc32c).
+const CSUM_PER_SECTOR: u64 = 4;
+/// The largest data extent btrfs makes (`BTRFS_MAX_EXTENT_SIZE`).
+const MAX_EXTENT: u64 = 128 << 20;
+/// Average leaf fill under random inserts, percent *(assumed: the B-tree
+/// result ln 2 ≈ 69 %; btrfs splits leaves in half)*.
+const LEAF_FILL_PERCENT: u64 = 69;
+
+/// Metadata bytes a new regular file of `size` bytes named `name_len`
+/// bytes takes: its inode item, inode ref, directory item and index, one
+/// file extent item and extent item per extent of at most 128 MiB, and
+/// checksums; item headers included, over the average leaf fill.
+pub fn item_bytes_for_file(size: u64, name_len: u64) -> u64 {
+    let inode = INODE_ITEM + ITEM_HEADER;
+    let names = (INODE_REF + name_len + ITEM_HEADER) + 2 * (DIR_ITEM + name_len + ITEM_HEADER);
+    let extents = size.div_ceil(MAX_EXTENT) * (FILE_EXTENT_ITEM + EXTENT_ITEM + 2 * ITEM_HEADER);
+    let csums = size.div_ceil(4096) * CSUM_PER_SECTOR;
+    (inode + names + extents + csums) * 100 / LEAF_FILL_PERCENT
+}
+
+/// One metadata chunk.
+#[derive(Clone, Copy, Debug)]
+pub struct MetaChunk {
+    /// Where it lives.
+    pub map: MapChunk,
+    /// Bytes of it holding tree items.
+    pub used: u64,
+    /// Next log block, bytes into the free part.
+    cursor: u64,
+}
+
+impl MetaChunk {
+    fn free(&self) -> u64 {
+        self.map.len - self.used
+    }
+}
+
+/// The metadata chunks of a volume and their use.
+#[derive(Debug)]
+pub struct MetaSpace {
+    chunks: Vec<MetaChunk>,
+    /// Tree-item bytes in use (may exceed the chunks' total when no chunk
+    /// could be allocated).
+    used: u64,
+    /// Chunk allocations the allocator refused.
+    pub refused: u64,
+}
+
+impl MetaSpace {
+    /// The space of a fresh filesystem: mkfs's metadata chunk, empty.
+    pub fn new(first: MapChunk) -> MetaSpace {
+        MetaSpace {
+            chunks: vec![MetaChunk {
+                map: first,
+                used: 0,
+                cursor: 0,
+            }],
+            used: 0,
+            refused: 0,
+        }
+    }
+
+    /// Bytes of all metadata chunks.
+    pub fn total(&self) -> u64 {
+        self.chunks.iter().map(|c| c.map.len).sum()
+    }
+
+    /// Tree-item bytes in use.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// The chunks, oldest first.
+    pub fn chunks(&self) -> &[MetaChunk] {
+        &self.chunks
+    }
+
+    /// Whether another chunk is due (kernel: `should_alloc_chunk`).
+    pub fn wants_chunk(&self) -> bool {
+        self.used + ALLOC_SLACK >= self.total() * ALLOC_PERCENT / 100
+    }
+
+    /// A chunk the allocator gave.
+    pub fn add_chunk(&mut self, map: MapChunk) {
+        self.chunks.push(MetaChunk {
+            map,
+            used: 0,
+            cursor: 0,
+        });
+        self.refill();
+    }
+
+    /// `bytes` more of tree items.
+    pub fn use_bytes(&mut self, bytes: u64) {
+        self.used = self.used.saturating_add(bytes);
+        self.refill();
+    }
+
+    /// Spread `used` over the chunks, oldest first, leaving in each at
+    /// least room for one log write of two blocks (the kernel keeps a
+    /// global reserve; a chunk is never filled to the byte).
+    fn refill(&mut self) {
+        let mut left = self.used;
+        for c in &mut self.chunks {
+            let room = c.map.len.saturating_sub(2 * NODESIZE);
+            c.used = left.min(room);
+            left -= c.used;
+            if c.cursor >= c.free() {
+                c.cursor = 0;
+            }
+        }
+    }
+
+    /// Where the next `blocks` log blocks go: the chunk with the most free
+    /// space (the first of equals), at its cursor, which goes round its
+    /// free part. Returns the chunk and the byte offset into it.
+    pub fn log_blocks(&mut self, blocks: u64) -> (MapChunk, u64) {
+        let len = blocks * NODESIZE;
+        let c = self
+            .chunks
+            .iter_mut()
+            .rev()
+            .max_by_key(|c| c.free())
+            .expect("a volume has mkfs's metadata chunk");
+        debug_assert!(len <= c.free(), "refill leaves room for a log write");
+        if c.cursor + len > c.free() {
+            c.cursor = 0;
+        }
+        let at = c.used + c.cursor;
+        c.cursor += len;
+        (c.map, at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn chunk(logical: u64, len: u64, dev: u16) -> MapChunk {
+        let mut stripes = [(0, 0); super::super::raid::MAX_COPIES];
+        stripes[0] = (dev, logical);
+        MapChunk {
+            logical,
+            len,
+            copies: 1,
+            stripes,
+        }
+    }
+
+    #[test]
+    fn a_chunk_is_wanted_at_eighty_percent_less_two_mib() {
+        let mut m = MetaSpace::new(chunk(0, GIB, 0));
+        let at = GIB * 80 / 100 - ALLOC_SLACK;
+        m.use_bytes(at - 1);
+        assert!(!m.wants_chunk());
+        m.use_bytes(1);
+        assert!(m.wants_chunk());
+        m.add_chunk(chunk(GIB, GIB, 1));
+        assert!(!m.wants_chunk(), "{} of {}", m.used(), m.total());
+        assert_eq!(m.chunks()[0].used, at, "the oldest chunk fills first");
+        assert_eq!(m.chunks()[1].used, 0);
+    }
+
+    #[test]
+    fn log_blocks_go_to_the_emptiest_chunk_and_round_its_free_part() {
+        let mut m = MetaSpace::new(chunk(0, GIB, 0));
+        m.use_bytes(GIB / 2);
+        let (c, at) = m.log_blocks(2);
+        assert_eq!(
+            (c.stripes[0].0, at),
+            (0, GIB / 2),
+            "one chunk: its free part"
+        );
+        let (_, at) = m.log_blocks(2);
+        assert_eq!(at, GIB / 2 + 2 * NODESIZE, "blocks are allocated in a row");
+        m.add_chunk(chunk(GIB, GIB, 1));
+        let (c, at) = m.log_blocks(2);
+        assert_eq!(
+            (c.stripes[0].0, at),
+            (1, 0),
+            "the new chunk is the emptiest"
+        );
+        // Free part of 4 blocks: the cursor goes round.
+        let mut small = MetaSpace::new(chunk(0, 6 * NODESIZE, 0));
+        small.use_bytes(2 * NODESIZE);
+        let offsets: Vec<u64> = (0..3).map(|_| small.log_blocks(2).1 / NODESIZE).collect();
+        assert_eq!(offsets, [2, 4, 2]);
+    }
+
+    #[test]
+    fn use_beyond_the_chunks_keeps_room_for_a_log_write() {
+        let mut m = MetaSpace::new(chunk(0, 8 * NODESIZE, 0));
+        m.use_bytes(100 * NODESIZE);
+        assert_eq!(m.used(), 100 * NODESIZE);
+        assert_eq!(m.chunks()[0].used, 6 * NODESIZE);
+        assert_eq!(m.log_blocks(2).1, 6 * NODESIZE);
+    }
+
+    #[test]
+    fn a_small_file_takes_about_a_kilobyte() {
+        // 32 KiB, a 20-byte name: 185 + 3 x (name + item) + extent items
+        // + 8 csums, over a 69 % fill.
+        let b = item_bytes_for_file(32 << 10, 20);
+        assert_eq!(b, (185 + 55 + 2 * 75 + 156 + 32) * 100 / 69);
+        assert!((800..1000).contains(&b), "{b}");
+        // A 1 GiB file: 8 extents and 262144 csums dominate.
+        let big = item_bytes_for_file(1 << 30, 20);
+        assert_eq!(big, (185 + 55 + 150 + 8 * 156 + 262_144 * 4) * 100 / 69);
+    }
+}
