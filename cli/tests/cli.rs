@@ -412,7 +412,7 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
         ),
         (
             vec!["--volume", "single:nvme", "--metadata-used", "2t"],
-            "need more metadata chunks than the devices have room for",
+            "do not fit: the devices have room for metadata chunks holding",
         ),
     ] {
         let mut a = vec!["run", job];

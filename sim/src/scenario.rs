@@ -797,11 +797,12 @@ pub fn run_with<P: Policy>(
         r.trim_data(layout.end());
         let aged = scenario.volume.as_ref().map_or(0, |v| v.metadata_used);
         r.use_metadata(aged.saturating_add(file_items));
-        let (used, refused) = r.metadata_use();
-        if refused > 0 {
+        let (used, capacity, _) = r.metadata_use();
+        if used > capacity {
             return Err(SimError::Volume(format!(
-                "--metadata-used: {used} bytes of metadata ({aged} aged, {file_items} for the \
-                 files) need more metadata chunks than the devices have room for"
+                "{used} bytes of metadata ({aged} from --metadata-used, {file_items} for the \
+                 job's files) do not fit: the devices have room for metadata chunks holding \
+                 {capacity}"
             )));
         }
     }

@@ -433,6 +433,41 @@ fn an_aged_filesystem_whose_metadata_outgrew_the_ssd_logs_to_the_hdd() {
 }
 
 #[test]
+fn a_full_volume_keeps_its_metadata_chunks_when_no_new_one_fits() {
+    // One 2 GB HDD and a 1600 MiB file: the data leaves no room for a
+    // second metadata chunk. Metadata above the 80 % mark but within the
+    // chunk runs (btrfs ignores a refused `should_alloc_chunk`); more than
+    // the chunk holds is an error naming the sizes.
+    let small =
+        DeviceConfig::from_toml("base = \"hdd\"\nname = \"hdd-2g\"\n[hdd]\ncapacity_gb = 2\n")
+            .expect("device parses");
+    let with = |used: u64| {
+        let mut s = scenario(
+            "[w]\nfilename=f\nsize=1600m\ndirect=1\nrw=write\nbs=1m\nio_size=4m\nfsync=1\n",
+            "hdd",
+            1 << 30,
+            1,
+        );
+        s.fs = FsKind::Raw;
+        s.volume = Some(VolumeSpec {
+            profile: Profile::Single,
+            devices: vec![small.clone()],
+            hints: Vec::new(),
+            balanced: true,
+            pid_split: None,
+            metadata_used: used,
+        });
+        s
+    };
+    let out = run_as(&with(150 << 20), "alloc=stock");
+    let v = &out.extra["volume"];
+    assert_eq!(v["metadata_chunks"].as_array().map(Vec::len), Some(1));
+    assert!(v["metadata_chunks_refused"].as_u64() > Some(0), "{v}");
+    let err = err_of(&with(1 << 30), "alloc=stock");
+    assert!(err.contains("do not fit"), "{err}");
+}
+
+#[test]
 fn dup_reads_use_the_first_copy_without_asking_the_policy() {
     let job = "[r]\nfilename=f\nsize=64m\ndirect=1\nrw=randread\nbs=4k\nnumjobs=2\n\
                runtime=1\ntime_based\n";

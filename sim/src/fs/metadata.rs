@@ -107,6 +107,15 @@ impl MetaSpace {
         self.chunks.iter().map(|c| c.map.len).sum()
     }
 
+    /// Bytes the chunks can hold for tree items (each keeps room for one
+    /// log write; see `refill`).
+    pub fn capacity(&self) -> u64 {
+        self.chunks
+            .iter()
+            .map(|c| c.map.len.saturating_sub(2 * NODESIZE))
+            .sum()
+    }
+
     /// Tree-item bytes in use.
     pub fn used(&self) -> u64 {
         self.used
@@ -236,6 +245,7 @@ mod tests {
         let mut m = MetaSpace::new(chunk(0, 8 * NODESIZE, 0));
         m.use_bytes(100 * NODESIZE);
         assert_eq!(m.used(), 100 * NODESIZE);
+        assert_eq!(m.capacity(), 6 * NODESIZE, "less than what is used");
         assert_eq!(m.chunks()[0].used, 6 * NODESIZE);
         assert_eq!(m.log_blocks(2).1, 6 * NODESIZE);
     }

@@ -15,9 +15,10 @@
 //! allocates data chunks as data comes), and metadata chunks are allocated
 //! through the same allocator as the files' tree items and an aged
 //! filesystem's metadata need them ([`super::metadata`]).
-//! What is not: COW of data extents, checksums, the 30 s commit. Buffered IO and fsync run on single-copy
-//! profiles only (a file then lives on one device); mirrored profiles take
-//! O_DIRECT jobs without fsync (the scenario checks this and says so).
+//! What is not: COW of data extents, checksums, the 30 s commit. Buffered
+//! IO runs on single-copy profiles only (a file then lives on one device);
+//! mirrored profiles take O_DIRECT jobs, with or without fsync (the
+//! scenario checks this and says so).
 
 use iolab_tiering::{
     AllocPolicy, Chunk, ChunkAllocator, ChunkType, Device as TierDevice, DeviceClass, MirrorInfo,
@@ -322,9 +323,11 @@ impl Raid {
         self.meta.chunks()
     }
 
-    /// Tree-item bytes in use, and metadata chunk allocations refused.
-    pub fn metadata_use(&self) -> (u64, u64) {
-        (self.meta.used(), self.meta.refused)
+    /// Tree-item bytes in use, what the metadata chunks can hold, and
+    /// chunk allocations refused (a full volume stays at its last chunk,
+    /// as btrfs does when `should_alloc_chunk` finds no space).
+    pub fn metadata_use(&self) -> (u64, u64, u64) {
+        (self.meta.used(), self.meta.capacity(), self.meta.refused)
     }
 
     /// Frees the data chunks that start at or beyond logical `end` (the

@@ -587,7 +587,7 @@ impl<P: Policy> World<P> {
                     c
                 }).collect::<Vec<_>>(),
                 "metadata_used_bytes": r.metadata_use().0,
-                "metadata_chunks_refused": r.metadata_use().1,
+                "metadata_chunks_refused": r.metadata_use().2,
                 "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
                 "log_syncs": r.log_syncs,
                 "supers_before_log": r.supers_before_log,

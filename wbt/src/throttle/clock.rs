@@ -9,7 +9,8 @@ use crate::sync::{AtomicU64, Ordering};
 pub trait Clock: Send + Sync {
     /// The current time in nanoseconds, never less than an earlier
     /// reading. (The throttle's locked path clamps a clock that breaks
-    /// this; its lockless path trusts it.)
+    /// this; its lockless path trusts it.) It may be called with the
+    /// throttle's lock held, so it must not call into the throttle.
     fn now_ns(&self) -> u64;
 }
 

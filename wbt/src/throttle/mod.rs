@@ -74,10 +74,11 @@
 //! to a bucket of the completing thread's own, written with plain loads and
 //! stores (the kernel's are per CPU), and folded in under the lock. Beyond
 //! those: a read-modify-write when a sample is a new minimum or maximum of
-//! its batch (the first after each fold), and a small lock when a thread
-//! completes its first request on a throttle (registering its bucket). A class
-//! holds at most 2^20 − 1 requests in flight in this face (its counter's
-//! width); depths above that send every request through the lock.
+//! its batch (the first after each fold), and the lock when a thread
+//! completes its first request on a throttle (registering its bucket).
+//! A class holds at most 2^20 − 1 requests in flight in this face (its
+//! counter's width); depths above that send every request through the
+//! lock.
 //!
 //! # Permits
 //!
@@ -562,7 +563,7 @@ impl<C: Clock> Throttle<C> {
             // sample, which the core keeps only while a window runs.
             if let Some(issue) = issue_ns {
                 let lat = self.fast_now().saturating_sub(issue);
-                if !self.board.armed() || self.samples.record(lat) {
+                if !self.board.armed() || self.record(lat) {
                     sample = None;
                 }
             }
@@ -574,6 +575,21 @@ impl<C: Clock> Throttle<C> {
         let now = g.now(&self.clock);
         g.wbt.on_done(now, rq, sample);
         g.dispatch(now);
+    }
+
+    /// Record a write sample in this thread's bucket (`false`: give it to
+    /// the core under the lock). A thread's first sample registers its
+    /// bucket under the lock, without the fold and publication of
+    /// [`lock`](Self::lock): nothing else changes.
+    #[inline]
+    fn record(&self, lat: u64) -> bool {
+        self.samples.record(lat, |bucket| {
+            self.inner
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .registry
+                .register(bucket);
+        })
     }
 
     /// Run `f` on the core under the lock, then serve any wakes it queued.

@@ -14,8 +14,8 @@
 //! bucket, the totals it has already folded ([`Registry`]) and folds the
 //! difference. A thread finds its bucket in a thread-local list keyed by
 //! the throttle's id; its first sample for a throttle creates the bucket
-//! and registers it in a pending list behind its own small lock (never the
-//! throttle's), which the next fold takes in.
+//! and registers it under the throttle's lock (so a `Clock` must not
+//! complete permits: the throttle reads it with the lock held).
 //!
 //! Min and max are shared by all threads and change only when a sample
 //! beats them (a load, and a read-modify-write only then).
@@ -43,8 +43,7 @@ use std::cell::RefCell;
 use std::vec::Vec;
 
 use crate::WindowStat;
-use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
-use std::sync::PoisonError;
+use crate::sync::{Arc, AtomicBool, AtomicU64, Ordering};
 
 /// One thread's running totals for one throttle.
 #[derive(Debug)]
@@ -121,14 +120,56 @@ struct Seen {
     sum: u64,
 }
 
-/// Every bucket of one throttle that a fold has taken in. Kept under the
-/// throttle's lock.
+/// Every bucket of one throttle, and the last totals of exited threads'
+/// buckets not folded yet. Kept under the throttle's lock.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
     seen: Vec<Seen>,
+    carry_count: u64,
+    carry_sum: u64,
+    /// A registration prunes exited threads' buckets once the list is
+    /// this long (then twice what is left, at least [`PRUNE_MIN`]): the
+    /// list stays under twice the live threads plus `PRUNE_MIN`.
+    prune_at: usize,
 }
 
+/// The shortest list a registration prunes.
+const PRUNE_MIN: usize = 8;
+
 impl Registry {
+    /// Start folding `bucket` (caller holds the throttle's lock). Buckets
+    /// of exited threads are folded into the carry and forgotten here too
+    /// (see `prune_at`), so the list stays bounded even when no locked
+    /// section folds.
+    pub(crate) fn register(&mut self, bucket: Arc<Bucket>) {
+        if self.seen.len() >= self.prune_at.max(PRUNE_MIN) {
+            self.prune();
+            self.prune_at = 2 * self.seen.len();
+        }
+        self.seen.push(Seen {
+            bucket,
+            count: 0,
+            sum: 0,
+        });
+    }
+
+    /// Fold exited threads' buckets into the carry and forget them.
+    fn prune(&mut self) {
+        let (mut count, mut sum) = (0u64, 0u64);
+        self.seen.retain_mut(|s| {
+            // Acquire: a finished bucket's totals are final.
+            let word = s.bucket.count.load(Ordering::Acquire);
+            if word & FINISHED == 0 {
+                return true;
+            }
+            count = count.wrapping_add((word & !FINISHED).wrapping_sub(s.count) & !FINISHED);
+            sum = sum.wrapping_add(s.bucket.sum.load(Ordering::Relaxed).wrapping_sub(s.sum));
+            false
+        });
+        self.carry_count = self.carry_count.wrapping_add(count);
+        self.carry_sum = self.carry_sum.wrapping_add(sum);
+    }
+
     /// Buckets being folded (for tests).
     #[cfg(all(test, not(iolab_loom)))]
     pub(crate) fn len(&self) -> usize {
@@ -144,20 +185,7 @@ impl Drop for Registry {
     }
 }
 
-/// Buckets registered since the last fold, behind their own small lock so
-/// a registration never needs the throttle's (a permit completed while
-/// the caller holds it, in a trace callback or a clock, must not
-/// deadlock). Finished ones are folded into `count` and `sum` here, so the
-/// list stays as long as the live threads even when no fold comes.
-#[derive(Debug, Default)]
-struct Pending {
-    buckets: Vec<Arc<Bucket>>,
-    count: u64,
-    sum: u64,
-}
-
-/// The shared side of one throttle's samples: its id, the extremes, and
-/// the buckets registered since the last fold.
+/// The shared side of one throttle's samples: its id and the extremes.
 #[derive(Debug)]
 pub(crate) struct WriteSamples {
     /// Unique among the throttles of this process: the key of a thread's
@@ -165,9 +193,6 @@ pub(crate) struct WriteSamples {
     id: u64,
     min: AtomicU64,
     max: AtomicU64,
-    pending: Mutex<Pending>,
-    /// `pending` has something for the next fold.
-    has_pending: AtomicBool,
 }
 
 impl WriteSamples {
@@ -176,41 +201,17 @@ impl WriteSamples {
             id: crate::sync::next_instance_id(),
             min: AtomicU64::new(u64::MAX),
             max: AtomicU64::new(0),
-            pending: Mutex::new(Pending::default()),
-            has_pending: AtomicBool::new(false),
         }
     }
 
-    fn pending(&self) -> MutexGuard<'_, Pending> {
-        // Nothing panics while the list is half-updated.
-        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Hand a new bucket to the next fold; fold the finished ones waiting
-    /// with it.
-    fn register(&self, bucket: Arc<Bucket>) {
-        let mut p = self.pending();
-        let p = &mut *p;
-        p.buckets.retain(|b| {
-            // Acquire: a finished bucket's totals are final.
-            let word = b.count.load(Ordering::Acquire);
-            if word & FINISHED == 0 {
-                return true;
-            }
-            p.count = p.count.wrapping_add(word & !FINISHED);
-            p.sum = p.sum.wrapping_add(b.sum.load(Ordering::Relaxed));
-            false
-        });
-        p.buckets.push(bucket);
-        self.has_pending.store(true, Ordering::Release);
-    }
-
-    /// Record one sample of `lat` ns in this thread's bucket (a thread's
-    /// first sample creates and registers it). `false` if this thread's
-    /// bucket list cannot be reached (the thread is exiting): the caller
-    /// gives the sample to the core under the lock instead.
+    /// Record one sample of `lat` ns in this thread's bucket. A thread's
+    /// first sample creates its bucket and hands it to `register`, which
+    /// must pass it to [`Registry::register`] under the throttle's lock.
+    /// `false` if this thread's bucket list cannot be reached (the thread
+    /// is exiting): the caller gives the sample to the core under the lock
+    /// instead.
     #[inline]
-    pub(crate) fn record(&self, lat: u64) -> bool {
+    pub(crate) fn record(&self, lat: u64, register: impl FnOnce(Arc<Bucket>)) -> bool {
         // The extremes first: a fold that sees this sample's count (an
         // acquire of the bucket's release) sees them too.
         if lat < self.min.load(Ordering::Relaxed) {
@@ -228,8 +229,8 @@ impl WriteSamples {
                 None => {
                     mine.retain(|m| !m.bucket.orphan.load(Ordering::Relaxed));
                     let bucket = Arc::new(Bucket::new());
-                    self.register(Arc::clone(&bucket));
                     bucket.add(lat);
+                    register(Arc::clone(&bucket));
                     mine.push(Mine {
                         throttle: self.id,
                         bucket,
@@ -245,19 +246,8 @@ impl WriteSamples {
     /// (caller holds the throttle's lock and passes its `registry`).
     /// Buckets of exited threads are folded a last time and forgotten.
     pub(crate) fn drain(&self, registry: &mut Registry) -> Option<WindowStat> {
-        let mut count = 0u64;
-        let mut sum = 0u64;
-        if self.has_pending.load(Ordering::Acquire) {
-            let mut p = self.pending();
-            self.has_pending.store(false, Ordering::Relaxed);
-            count = core::mem::take(&mut p.count);
-            sum = core::mem::take(&mut p.sum);
-            registry.seen.extend(p.buckets.drain(..).map(|bucket| Seen {
-                bucket,
-                count: 0,
-                sum: 0,
-            }));
-        }
+        let mut count = core::mem::take(&mut registry.carry_count);
+        let mut sum = core::mem::take(&mut registry.carry_sum);
         registry.seen.retain_mut(|s| {
             // Acquire: the sum and extremes stored before the count.
             let word = s.bucket.count.load(Ordering::Acquire);
@@ -288,77 +278,72 @@ impl WriteSamples {
     }
 }
 
-impl Drop for WriteSamples {
-    fn drop(&mut self) {
-        for b in &self.pending().buckets {
-            b.orphan.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
 #[cfg(all(test, not(iolab_loom)))]
 mod tests {
     use super::{Registry, WriteSamples};
+    use std::sync::Mutex;
     use std::vec::Vec;
 
     fn stat(s: &WriteSamples, reg: &mut Registry) -> Option<(u32, u64, u64, u64)> {
         s.drain(reg).map(|w| (w.nr_samples, w.min, w.max, w.sum))
     }
 
+    fn record(s: &WriteSamples, reg: &Mutex<Registry>, lat: u64) {
+        assert!(s.record(lat, |b| reg.lock().unwrap().register(b)));
+    }
+
     #[test]
     fn samples_fold_into_one_window_stat() {
         let s = WriteSamples::new();
-        let mut reg = Registry::default();
-        assert_eq!(stat(&s, &mut reg), None);
+        let reg = Mutex::new(Registry::default());
+        assert_eq!(stat(&s, &mut reg.lock().unwrap()), None);
         for lat in [5, 3, 9] {
-            assert!(s.record(lat));
+            record(&s, &reg, lat);
         }
+        let mut reg = reg.into_inner().unwrap();
         assert_eq!(stat(&s, &mut reg), Some((3, 3, 9, 17)));
         assert_eq!(reg.len(), 1, "one bucket for this thread");
         assert_eq!(stat(&s, &mut reg), None, "a drain takes only what is new");
-        assert!(s.record(4));
+        assert!(s.record(4, |_| unreachable!("registered already")));
         assert_eq!(stat(&s, &mut reg), Some((1, 4, 4, 4)));
     }
 
     #[test]
     fn a_long_latency_counts_exactly() {
         let s = WriteSamples::new();
-        let mut reg = Registry::default();
+        let reg = Mutex::new(Registry::default());
         let long = 1 << 50; // thirteen days
-        assert!(s.record(long));
-        assert!(s.record(3));
+        record(&s, &reg, long);
+        record(&s, &reg, 3);
+        let mut reg = reg.into_inner().unwrap();
         assert_eq!(stat(&s, &mut reg), Some((2, 3, long, long + 3)));
     }
 
-    /// Three threads record one after the other with no fold between: each
-    /// registration folds the buckets of the threads that exited, and the
-    /// fold after the last one exits forgets its bucket.
+    /// Short-lived threads record one after the other with no fold
+    /// between: registrations fold the buckets of exited threads into the
+    /// carry, so the list stays short; the fold takes everything.
     #[test]
-    fn exited_threads_are_folded_and_forgotten_without_a_lock_holder() {
+    fn exited_threads_are_folded_and_forgotten_without_a_fold() {
         let s = WriteSamples::new();
-        let mut reg = Registry::default();
+        let reg = Mutex::new(Registry::default());
+        let threads = 100u64;
         std::thread::scope(|scope| {
-            for lat in [10, 20] {
-                let s = &s;
+            for lat in 1..=threads {
+                let (s, reg) = (&s, &reg);
                 // An explicit join waits for the thread's destructors.
                 scope
-                    .spawn(move || (0..3).for_each(|_| assert!(s.record(lat))))
+                    .spawn(move || (0..3).for_each(|_| record(s, reg, lat)))
                     .join()
                     .unwrap();
+                let r = reg.lock().unwrap();
+                assert!(r.len() <= super::PRUNE_MIN, "{} buckets kept", r.len());
             }
-            {
-                let p = s.pending();
-                assert_eq!(p.buckets.len(), 1, "the second folded the first");
-                assert_eq!((p.count, p.sum), (3, 30));
-            }
-            let s = &s;
-            scope.spawn(move || assert!(s.record(1))).join().unwrap();
-            let p = s.pending();
-            assert_eq!(p.buckets.len(), 1, "the exited two were folded here");
-            assert_eq!((p.count, p.sum), (6, 90));
         });
-        assert_eq!(stat(&s, &mut reg), Some((7, 1, 20, 91)));
-        assert_eq!(reg.len(), 0, "the last thread exited too: its bucket goes");
+        let mut reg = reg.into_inner().unwrap();
+        assert!(reg.carry_count > 0, "some were folded at registration");
+        let sum: u64 = (1..=threads).map(|l| 3 * l).sum();
+        assert_eq!(stat(&s, &mut reg), Some((300, 1, threads, sum)));
+        assert_eq!(reg.len(), 0, "every thread exited: every bucket goes");
         assert_eq!(stat(&s, &mut reg), None);
     }
 
@@ -368,8 +353,9 @@ mod tests {
         // and count) the sum, must keep that latency for the batch that
         // counts it. Simulated by storing the sum alone.
         let s = WriteSamples::new();
-        let mut reg = Registry::default();
-        assert!(s.record(5));
+        let reg = Mutex::new(Registry::default());
+        record(&s, &reg, 5);
+        let mut reg = reg.into_inner().unwrap();
         assert_eq!(stat(&s, &mut reg), Some((1, 5, 5, 5)));
         let bucket = std::sync::Arc::clone(&reg.seen[0].bucket);
         bucket
@@ -383,23 +369,26 @@ mod tests {
     #[test]
     fn throttles_do_not_share_buckets_and_orphans_are_dropped() {
         let a = WriteSamples::new();
-        let mut reg_a = Registry::default();
-        assert!(a.record(7));
+        let reg_a = Mutex::new(Registry::default());
+        record(&a, &reg_a, 7);
         {
             let b = WriteSamples::new();
-            let mut reg_b = Registry::default();
-            assert!(b.record(100));
+            let reg_b = Mutex::new(Registry::default());
+            record(&b, &reg_b, 100);
+            let mut reg_b = reg_b.into_inner().unwrap();
             assert_eq!(stat(&b, &mut reg_b).map(|t| t.3), Some(100));
             // reg_b dropped here: its bucket is orphaned.
         }
         let c = WriteSamples::new();
-        assert!(c.record(1));
+        let reg_c = Mutex::new(Registry::default());
+        record(&c, &reg_c, 1);
         super::MINE.with(|m| {
             let ids: Vec<u64> = m.borrow().iter().map(|m| m.throttle).collect();
             assert_eq!(ids, [a.id, c.id], "b's orphaned bucket was dropped");
         });
+        let mut reg_a = reg_a.into_inner().unwrap();
         assert_eq!(stat(&a, &mut reg_a).map(|t| (t.0, t.3)), Some((1, 7)));
-        let mut reg_c = Registry::default();
+        let mut reg_c = reg_c.into_inner().unwrap();
         assert_eq!(stat(&c, &mut reg_c).map(|t| (t.0, t.3)), Some((1, 1)));
     }
 }
@@ -409,35 +398,35 @@ mod tests {
 mod loom_tests {
     use super::{Registry, WriteSamples};
     use crate::WindowStat;
-    use crate::sync::{Arc, thread};
+    use crate::sync::{Arc, Mutex, thread};
 
     #[test]
     fn every_sample_is_folded_exactly_once() {
         loom::model(|| {
             let s = Arc::new(WriteSamples::new());
+            let reg = Arc::new(Mutex::new(Registry::default()));
             let threads: std::vec::Vec<_> = [[3, 10], [7, 1]]
                 .into_iter()
                 .map(|lats| {
-                    let s = Arc::clone(&s);
+                    let (s, reg) = (Arc::clone(&s), Arc::clone(&reg));
                     thread::spawn(move || {
                         for lat in lats {
-                            assert!(s.record(lat));
+                            assert!(s.record(lat, |b| reg.lock().unwrap().register(b)));
                         }
                     })
                 })
                 .collect();
-            let mut reg = Registry::default();
             let mut total = WindowStat::EMPTY;
-            let mut fold = |reg: &mut Registry| {
-                if let Some(stat) = s.drain(reg) {
+            let mut fold = || {
+                if let Some(stat) = s.drain(&mut reg.lock().unwrap()) {
                     total.merge(&stat);
                 }
             };
-            fold(&mut reg);
+            fold();
             for t in threads {
                 t.join().unwrap();
             }
-            fold(&mut reg);
+            fold();
             assert_eq!(
                 (total.nr_samples, total.min, total.max, total.sum),
                 (4, 1, 10, 21)
