@@ -495,22 +495,6 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             "a multi-device volume runs without a journal: use --fs raw".into(),
         ));
     }
-    // A single-copy profile keeps each file on one device, so the page
-    // cache's writeback works as on one device; mirrored copies need the
-    // btrfs page-cache path to write every copy. fsync runs everywhere:
-    // O_DIRECT data already reached every copy, and the log blocks go to
-    // every copy of the metadata chunk.
-    let single = spec.profile == iolab_tiering::Profile::Single;
-    for j in &scenario.jobs {
-        if !j.direct && !single {
-            return Err(job_err(
-                j,
-                "direct",
-                "buffered IO on a mirrored volume is not simulated yet (needs the btrfs \
-                 page-cache path to write every copy); set direct=1 or use a single profile",
-            ));
-        }
-    }
     if !spec.hints.is_empty() && spec.hints.len() != spec.devices.len() {
         return Err(SimError::Volume(format!(
             "--volume: {} allocation hints for {} devices",

@@ -178,13 +178,6 @@ fn what_the_volume_model_cannot_run_is_an_error() {
     let mut journal = s.clone();
     journal.fs = FsKind::XfsLite;
     assert!(err_of(&journal, "none").contains("--fs raw"));
-    let buffered = on_volume(
-        "[r]\nsize=64m\nrw=randread\nruntime=1\ntime_based\n",
-        Profile::Raid1,
-        &["nvme", "nvme"],
-    );
-    let e = err_of(&buffered, "none");
-    assert!(e.contains("direct") && e.contains("buffered IO"), "{e}");
     // read= and alloc= without a volume.
     let single = scenario(direct, "nvme", 1 << 30, 1);
     assert!(err_of(&single, "read=pid").contains("--volume"));
@@ -465,6 +458,54 @@ fn a_full_volume_keeps_its_metadata_chunks_when_no_new_one_fits() {
     assert!(v["metadata_chunks_refused"].as_u64() > Some(0), "{v}");
     let err = err_of(&with(1 << 30), "alloc=stock");
     assert!(err.contains("do not fit"), "{err}");
+}
+
+/// (writes, write bytes, mirror reads) per device.
+fn device_io(out: &RunOutput) -> Vec<(u64, u64, u64)> {
+    let n = out.extra["devices"].as_array().map_or(0, Vec::len);
+    (0..n)
+        .map(|i| {
+            let c = &out.extra["devices"][i]["counters"];
+            (
+                c["writes"].as_u64().expect("writes"),
+                c["write_bytes"].as_u64().expect("write_bytes"),
+                out.extra["volume"]["devices"][i]["mirror_reads"]
+                    .as_u64()
+                    .expect("mirror_reads"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn buffered_writeback_writes_every_copy_and_buffered_reads_ask_the_policy() {
+    // The flusher (a writer above the background threshold of 256 MiB of
+    // RAM) and fsync's writeback both write each dirty range to every
+    // copy; a buffered reader's misses go to the copy read=pid picks.
+    let job = "[w]\nfilename=f\nsize=256m\nrw=write\nbs=64k\nruntime=1\ntime_based\n\
+               [s]\nfilename=g\nsize=64m\nrw=randwrite\nbs=4k\nfsync=16\nruntime=1\n\
+               time_based\n[r]\nfilename=h\nsize=64m\nrw=read\nbs=64k\nio_size=64m\n";
+    let mut s = on_volume(job, Profile::Raid1, &["nvme", "nvme"]);
+    s.mem_bytes = 256 << 20;
+    let out = run_as(&s, "read=pid");
+    let io = device_io(&out);
+    assert_eq!(
+        (io[0].0, io[0].1),
+        (io[1].0, io[1].1),
+        "copies differ: {io:?}"
+    );
+    assert!(io[0].1 > 64 << 20, "little was written back: {io:?}");
+    let pc = &out.extra["page_cache"];
+    assert!(pc["flusher_bios"].as_u64() > Some(0), "{pc}");
+    assert!(out.report.jobs[1].sync.lat.n > 0, "the fsyncs ran");
+    // Job r is the third process: an even pid, so copy 0 (fidelity F4.1).
+    assert!(io[0].2 > 0 && io[1].2 == 0, "reads: {io:?}");
+    assert_eq!(read_bytes(&out), 64 << 20);
+    // DUP: both copies on the one device, twice the bytes of single.
+    let dup = run_as(&on_volume(job, Profile::Dup, &["nvme"]), "none");
+    let single = run_as(&on_volume(job, Profile::Single, &["nvme"]), "none");
+    let (d, s1) = (device_io(&dup)[0].1, device_io(&single)[0].1);
+    assert!(d > s1 && d % (2 * 4096) == 0, "dup {d} single {s1}");
 }
 
 #[test]

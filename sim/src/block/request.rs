@@ -106,6 +106,9 @@ pub enum Payload {
         first: u32,
         /// Page count.
         count: u32,
+        /// The copies of a mirrored volume written together: index of
+        /// their count of copies still in flight (`NIL`: one copy).
+        group: u32,
     },
     /// A direct IO of a job context.
     Direct {

@@ -15,10 +15,10 @@
 //! allocates data chunks as data comes), and metadata chunks are allocated
 //! through the same allocator as the files' tree items and an aged
 //! filesystem's metadata need them ([`super::metadata`]).
-//! What is not: COW of data extents, checksums, the 30 s commit. Buffered
-//! IO runs on single-copy profiles only (a file then lives on one device);
-//! mirrored profiles take O_DIRECT jobs, with or without fsync (the
-//! scenario checks this and says so).
+//! Buffered IO takes the same paths: writeback writes every copy (the
+//! pages stay under writeback until the last one is down) and a read goes
+//! to the copy the read policy picks.
+//! What is not: COW of data extents, checksums, the 30 s commit.
 
 use iolab_tiering::{
     AllocPolicy, Chunk, ChunkAllocator, ChunkType, Device as TierDevice, DeviceClass, MirrorInfo,

@@ -531,8 +531,23 @@ impl<P: Policy> World<P> {
                     }
                 }
             }
-            Payload::CacheWrite { file, first, count } => {
+            Payload::CacheWrite {
+                file,
+                first,
+                count,
+                group,
+            } => {
                 self.unlink_write(file, rq);
+                if group != NIL {
+                    // The pages stay under writeback until their last copy
+                    // is written.
+                    let left = &mut self.copy_groups[group];
+                    *left -= 1;
+                    if *left > 0 {
+                        return;
+                    }
+                    self.copy_groups.free(group);
+                }
                 self.cache.end_writeback(file, first, count);
                 self.bdp.completed_pages += u64::from(count);
                 if self.flusher.wait_writeback {

@@ -4,11 +4,14 @@
 use super::job::{COPY_NS_PER_PAGE, OpKind, Phase};
 use super::{Actor, World};
 use crate::block::Policy;
+use std::collections::VecDeque;
+
 use crate::block::request::{Bio, Flags, NIL, Op, Origin, Payload};
 use crate::cache::dirty::{
     BATCH_PAGES, BW_INTERVAL_NS, DIRTY_EXPIRE_NS, MAX_WRITEBACK_PAGES, MIN_PAUSE_NS,
 };
 use crate::fs::PAGE;
+use crate::fs::raid::MapChunk;
 use crate::time::{Ns, SEC};
 use crate::workload::{Dir, Fadvise};
 
@@ -18,24 +21,34 @@ const MAX_BIO_PAGES: u32 = (super::job::MAX_BIO_BYTES / PAGE) as u32;
 const RA_PAGES: u32 = 32;
 
 impl<P: Policy> World<P> {
-    /// Where page `p` of `file` lives: device, byte offset, and how many
-    /// pages from `p` on stay contiguous there. On a volume the file's
-    /// offsets are logical and the chunk map places them (single-copy
-    /// profiles only take page-cache IO: one copy per chunk).
+    /// Where page `p` of `file` lives: device, byte offset (of the first
+    /// copy on a mirrored volume), and how many pages from `p` on stay
+    /// contiguous there. On a volume the file's offsets are logical and the
+    /// chunk map places them.
     pub(crate) fn page_location(&self, file: u32, p: u32) -> (u16, u64, u32) {
-        let f = &self.files[file as usize];
-        let logical = f.page_offset(p);
-        let Some(raid) = self.raid.as_ref() else {
-            return (f.dev, logical, u32::MAX);
-        };
+        match self.page_chunk(file, p) {
+            None => {
+                let f = &self.files[file as usize];
+                (f.dev, f.page_offset(p), u32::MAX)
+            }
+            Some((chunk, delta, room)) => {
+                let (dev, physical) = chunk.stripes[0];
+                (dev, physical + delta, room)
+            }
+        }
+    }
+
+    /// On a volume: the chunk holding page `p` of `file`, the page's byte
+    /// offset into it, and how many pages from `p` on stay inside it.
+    fn page_chunk(&self, file: u32, p: u32) -> Option<(MapChunk, u64, u32)> {
+        let raid = self.raid.as_ref()?;
+        let logical = self.files[file as usize].page_offset(p);
         let Some((chunk, left)) = raid.map(logical) else {
             debug_assert!(false, "the layout keeps files inside the volume");
-            return (f.dev, logical, u32::MAX);
+            return None;
         };
-        debug_assert_eq!(chunk.copies, 1, "page-cache IO on a single-copy profile");
-        let (dev, physical) = chunk.stripes[0];
         let room = u32::try_from(left / PAGE).unwrap_or(u32::MAX).max(1);
-        (dev, physical + (logical - chunk.logical), room)
+        Some((*chunk, logical - chunk.logical, room))
     }
 
     /// Queues reads for the absent pages of `[start, start + count)`.
@@ -67,7 +80,7 @@ impl<P: Policy> World<P> {
                 p += 1;
                 continue;
             }
-            let (dev, offset, room) = self.page_location(file, p);
+            let (mut dev, mut offset, room) = self.page_location(file, p);
             let b = self.cache.bits(file);
             let mut q = p;
             while q < end
@@ -78,6 +91,13 @@ impl<P: Policy> World<P> {
             {
                 b.reading.set(q);
                 q += 1;
+            }
+            if let Some((chunk, delta, _)) = self.page_chunk(file, p)
+                && chunk.copies > 1
+            {
+                // A mirrored chunk: the read policy picks the copy.
+                let k = self.mirror_read_copy(&chunk, j, u64::from(q - p) * PAGE);
+                (dev, offset) = (chunk.stripes[k].0, chunk.stripes[k].1 + delta);
             }
             let bio = Bio {
                 op: Op::Read,
@@ -295,6 +315,13 @@ impl<P: Policy> World<P> {
     /// threshold, and expired inodes on the periodic timer.
     pub(crate) fn flusher_pump(&mut self, now: Ns) {
         loop {
+            // The other copies of the last bio on a mirrored volume.
+            if let Some((copy, _)) = self.flusher.copies.pop_front() {
+                if !self.submit(now, Actor::Flusher, copy, false) {
+                    return;
+                }
+                continue;
+            }
             let background =
                 self.cache.nr_dirty > self.cache.limits.bg_thresh || self.flusher.forced > 0;
             if !background && !self.flusher.kupdate {
@@ -341,6 +368,7 @@ impl<P: Policy> World<P> {
             let pages = self.files[f as usize].pages;
             let max = self.flusher.slice_left;
             let mut cursor = self.flusher.cursor;
+            let mut copies = std::mem::take(&mut self.flusher.copies);
             let bio = self.writeback_bio(
                 f,
                 &mut cursor,
@@ -348,7 +376,9 @@ impl<P: Policy> World<P> {
                 max,
                 Flags::BACKGROUND,
                 Origin::Flusher,
+                &mut copies,
             );
+            self.flusher.copies = copies;
             match bio {
                 Some(bio) => {
                     self.flusher.fruitless = 0;
@@ -396,6 +426,10 @@ impl<P: Policy> World<P> {
 
     /// The next writeback bio of `file` from `cursor`: a run of dirty pages
     /// not already under writeback, at most `max` pages.
+    /// On a mirrored volume the bio is the first copy's; the others go to
+    /// `copies`, for the caller to submit next, and the pages stay under
+    /// writeback until the last copy is written (a copy group).
+    #[allow(clippy::too_many_arguments, reason = "one writeback step's inputs")]
     fn writeback_bio(
         &mut self,
         file: u32,
@@ -404,6 +438,7 @@ impl<P: Policy> World<P> {
         max: u32,
         flags: Flags,
         origin: Origin,
+        copies: &mut VecDeque<(Bio, bool)>,
     ) -> Option<Bio> {
         let b = self.cache.bits(file);
         let mut from = *cursor;
@@ -434,7 +469,7 @@ impl<P: Policy> World<P> {
         }
         self.cache.start_writeback(file, p, count);
         *cursor = q;
-        Some(Bio {
+        let mut bio = Bio {
             op: Op::Write,
             flags,
             dev,
@@ -446,8 +481,29 @@ impl<P: Policy> World<P> {
                 file,
                 first: p,
                 count,
+                group: NIL,
             },
-        })
+        };
+        if let Some((chunk, delta, _)) = self.page_chunk(file, p)
+            && chunk.copies > 1
+        {
+            let group = self.copy_groups.alloc(chunk.copies);
+            bio.payload = Payload::CacheWrite {
+                file,
+                first: p,
+                count,
+                group,
+            };
+            for &(dev, physical) in &chunk.stripes[1..usize::from(chunk.copies)] {
+                let copy = Bio {
+                    dev,
+                    offset: physical + delta,
+                    ..bio
+                };
+                copies.push_back((copy, false));
+            }
+        }
+        Some(bio)
     }
 
     /// Starts `fsync` (or `fdatasync`) of `file` on context `c`.
@@ -467,11 +523,18 @@ impl<P: Policy> World<P> {
     }
 
     /// Next WB_SYNC_ALL bio of the file being synced by `c`.
+    /// The other copies of the previous bio on a mirrored volume come
+    /// first (they wait in the context's queue).
     pub(crate) fn next_sync_writeback_bio(&mut self, c: u32) -> Option<(Bio, bool)> {
+        if let Some(copy) = self.ctxs[c as usize].queue.pop_front() {
+            return Some(copy);
+        }
         let ctx = &self.ctxs[c as usize];
         let (file, mut cursor) = (ctx.sync_file, ctx.sync_cursor);
         let j = ctx.job;
         let pages = self.files[file as usize].pages;
+        let cgroup = self.jobs[j as usize].plan.cgroup;
+        let mut copies = std::mem::take(&mut self.ctxs[c as usize].queue);
         let bio = self.writeback_bio(
             file,
             &mut cursor,
@@ -479,10 +542,16 @@ impl<P: Policy> World<P> {
             MAX_BIO_PAGES,
             Flags::SYNC,
             Origin::Task(j),
+            &mut copies,
         );
-        self.ctxs[c as usize].sync_cursor = cursor;
+        for (copy, _) in &mut copies {
+            copy.cgroup = cgroup;
+        }
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.queue = copies;
+        ctx.sync_cursor = cursor;
         bio.map(|mut b| {
-            b.cgroup = self.jobs[j as usize].plan.cgroup;
+            b.cgroup = cgroup;
             (b, false)
         })
     }

@@ -480,17 +480,8 @@ impl<P: Policy> World<P> {
     /// the IO completes with its last copy (fidelity.md F4.2).
     fn queue_mirrored(&mut self, c: u32, j: u32, bio: Bio, chunk: &MapChunk, file_off: u64) {
         let delta = bio.offset - chunk.logical;
-        let raid = self
-            .raid
-            .as_mut()
-            .expect("a mapped chunk implies a multi-device volume");
         let copies = if bio.op == Op::Read {
-            let devs = &self.devs;
-            let pid = raid.pid_of(j);
-            let k = raid.choose(chunk, |d| devs[usize::from(d)].part, pid, j % self.cpus);
-            raid.on_read_submitted(bio.len);
-            let dev = chunk.stripes[k].0;
-            self.devs[usize::from(dev)].part.mirror_reads += 1;
+            let k = self.mirror_read_copy(chunk, j, bio.len);
             k..k + 1
         } else {
             0..usize::from(chunk.copies)
@@ -520,6 +511,23 @@ impl<P: Policy> World<P> {
                 done += n;
             }
         }
+    }
+
+    /// The copy of `chunk` a read of `len` bytes by job `j` goes to, as
+    /// the read policy picks it with the devices' statistics as they are
+    /// now (`btrfs_map_block` → `find_live_mirror`); counted.
+    pub(crate) fn mirror_read_copy(&mut self, chunk: &MapChunk, j: u32, len: u64) -> usize {
+        let raid = self
+            .raid
+            .as_mut()
+            .expect("a mapped chunk implies a multi-device volume");
+        let devs = &self.devs;
+        let pid = raid.pid_of(j);
+        let k = raid.choose(chunk, |d| devs[usize::from(d)].part, pid, j % self.cpus);
+        raid.on_read_submitted(len);
+        let dev = chunk.stripes[k].0;
+        self.devs[usize::from(dev)].part.mirror_reads += 1;
+        k
     }
 
     /// Submits the context's queued bios (or fsync writeback) until one is

@@ -209,6 +209,9 @@ pub(crate) struct Flusher {
     pub forced: u64,
     /// Request batching state (legacy layer).
     pub batch: Batch,
+    /// The other copies of its last writeback bio on a mirrored volume,
+    /// submitted before the next bio.
+    pub copies: VecDeque<(Bio, bool)>,
     pub bios: u64,
     pub pages: u64,
 }
@@ -251,6 +254,8 @@ pub(crate) struct World<P: Policy> {
     pub rqs: Slab<Request>,
     pub parked: Slab<Parked>,
     pub waits: Slab<WaitNode>,
+    /// Per mirrored writeback bio: its copies still in flight.
+    pub copy_groups: Slab<u8>,
     pub cache: PageCache,
     pub files: Vec<FsFile>,
     pub journal: Journal,
@@ -341,6 +346,7 @@ impl<P: Policy> World<P> {
             rqs: Slab::with_capacity(total_qd + 8),
             parked: Slab::with_capacity(64),
             waits: Slab::with_capacity(total_qd + 8),
+            copy_groups: Slab::with_capacity(0),
             cache: PageCache::new(mem_bytes),
             files: Vec::new(),
             journal,
