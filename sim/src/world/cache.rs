@@ -315,13 +315,6 @@ impl<P: Policy> World<P> {
     /// threshold, and expired inodes on the periodic timer.
     pub(crate) fn flusher_pump(&mut self, now: Ns) {
         loop {
-            // The other copies of the last bio on a mirrored volume.
-            if let Some((copy, _)) = self.flusher.copies.pop_front() {
-                if !self.submit(now, Actor::Flusher, copy, false) {
-                    return;
-                }
-                continue;
-            }
             let background =
                 self.cache.nr_dirty > self.cache.limits.bg_thresh || self.flusher.forced > 0;
             if !background && !self.flusher.kupdate {
@@ -378,7 +371,6 @@ impl<P: Policy> World<P> {
                 Origin::Flusher,
                 &mut copies,
             );
-            self.flusher.copies = copies;
             match bio {
                 Some(bio) => {
                     self.flusher.fruitless = 0;
@@ -389,15 +381,25 @@ impl<P: Policy> World<P> {
                     self.flusher.forced = self.flusher.forced.saturating_sub(u64::from(n));
                     self.flusher.bios += 1;
                     self.flusher.pages += u64::from(n);
-                    if !self.submit(now, Actor::Flusher, bio, false) {
+                    let mut went = self.submit(now, Actor::Flusher, bio, false);
+                    // Every copy goes out now, parked or not, so an fsync
+                    // finds each one linked to the file. The flusher
+                    // resumes once all of them have requests.
+                    while let Some((copy, _)) = copies.pop_front() {
+                        went &= self.submit(now, Actor::Flusher, copy, false);
+                    }
+                    self.flusher.copies = copies;
+                    if !went {
                         return;
                     }
                 }
                 None if !self.flusher.wrapped => {
+                    self.flusher.copies = copies;
                     self.flusher.wrapped = true;
                     self.flusher.cursor = 0;
                 }
                 None => {
+                    self.flusher.copies = copies;
                     self.flusher.slice_left = 0;
                     self.flusher.fruitless += 1;
                 }

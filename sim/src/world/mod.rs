@@ -209,9 +209,12 @@ pub(crate) struct Flusher {
     pub forced: u64,
     /// Request batching state (legacy layer).
     pub batch: Batch,
-    /// The other copies of its last writeback bio on a mirrored volume,
-    /// submitted before the next bio.
+    /// Scratch room for the other copies of a writeback bio on a
+    /// mirrored volume (kept to reuse its allocation).
     pub copies: VecDeque<(Bio, bool)>,
+    /// Its bios waiting for a request slot (more than one only on a
+    /// mirrored volume, whose copies are submitted together).
+    pub parked: u32,
     pub bios: u64,
     pub pages: u64,
 }
@@ -520,6 +523,9 @@ impl<P: Policy> World<P> {
     pub fn resume_actor(&mut self, now: Ns, actor: Actor) {
         match actor {
             Actor::Ctx(c) => self.ctx_pump(now, c),
+            // Not while another of its bios waits: the flusher goes on
+            // when all of a bio's copies have requests.
+            Actor::Flusher if self.flusher.parked > 0 => {}
             Actor::Flusher => self.flusher_pump(now),
             Actor::Journal => {
                 self.jn.blocked = false;
