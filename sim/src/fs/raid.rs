@@ -139,6 +139,10 @@ pub struct Raid {
     pub choices: u64,
     /// fsyncs that wrote the log tree and the superblocks.
     pub log_syncs: u64,
+    /// Copies of mirrored writeback bios an fsync could not wait for
+    /// (neither a request nor parked when it looked); 0 when the
+    /// submission order holds.
+    pub fsync_unseen_copies: u64,
     /// Superblock writes issued while their fsync's log blocks were still
     /// in flight (0 when the order holds).
     pub supers_before_log: u64,
@@ -303,6 +307,7 @@ impl Raid {
             mixed,
             choices: 0,
             log_syncs: 0,
+            fsync_unseen_copies: 0,
             supers_before_log: 0,
             pids: Vec::new(),
         })

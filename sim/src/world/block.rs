@@ -75,8 +75,10 @@ impl<P: Policy> World<P> {
     /// writes, so that fsync can wait for it before it is a request.
     fn park(&mut self, p: Parked) -> u32 {
         let pid = self.parked.alloc(p);
-        if p.actor == Actor::Flusher {
-            self.flusher.parked += 1;
+        match p.actor {
+            Actor::Flusher => self.flusher.parked += 1,
+            Actor::Ctx(c) => self.ctxs[c as usize].parked += 1,
+            Actor::Journal => {}
         }
         if let Payload::CacheWrite { file, .. } = p.bio.payload {
             let head = self.files[file as usize].parked_head;
@@ -94,8 +96,10 @@ impl<P: Policy> World<P> {
     /// its waiters go with it.
     fn take_parked(&mut self, pid: u32) -> Parked {
         let p = self.parked[pid];
-        if p.actor == Actor::Flusher {
-            self.flusher.parked -= 1;
+        match p.actor {
+            Actor::Flusher => self.flusher.parked -= 1,
+            Actor::Ctx(c) => self.ctxs[c as usize].parked -= 1,
+            Actor::Journal => {}
         }
         if let Payload::CacheWrite { file, .. } = p.bio.payload {
             if p.file_prev == NIL {

@@ -525,12 +525,10 @@ impl<P: Policy> World<P> {
     }
 
     /// Next WB_SYNC_ALL bio of the file being synced by `c`.
-    /// The other copies of the previous bio on a mirrored volume come
-    /// first (they wait in the context's queue).
+    /// On a mirrored volume the other copies go to the context's queue,
+    /// which `ctx_pump` submits right after this bio.
     pub(crate) fn next_sync_writeback_bio(&mut self, c: u32) -> Option<(Bio, bool)> {
-        if let Some(copy) = self.ctxs[c as usize].queue.pop_front() {
-            return Some(copy);
-        }
+        debug_assert!(self.ctxs[c as usize].queue.is_empty());
         let ctx = &self.ctxs[c as usize];
         let (file, mut cursor) = (ctx.sync_file, ctx.sync_cursor);
         let j = ctx.job;
@@ -576,6 +574,44 @@ impl<P: Policy> World<P> {
             let next = self.parked[pid].file_next;
             self.add_parked_waiter(pid, c);
             pid = next;
+        }
+        if self.raid.is_some() {
+            self.check_copies_visible(file);
+        }
+    }
+
+    /// The group of a writeback bio of `file`, if it has copies.
+    fn copy_group(bio: &Bio) -> Option<u32> {
+        match bio.payload {
+            Payload::CacheWrite { group, .. } if group != NIL => Some(group),
+            _ => None,
+        }
+    }
+
+    /// Every copy still in flight of each copy group `file`'s fsync waits
+    /// on must be a request or parked, or the fsync would miss it; count
+    /// any that is not (the volume report's `fsync_unseen_copies`, which
+    /// must stay 0).
+    fn check_copies_visible(&mut self, file: u32) {
+        let f = &self.files[file as usize];
+        let mut groups: Vec<u32> = Vec::new();
+        let mut rq = f.writes_head;
+        while rq != NIL {
+            groups.extend(Self::copy_group(&self.rqs[rq].bio));
+            rq = self.rqs[rq].file_next;
+        }
+        let mut pid = f.parked_head;
+        while pid != NIL {
+            groups.extend(Self::copy_group(&self.parked[pid].bio));
+            pid = self.parked[pid].file_next;
+        }
+        groups.sort_unstable();
+        let unseen: u64 = groups
+            .chunk_by(|a, b| a == b)
+            .map(|g| u64::from(self.copy_groups[g[0]]).saturating_sub(g.len() as u64))
+            .sum();
+        if let Some(r) = self.raid.as_mut() {
+            r.fsync_unseen_copies += unseen;
         }
     }
 

@@ -100,6 +100,9 @@ pub(crate) struct Ctx {
     pub batch: crate::block::pool::Batch,
     /// The current write slept in `balance_dirty_pages`.
     pub dirty_paused: bool,
+    /// Its bios waiting for a request slot (more than one only while the
+    /// copies of a mirrored writeback bio wait together).
+    pub parked: u32,
 }
 
 /// One job clone.
@@ -545,7 +548,16 @@ impl<P: Policy> World<P> {
             if bio.payload == Payload::LogSync {
                 self.note_log_sync_submit(c, &bio);
             }
-            if !self.submit(now, Actor::Ctx(c), bio, wait) {
+            let mut went = self.submit(now, Actor::Ctx(c), bio, wait);
+            if self.ctxs[c as usize].phase == Phase::SyncWriteback {
+                // The other copies of a mirrored writeback bio go out now,
+                // parked or not, so any fsync finds each linked to the
+                // file; the context resumes once all have requests.
+                while let Some((copy, w)) = self.ctxs[c as usize].queue.pop_front() {
+                    went &= self.submit(now, Actor::Ctx(c), copy, w);
+                }
+            }
+            if !went {
                 return;
             }
         }
@@ -747,6 +759,7 @@ impl Ctx {
             planned: None,
             batch: crate::block::pool::Batch::default(),
             dirty_paused: false,
+            parked: 0,
         }
     }
 }

@@ -522,9 +522,10 @@ impl<P: Policy> World<P> {
     /// Resumes an actor whose parked bio just got its request.
     pub fn resume_actor(&mut self, now: Ns, actor: Actor) {
         match actor {
+            // Not while another of its bios waits: an actor goes on when
+            // all of a mirrored bio's copies have requests.
+            Actor::Ctx(c) if self.ctxs[c as usize].parked > 0 => {}
             Actor::Ctx(c) => self.ctx_pump(now, c),
-            // Not while another of its bios waits: the flusher goes on
-            // when all of a bio's copies have requests.
             Actor::Flusher if self.flusher.parked > 0 => {}
             Actor::Flusher => self.flusher_pump(now),
             Actor::Journal => {
@@ -602,6 +603,7 @@ impl<P: Policy> World<P> {
                 "metadata_chunks_refused": r.metadata_use().2,
                 "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
                 "log_syncs": r.log_syncs,
+                "fsync_unseen_copies": r.fsync_unseen_copies,
                 "supers_before_log": r.supers_before_log,
                 "devices": self.devs.iter().map(|d| d.part).collect::<Vec<_>>(),
             })),
