@@ -33,11 +33,13 @@
 //! # Lifetimes
 //!
 //! When a thread exits its list is dropped and each of its buckets marked
-//! finished; the next fold (or, before any fold, the next registration)
-//! takes its last totals and forgets it, so the lists stay as long as the
-//! live threads even when nobody takes the lock. When a
-//! throttle is dropped its buckets are marked orphaned; a thread drops
-//! orphaned entries from its list the next time it registers a bucket.
+//! finished; the next fold takes its last totals and forgets it. A
+//! registration does the same once the registry has doubled since its
+//! last pruning (see `Registry::prune_at`), so the registry stays under
+//! twice the live threads plus a few even when no locked section folds.
+//! When a throttle is dropped its buckets are marked orphaned; a thread
+//! drops orphaned entries from its list the next time it registers a
+//! bucket.
 
 use std::cell::RefCell;
 use std::vec::Vec;
