@@ -22,18 +22,24 @@ const RA_PAGES: u32 = 32;
 
 impl<P: Policy> World<P> {
     /// Where page `p` of `file` lives: device, byte offset (of the first
-    /// copy on a mirrored volume), and how many pages from `p` on stay
-    /// contiguous there. On a volume the file's offsets are logical and the
-    /// chunk map places them.
-    pub(crate) fn page_location(&self, file: u32, p: u32) -> (u16, u64, u32) {
+    /// copy on a mirrored volume), how many pages from `p` on stay
+    /// contiguous there, and on a mirrored chunk the chunk and the page's
+    /// byte offset into it (for the other copies). On a volume the file's
+    /// offsets are logical and the chunk map places them.
+    pub(crate) fn page_location(
+        &self,
+        file: u32,
+        p: u32,
+    ) -> (u16, u64, u32, Option<(MapChunk, u64)>) {
         match self.page_chunk(file, p) {
             None => {
                 let f = &self.files[file as usize];
-                (f.dev, f.page_offset(p), u32::MAX)
+                (f.dev, f.page_offset(p), u32::MAX, None)
             }
             Some((chunk, delta, room)) => {
                 let (dev, physical) = chunk.stripes[0];
-                (dev, physical + delta, room)
+                let mirror = (chunk.copies > 1).then_some((chunk, delta));
+                (dev, physical + delta, room, mirror)
             }
         }
     }
@@ -80,7 +86,7 @@ impl<P: Policy> World<P> {
                 p += 1;
                 continue;
             }
-            let (mut dev, mut offset, room) = self.page_location(file, p);
+            let (mut dev, mut offset, room, mirror) = self.page_location(file, p);
             let b = self.cache.bits(file);
             let mut q = p;
             while q < end
@@ -92,9 +98,7 @@ impl<P: Policy> World<P> {
                 b.reading.set(q);
                 q += 1;
             }
-            if let Some((chunk, delta, _)) = self.page_chunk(file, p)
-                && chunk.copies > 1
-            {
+            if let Some((chunk, delta)) = mirror {
                 // A mirrored chunk: the read policy picks the copy.
                 let k = self.mirror_read_copy(&chunk, j, u64::from(q - p) * PAGE);
                 (dev, offset) = (chunk.stripes[k].0, chunk.stripes[k].1 + delta);
@@ -451,7 +455,7 @@ impl<P: Policy> World<P> {
             }
             from = p + 1;
         };
-        let (dev, offset, room) = self.page_location(file, p);
+        let (dev, offset, room, mirror) = self.page_location(file, p);
         let limit = max.clamp(1, MAX_BIO_PAGES).min(room);
         let split = self.files[file as usize].place.split;
         let b = self.cache.bits(file);
@@ -486,9 +490,7 @@ impl<P: Policy> World<P> {
                 group: NIL,
             },
         };
-        if let Some((chunk, delta, _)) = self.page_chunk(file, p)
-            && chunk.copies > 1
-        {
+        if let Some((chunk, delta)) = mirror {
             let group = self.copy_groups.alloc(chunk.copies);
             bio.payload = Payload::CacheWrite {
                 file,

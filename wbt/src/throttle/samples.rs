@@ -145,7 +145,7 @@ impl Registry {
     /// section folds.
     pub(crate) fn register(&mut self, bucket: Arc<Bucket>) {
         if self.seen.len() >= self.prune_at.max(PRUNE_MIN) {
-            self.prune();
+            self.fold();
             self.prune_at = 2 * self.seen.len();
         }
         self.seen.push(Seen {
@@ -155,21 +155,28 @@ impl Registry {
         });
     }
 
-    /// Fold exited threads' buckets into the carry and forget them.
-    fn prune(&mut self) {
-        let (mut count, mut sum) = (0u64, 0u64);
+    /// Fold what every bucket recorded since the last fold into the carry,
+    /// and forget the buckets of exited threads.
+    fn fold(&mut self) {
+        let (mut count, mut sum) = (self.carry_count, self.carry_sum);
         self.seen.retain_mut(|s| {
-            // Acquire: a finished bucket's totals are final.
+            // Acquire: the sum and extremes stored before the count, and
+            // a finished bucket's totals are final.
             let word = s.bucket.count.load(Ordering::Acquire);
-            if word & FINISHED == 0 {
-                return true;
+            let c = word & !FINISHED;
+            if c != s.count {
+                // The sum may run ahead of the count (a sample stored
+                // between the two loads): it goes with this batch. A sum
+                // alone waits for its count, never to be lost.
+                let total = s.bucket.sum.load(Ordering::Relaxed);
+                count = count.wrapping_add(c.wrapping_sub(s.count) & !FINISHED);
+                sum = sum.wrapping_add(total.wrapping_sub(s.sum));
+                s.count = c;
+                s.sum = total;
             }
-            count = count.wrapping_add((word & !FINISHED).wrapping_sub(s.count) & !FINISHED);
-            sum = sum.wrapping_add(s.bucket.sum.load(Ordering::Relaxed).wrapping_sub(s.sum));
-            false
+            word & FINISHED == 0
         });
-        self.carry_count = self.carry_count.wrapping_add(count);
-        self.carry_sum = self.carry_sum.wrapping_add(sum);
+        (self.carry_count, self.carry_sum) = (count, sum);
     }
 
     /// Buckets being folded (for tests).
@@ -248,24 +255,9 @@ impl WriteSamples {
     /// (caller holds the throttle's lock and passes its `registry`).
     /// Buckets of exited threads are folded a last time and forgotten.
     pub(crate) fn drain(&self, registry: &mut Registry) -> Option<WindowStat> {
-        let mut count = core::mem::take(&mut registry.carry_count);
-        let mut sum = core::mem::take(&mut registry.carry_sum);
-        registry.seen.retain_mut(|s| {
-            // Acquire: the sum and extremes stored before the count.
-            let word = s.bucket.count.load(Ordering::Acquire);
-            let c = word & !FINISHED;
-            if c != s.count {
-                // The sum may run ahead of the count (a sample stored
-                // between the two loads): it goes with this batch. A sum
-                // alone waits for its count, never to be lost.
-                let total = s.bucket.sum.load(Ordering::Relaxed);
-                count = count.wrapping_add(c.wrapping_sub(s.count) & !FINISHED);
-                sum = sum.wrapping_add(total.wrapping_sub(s.sum));
-                s.count = c;
-                s.sum = total;
-            }
-            word & FINISHED == 0
-        });
+        registry.fold();
+        let count = core::mem::take(&mut registry.carry_count);
+        let sum = core::mem::take(&mut registry.carry_sum);
         if count == 0 {
             return None;
         }
