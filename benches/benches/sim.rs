@@ -69,19 +69,23 @@ fn simulated_ios(c: &mut Criterion) {
 fn event_queue(c: &mut Criterion) {
     let mut g = c.benchmark_group("event_queue");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("push_pop_1k_pending", |b| {
-        let mut q = EventQueue::with_capacity(2048);
-        for i in 0..1024u64 {
-            q.push(i * 7 % 1000, i as u32);
-        }
-        let mut t = 0u64;
-        b.iter(|| {
-            let (now, e) = q.pop().expect("never empty");
-            t = now;
-            q.push(t + 1 + u64::from(e) % 997, e);
+    // 32 pending: the reference job's steady state (one completion per
+    // tag in flight); 1024: a deep queue.
+    for pending in [32u64, 1024] {
+        g.bench_function(format!("push_pop_{pending}_pending"), |b| {
+            let mut q = EventQueue::with_capacity(2 * pending as usize);
+            for i in 0..pending {
+                q.push(i * 7 % 1000, i as u32);
+            }
+            let mut t = 0u64;
+            b.iter(|| {
+                let (now, e) = q.pop().expect("never empty");
+                t = now;
+                q.push(t + 1 + u64::from(e) % 997, e);
+            });
+            black_box(t);
         });
-        black_box(t);
-    });
+    }
     g.finish();
 }
 

@@ -100,17 +100,19 @@ struct Ring {
     slots: Vec<(u32, u32)>,
     head: usize,
     len: usize,
+    /// Slots taken when the first entry arrives.
+    planned: usize,
 }
+
+const NO_ENTRY: (u32, u32) = (u32::MAX, u32::MAX);
 
 impl Ring {
     fn new(capacity: usize) -> Self {
-        let mut slots = Vec::with_capacity(capacity);
-        // Fill (not calloc) so the memory is resident from the start.
-        slots.resize(capacity, (u32::MAX, u32::MAX));
         Self {
-            slots,
+            slots: Vec::new(),
             head: 0,
             len: 0,
+            planned: capacity.max(1),
         }
     }
 
@@ -118,11 +120,19 @@ impl Ring {
         self.len
     }
 
+    /// Full of entries; a ring that has not taken its room yet is not.
     fn is_full(&self) -> bool {
-        self.len == self.slots.len()
+        self.len > 0 && self.len == self.slots.len()
     }
 
     fn push_back(&mut self, e: (u32, u32)) {
+        if self.slots.is_empty() {
+            // The first cached page: take the planned room now, filled
+            // (not calloc'd) so the memory is resident from here on and a
+            // run's peak does not grow with its length. A run that caches
+            // nothing (O_DIRECT) never pays for it.
+            self.slots.resize(self.planned, NO_ENTRY);
+        }
         if self.is_full() {
             // Only when more pages are cached than planned (overcommit):
             // grow, keeping order.
@@ -130,7 +140,7 @@ impl Ring {
                 .map(|i| self.slots[(self.head + i) % self.slots.len()])
                 .collect();
             let cap = (self.slots.len() * 2).max(16);
-            v.resize(cap, (u32::MAX, u32::MAX));
+            v.resize(cap, NO_ENTRY);
             self.slots = v;
             self.head = 0;
         }

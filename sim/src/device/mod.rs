@@ -24,6 +24,7 @@ mod null;
 mod ssd;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
 pub use config::{
     DeviceConfig, DeviceKind, GcMode, HddParams, NullParams, Precondition, SsdParams,

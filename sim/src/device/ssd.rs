@@ -33,6 +33,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::divisor::Divisor;
+use super::timeline::Timeline;
 use super::{DevCmd, DevCtx, DevOp, Gate, GcMode, Precondition, SsdParams, clamp_range};
 use crate::time::{Ns, Rate, US};
 
@@ -44,83 +45,6 @@ struct PageRec {
     bytes: u64,
     /// Programmed.
     done: bool,
-}
-
-/// Reservations of a serial resource (a channel bus or a link direction): sorted,
-/// non-overlapping busy intervals from now on. A transfer takes the earliest gap that
-/// fits at or after its data is ready, so a reservation far in the future (a read queued
-/// behind a program) does not block the idle time before it, as a single `busy_until`
-/// would.
-#[derive(Debug, Clone, Default)]
-struct Timeline {
-    /// Intervals; those before `head` are in the past.
-    iv: Vec<(Ns, Ns)>,
-    head: usize,
-}
-
-impl Timeline {
-    fn with_capacity(n: usize) -> Timeline {
-        Timeline {
-            iv: Vec::with_capacity(n),
-            head: 0,
-        }
-    }
-
-    /// Book `dur` at or after `ready`; returns the start. `now` prunes the past.
-    fn reserve(&mut self, now: Ns, ready: Ns, dur: Ns) -> Ns {
-        while self.head < self.iv.len() && self.iv[self.head].1 <= now {
-            self.head += 1;
-        }
-        if self.head == self.iv.len() {
-            self.iv.clear();
-            self.head = 0;
-        } else if self.head >= 64 && self.head * 2 >= self.iv.len() {
-            self.iv.drain(..self.head);
-            self.head = 0;
-        }
-        // Fast path: the transfer starts after every booked interval.
-        match self.iv.last_mut() {
-            Some(last) if ready < last.1 => {}
-            Some(last) if ready == last.1 => {
-                last.1 += dur;
-                return ready;
-            }
-            _ => {
-                if dur > 0 {
-                    self.iv.push((ready, ready + dur));
-                }
-                return ready;
-            }
-        }
-        // Intervals are sorted and disjoint. Find the first one starting at
-        // or after `ready` by binary search (a busy channel can hold
-        // hundreds of future bookings), then walk forward to a gap.
-        let mut pos = self.head + self.iv[self.head..].partition_point(|iv| iv.0 < ready);
-        let mut cur = ready;
-        if pos > self.head {
-            cur = cur.max(self.iv[pos - 1].1);
-        }
-        while pos < self.iv.len() && self.iv[pos].0 < cur + dur {
-            cur = cur.max(self.iv[pos].1);
-            pos += 1;
-        }
-        if dur == 0 {
-            return cur;
-        }
-        let end = cur + dur;
-        let joins_prev = pos > self.head && self.iv[pos - 1].1 == cur;
-        let joins_next = pos < self.iv.len() && self.iv[pos].0 == end;
-        match (joins_prev, joins_next) {
-            (true, true) => {
-                self.iv[pos - 1].1 = self.iv[pos].1;
-                self.iv.remove(pos);
-            }
-            (true, false) => self.iv[pos - 1].1 = end,
-            (false, true) => self.iv[pos].0 = cur,
-            (false, false) => self.iv.insert(pos, (cur, end)),
-        }
-        cur
-    }
 }
 
 /// A write waiting for (the rest of) its buffer space.

@@ -276,18 +276,19 @@ impl OffsetGen {
             self.seq += len;
             return at;
         }
-        let blocks = self.blocks();
-        let block = if self.perm.is_some() {
+        let block = if let Some(perm) = &mut self.perm {
+            // The permutation knows the block count: no division per IO.
+            let blocks = perm.len();
             if self.drawn >= blocks {
                 self.drawn = 0;
                 self.pass += 1;
-                self.perm = Some(Permutation::new(blocks, self.key ^ self.pass));
+                *perm = Permutation::new(blocks, self.key ^ self.pass);
             }
-            let b = self.perm.as_ref().map_or(0, |p| p.get(self.drawn));
+            let b = perm.get(self.drawn);
             self.drawn += 1;
             b
         } else {
-            rng.below(blocks)
+            rng.below(self.blocks())
         };
         let at = (block * self.unit).min(self.size.saturating_sub(len));
         self.seq = at + len;
