@@ -3,33 +3,30 @@
 //! The sequence number is a global insertion counter, so events at the same
 //! nanosecond pop in the order they were scheduled: the order is total and
 //! does not depend on anything but the inputs. A 4-ary heap on a flat `Vec`
-//! is shallower than a binary heap and keeps siblings in one cache line.
+//! is shallower than a binary heap.
 
 use crate::time::Ns;
 
-/// A pending event; `key` packs `(time << 64) | seq` so one integer
-/// comparison orders by time, then by insertion.
-#[derive(Clone, Copy)]
-struct Entry<E: Copy> {
-    key: u128,
-    event: E,
+/// Packs `(time << 64) | seq` so one integer comparison orders by time,
+/// then by insertion.
+#[inline]
+fn key(time: Ns, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
 }
 
-impl<E: Copy> Entry<E> {
-    #[inline]
-    fn key(&self) -> u128 {
-        self.key
-    }
-
-    #[inline]
-    fn time(&self) -> Ns {
-        (self.key >> 64) as Ns
-    }
+#[inline]
+fn time_of(key: u128) -> Ns {
+    (key >> 64) as Ns
 }
 
 /// Pending events of one simulation run.
+///
+/// The heap is two parallel vectors: the keys, which every step of a sift
+/// compares, and the events, which it only moves. Four sibling keys are 64
+/// bytes, one cache line's worth.
 pub struct EventQueue<E: Copy> {
-    heap: Vec<Entry<E>>,
+    keys: Vec<u128>,
+    events: Vec<E>,
     seq: u64,
     now: Ns,
 }
@@ -38,7 +35,8 @@ impl<E: Copy> EventQueue<E> {
     /// An empty queue with room for `capacity` pending events before it grows.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            heap: Vec::with_capacity(capacity),
+            keys: Vec::with_capacity(capacity),
+            events: Vec::with_capacity(capacity),
             seq: 0,
             now: 0,
         }
@@ -53,84 +51,84 @@ impl<E: Copy> EventQueue<E> {
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.keys.len()
     }
 
     /// True when nothing is pending.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.keys.is_empty()
     }
 
     /// Schedules `event` at `time`. Scheduling into the past is a logic error.
     #[inline]
     pub fn push(&mut self, time: Ns, event: E) {
         debug_assert!(time >= self.now, "event scheduled in the past");
-        let entry = Entry {
-            key: (u128::from(time) << 64) | u128::from(self.seq),
-            event,
-        };
+        let k = key(time, self.seq);
         self.seq += 1;
-        self.heap.push(entry);
-        self.sift_up(self.heap.len() - 1);
+        self.keys.push(k);
+        self.events.push(event);
+        self.sift_up(self.keys.len() - 1, k, event);
     }
 
     /// Time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.first().map(Entry::time)
+        self.keys.first().copied().map(time_of)
     }
 
     /// Removes the earliest event and advances `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, E)> {
-        let last = self.heap.pop()?;
-        let top = if self.heap.is_empty() {
-            last
+        let last_key = self.keys.pop()?;
+        let last_event = self.events.pop()?;
+        let (top_key, top_event) = if self.keys.is_empty() {
+            (last_key, last_event)
         } else {
-            let top = self.heap[0];
-            self.heap[0] = last;
-            self.sift_down(0);
+            let top = (self.keys[0], self.events[0]);
+            self.sift_down(0, last_key, last_event);
             top
         };
-        let time = top.time();
+        let time = time_of(top_key);
         debug_assert!(time >= self.now);
         self.now = time;
-        Some((time, top.event))
+        Some((time, top_event))
     }
 
+    /// Places `(k, e)` at or above the hole at `i`.
     #[inline]
-    fn sift_up(&mut self, mut i: usize) {
-        let item = self.heap[i];
+    fn sift_up(&mut self, mut i: usize, k: u128, e: E) {
         while i > 0 {
             let parent = (i - 1) / 4;
-            if self.heap[parent].key() <= item.key() {
+            if self.keys[parent] <= k {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            self.keys[i] = self.keys[parent];
+            self.events[i] = self.events[parent];
             i = parent;
         }
-        self.heap[i] = item;
+        self.keys[i] = k;
+        self.events[i] = e;
     }
 
+    /// Places `(k, e)` at or below the hole at `i`.
     #[inline]
-    fn sift_down(&mut self, mut i: usize) {
-        let len = self.heap.len();
-        let item = self.heap[i];
+    fn sift_down(&mut self, mut i: usize, k: u128, e: E) {
+        let len = self.keys.len();
         loop {
             let first = 4 * i + 1;
             let best = if first + 4 <= len {
                 // A full node: a two-round tournament the compiler can do
                 // with conditional moves (which child wins is a coin flip,
                 // so a branch would mispredict half the time).
-                let k = |c: usize| self.heap[c].key();
-                let a = first + usize::from(k(first + 1) < k(first));
-                let b = first + 2 + usize::from(k(first + 3) < k(first + 2));
-                if k(b) < k(a) { b } else { a }
+                let c = &self.keys[first..first + 4];
+                let a = usize::from(c[1] < c[0]);
+                let b = 2 + usize::from(c[3] < c[2]);
+                first + if c[b] < c[a] { b } else { a }
             } else if first < len {
                 let mut best = first;
                 for c in first + 1..len {
-                    if self.heap[c].key() < self.heap[best].key() {
+                    if self.keys[c] < self.keys[best] {
                         best = c;
                     }
                 }
@@ -138,13 +136,15 @@ impl<E: Copy> EventQueue<E> {
             } else {
                 break;
             };
-            if item.key() <= self.heap[best].key() {
+            if k <= self.keys[best] {
                 break;
             }
-            self.heap[i] = self.heap[best];
+            self.keys[i] = self.keys[best];
+            self.events[i] = self.events[best];
             i = best;
         }
-        self.heap[i] = item;
+        self.keys[i] = k;
+        self.events[i] = e;
     }
 }
 

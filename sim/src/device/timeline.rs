@@ -5,7 +5,7 @@
 //! read queued behind a program) block the idle time before it; the
 //! timeline keeps every future interval instead, so that time stays usable.
 //!
-//! Layout: starts and ends in two parallel vectors, sorted, the intervals
+//! Layout: `(start, end)` pairs in one vector, sorted, the intervals
 //! disjoint (so the ends are sorted too). On the reference random-read job
 //! a channel or link holds about a dozen future intervals and two thirds of
 //! the bookings land before the last one, a few places from the end: the
@@ -19,17 +19,18 @@
 
 use crate::time::Ns;
 
+/// Bookings examined at once from the end when looking for a slot.
+const TAIL: usize = 8;
+
 #[derive(Debug, Clone, Default)]
 pub(super) struct Timeline {
-    start: Vec<Ns>,
-    end: Vec<Ns>,
+    iv: Vec<(Ns, Ns)>,
 }
 
 impl Timeline {
     pub(super) fn with_capacity(n: usize) -> Timeline {
         Timeline {
-            start: Vec::with_capacity(n),
-            end: Vec::with_capacity(n),
+            iv: Vec::with_capacity(n),
         }
     }
 
@@ -40,17 +41,16 @@ impl Timeline {
     pub(super) fn reserve(&mut self, now: Ns, ready: Ns, dur: Ns) -> Ns {
         debug_assert!(now <= ready, "booking before now");
         // Fast path: the transfer starts after every booked interval.
-        match self.end.last_mut() {
-            Some(last) if ready < *last => {}
-            Some(last) if ready == *last => {
-                *last += dur;
+        match self.iv.last_mut() {
+            Some(last) if ready < last.1 => {}
+            Some(last) if ready == last.1 => {
+                last.1 += dur;
                 return ready;
             }
-            Some(&mut last) => {
+            Some(&mut (_, last)) => {
                 if last <= now {
                     // Everything booked is in the past.
-                    self.start.clear();
-                    self.end.clear();
+                    self.iv.clear();
                 }
                 self.push(now, ready, dur);
                 return ready;
@@ -60,37 +60,46 @@ impl Timeline {
                 return ready;
             }
         }
-        let len = self.start.len();
-        let mut pos = len;
-        while pos > 0 && self.start[pos - 1] >= ready {
-            pos -= 1;
+        let len = self.iv.len();
+        // The slot is usually a few places from the end: count the starts
+        // at or after `ready` among the last few without branching (the
+        // count varies booking to booking, so a loop exit would
+        // mispredict), and walk on only if all of them are.
+        let tail = &self.iv[len.saturating_sub(TAIL)..];
+        let later = tail
+            .iter()
+            .map(|&(s, _)| usize::from(s >= ready))
+            .sum::<usize>();
+        let mut pos = len - later;
+        if later == tail.len() {
+            while pos > 0 && self.iv[pos - 1].0 >= ready {
+                pos -= 1;
+            }
         }
         let mut cur = ready;
         if pos > 0 {
-            cur = cur.max(self.end[pos - 1]);
+            cur = cur.max(self.iv[pos - 1].1);
         }
-        while pos < len && self.start[pos] < cur + dur {
-            cur = cur.max(self.end[pos]);
+        while pos < len && self.iv[pos].0 < cur + dur {
+            cur = cur.max(self.iv[pos].1);
             pos += 1;
         }
         if dur == 0 {
             return cur;
         }
         let end = cur + dur;
-        let joins_prev = pos > 0 && self.end[pos - 1] == cur;
-        let joins_next = pos < len && self.start[pos] == end;
+        let joins_prev = pos > 0 && self.iv[pos - 1].1 == cur;
+        let joins_next = pos < len && self.iv[pos].0 == end;
         match (joins_prev, joins_next) {
             (true, true) => {
-                self.end[pos - 1] = self.end[pos];
-                self.start.remove(pos);
-                self.end.remove(pos);
+                self.iv[pos - 1].1 = self.iv[pos].1;
+                self.iv.remove(pos);
             }
-            (true, false) => self.end[pos - 1] = end,
-            (false, true) => self.start[pos] = cur,
+            (true, false) => self.iv[pos - 1].1 = end,
+            (false, true) => self.iv[pos].0 = cur,
             (false, false) => {
                 let dropped = self.make_room(now);
-                self.start.insert(pos - dropped, cur);
-                self.end.insert(pos - dropped, end);
+                self.iv.insert(pos - dropped, (cur, end));
             }
         }
         debug_assert!(self.is_sorted_and_disjoint());
@@ -102,8 +111,7 @@ impl Timeline {
     fn push(&mut self, now: Ns, at: Ns, dur: Ns) {
         if dur > 0 {
             self.make_room(now);
-            self.start.push(at);
-            self.end.push(at + dur);
+            self.iv.push((at, at + dur));
         }
     }
 
@@ -112,23 +120,18 @@ impl Timeline {
     /// many went.
     #[inline]
     fn make_room(&mut self, now: Ns) -> usize {
-        if self.start.len() < self.start.capacity() {
+        if self.iv.len() < self.iv.capacity() {
             return 0;
         }
-        let past = self.end.partition_point(|&e| e <= now);
-        self.start.drain(..past);
-        self.end.drain(..past);
+        let past = self.iv.partition_point(|&(_, e)| e <= now);
+        self.iv.drain(..past);
         past
     }
 
     fn is_sorted_and_disjoint(&self) -> bool {
-        let ok_each = self.start.iter().zip(&self.end).all(|(s, e)| s < e);
-        let ok_between = self
-            .end
-            .iter()
-            .zip(self.start.iter().skip(1))
-            .all(|(e, s)| e < s);
-        self.start.len() == self.end.len() && ok_each && ok_between
+        let ok_each = self.iv.iter().all(|(s, e)| s < e);
+        let ok_between = self.iv.windows(2).all(|w| w[0].1 < w[1].0);
+        ok_each && ok_between
     }
 }
 
@@ -186,10 +189,7 @@ mod tests {
         assert_eq!(t.reserve(0, 105, 100), 210);
         // Fits exactly in [110, 200) and joins both neighbours.
         assert_eq!(t.reserve(0, 110, 90), 110);
-        assert_eq!(
-            (t.start.as_slice(), t.end.as_slice()),
-            (&[50][..], &[310][..])
-        );
+        assert_eq!(t.iv, [(50, 310)]);
         // A zero-length booking reports when the resource is next free.
         assert_eq!(t.reserve(0, 60, 0), 310);
     }
@@ -203,11 +203,11 @@ mod tests {
             let now = i * 100;
             assert_eq!(t.reserve(now, now + 500, 10), now + 500);
         }
-        assert!(t.start.capacity() <= 8, "grew to {}", t.start.capacity());
-        assert!(t.start.len() <= 8, "kept {}", t.start.len());
+        assert!(t.iv.capacity() <= 8, "grew to {}", t.iv.capacity());
+        assert!(t.iv.len() <= 8, "kept {}", t.iv.len());
         // A booking after everything, with everything past: starts afresh.
         assert_eq!(t.reserve(2_000_000, 2_000_000, 10), 2_000_000);
-        assert_eq!(t.start.len(), 1);
+        assert_eq!(t.iv.len(), 1);
     }
 
     #[test]

@@ -336,7 +336,11 @@ impl<P: Policy> World<P> {
         if job.file_left == 0 {
             job.file_left = plan.file_service.1.max(1);
             job.cur_file = match plan.file_service.0 {
-                FileService::RoundRobin => (job.cur_file + 1) % nfiles,
+                FileService::RoundRobin => {
+                    // No division: this runs for every IO.
+                    let next = job.cur_file + 1;
+                    if next == nfiles { 0 } else { next }
+                }
                 FileService::Random => job.rng.below(nfiles as u64) as usize,
                 FileService::Sequential => job.cur_file,
             };
