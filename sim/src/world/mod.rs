@@ -215,6 +215,9 @@ pub(crate) struct Flusher {
     /// Its bios waiting for a request slot (more than one only on a
     /// mirrored volume, whose copies are submitted together).
     pub parked: u32,
+    /// Writeback bios and pages taken from the page cache: once each,
+    /// however many copies a mirrored volume writes (the devices'
+    /// `part_stat` count every copy).
     pub bios: u64,
     pub pages: u64,
 }
