@@ -462,7 +462,15 @@ fn cgroup_of(spec: &fio::JobSpec, cgroups: &mut Vec<Cgroup>) -> Result<u16, SimE
 /// Checks that `variant` can run on `scenario` without running it, so a
 /// comparison can refuse a bad variant before spending time on the others.
 pub fn check_variant(scenario: &Scenario, variant: &Variant) -> Result<(), SimError> {
-    build_raid(scenario, variant).map(drop)
+    let layer = FsLayer {
+        raid: build_raid(scenario, variant)?,
+        flush: flush_policy(scenario, variant)?,
+    };
+    // Builds the machine without running it: the files' layout and the
+    // volume's metadata chunks depend on the allocator the variant names
+    // (its metadata may not fit where another variant's does). The block
+    // policy plays no part in those checks, so none stands in for it.
+    build_world(scenario, NoPolicy, layer).map(drop)
 }
 
 /// The chunk map and read policy of `scenario`'s volume, `None` for a
@@ -654,6 +662,40 @@ pub fn run_with<P: Policy>(
     variant: &str,
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
+    let (mut world, cgroups) = build_world(scenario, policy, layer)?;
+    world.run(&cgroups, progress);
+    if world.livelocked {
+        return Err(SimError::Livelock {
+            at_ns: world.q.now(),
+        });
+    }
+    if world.stalled {
+        return Err(SimError::Stalled {
+            at_ns: world.q.now(),
+        });
+    }
+
+    let sim_ns = world.q.now();
+    let inputs = world.job_inputs(sim_ns);
+    let report = RunReport::build(inputs, scenario.group_bw);
+    let extra = world.extra_json(scenario, variant, &cgroups);
+    Ok(RunOutput {
+        report,
+        extra,
+        sim_ns,
+        events: world.events,
+    })
+}
+
+/// The machine of `scenario` at time 0, ready to run, and its cgroups:
+/// the devices, the files laid out, the volume's metadata chunks, the jobs
+/// and their contexts. Every check a run makes before its first event is
+/// made here.
+fn build_world<P: Policy>(
+    scenario: &Scenario,
+    policy: P,
+    layer: FsLayer,
+) -> Result<(World<P>, Vec<Cgroup>), SimError> {
     let FsLayer { raid, flush } = layer;
     let devices = match &scenario.volume {
         Some(v) if raid.is_some() => v
@@ -845,27 +887,5 @@ pub fn run_with<P: Policy>(
         world.btrfs = Some(Box::new(state));
         world.btrfs_start();
     }
-
-    world.run(&cgroups, progress);
-    if world.livelocked {
-        return Err(SimError::Livelock {
-            at_ns: world.q.now(),
-        });
-    }
-    if world.stalled {
-        return Err(SimError::Stalled {
-            at_ns: world.q.now(),
-        });
-    }
-
-    let sim_ns = world.q.now();
-    let inputs = world.job_inputs(sim_ns);
-    let report = RunReport::build(inputs, scenario.group_bw);
-    let extra = world.extra_json(scenario, variant, &cgroups);
-    Ok(RunOutput {
-        report,
-        extra,
-        sim_ns,
-        events: world.events,
-    })
+    Ok((world, cgroups))
 }

@@ -8,7 +8,9 @@ mod common;
 use common::{run_as, scenario, total_ios};
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::stats::{self, Dir};
-use iolab_sim::{FsKind, Profile, RunOutput, Scenario, VolumeSpec, parse_variant, run};
+use iolab_sim::{
+    AllocHint, FsKind, Profile, RunOutput, Scenario, VolumeSpec, check_variant, parse_variant, run,
+};
 
 fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
     let mut s = scenario(job, devs[0], 1 << 30, 1);
@@ -457,6 +459,38 @@ fn a_full_volume_keeps_its_metadata_chunks_when_no_new_one_fits() {
     assert_eq!(v["metadata_chunks"].as_array().map(Vec::len), Some(1));
     assert!(v["metadata_chunks_refused"].as_u64() > Some(0), "{v}");
     let err = err_of(&with(1 << 30), "alloc=stock");
+    assert!(err.contains("do not fit"), "{err}");
+}
+
+/// A comparison refuses a variant before running any: metadata that fits
+/// where `alloc=stock` may put it (anywhere) does not fit on the one
+/// metadata-only SSD `alloc=allocation-hint` allows.
+#[test]
+fn checking_a_variant_builds_its_metadata_chunks_without_running() {
+    let ssd =
+        DeviceConfig::from_toml("base = \"sata-ssd\"\nname = \"ssd-4g\"\n[ssd]\ncapacity_gb = 4\n")
+            .expect("device parses");
+    let mut s = scenario(
+        "[w]\nfilename=f\nsize=64m\ndirect=1\nrw=write\nbs=1m\nfsync=1\n",
+        "hdd",
+        1 << 30,
+        1,
+    );
+    s.fs = FsKind::Raw;
+    s.volume = Some(VolumeSpec {
+        profile: Profile::Single,
+        devices: vec![ssd, DeviceConfig::preset("hdd").expect("a preset")],
+        hints: vec![AllocHint::MetadataOnly, AllocHint::DataOnly],
+        balanced: true,
+        pid_split: None,
+        metadata_used: 6 << 30,
+    });
+    let check = |variant: &str| {
+        let v = parse_variant(variant).expect("variant parses");
+        check_variant(&s, &v).map_err(|e| e.to_string())
+    };
+    assert_eq!(check("alloc=stock"), Ok(()));
+    let err = check("alloc=allocation-hint").expect_err("6 GiB of metadata on a 4 GB SSD");
     assert!(err.contains("do not fit"), "{err}");
 }
 
