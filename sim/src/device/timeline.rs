@@ -99,7 +99,7 @@ impl Timeline {
             (true, false) => self.iv[pos - 1].1 = end,
             (false, true) => self.iv[pos].0 = cur,
             (false, false) => {
-                let dropped = self.make_room(now);
+                let dropped = self.make_room(now.min(ready));
                 self.iv.insert(pos - dropped, (cur, end));
             }
         }
@@ -110,21 +110,23 @@ impl Timeline {
     /// Appends `[at, at + dur)`.
     #[inline]
     fn push(&mut self, now: Ns, at: Ns, dur: Ns) {
-        self.make_room(now);
+        self.make_room(now.min(at));
         self.iv.push((at, at + dur));
     }
 
-    /// When the vectors are full, drops the intervals that ended by `now`
+    /// When the vector is full, drops the intervals that ended by `past`
     /// (a prefix, the ends being sorted) instead of growing; returns how
-    /// many went.
+    /// many went. The callers pass the earlier of `now` and the booking's
+    /// start, so every dropped interval lies before the booking's slot even
+    /// if a caller broke `now <= ready`.
     #[inline]
-    fn make_room(&mut self, now: Ns) -> usize {
+    fn make_room(&mut self, past: Ns) -> usize {
         if self.iv.len() < self.iv.capacity() {
             return 0;
         }
-        let past = self.iv.partition_point(|&(_, e)| e <= now);
-        self.iv.drain(..past);
-        past
+        let gone = self.iv.partition_point(|&(_, e)| e <= past);
+        self.iv.drain(..gone);
+        gone
     }
 
     fn is_sorted_and_disjoint(&self) -> bool {
