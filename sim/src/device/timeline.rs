@@ -140,8 +140,8 @@ impl Timeline {
 mod tests {
     use super::*;
 
-    /// The specification, as simply as it can be said: every busy
-    /// nanosecond in a set.
+    /// The specification, as plainly as it can be said: an unsorted list
+    /// of busy intervals, searched by brute force.
     struct Reference {
         busy: Vec<(Ns, Ns)>,
     }
