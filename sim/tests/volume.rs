@@ -29,6 +29,28 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
     s
 }
 
+/// `job` on a `single` volume of `devices` (with allocation `hints`),
+/// balanced, holding `metadata_used` bytes of an aged filesystem's
+/// metadata.
+fn balanced_single(
+    job: &str,
+    devices: Vec<DeviceConfig>,
+    hints: Vec<AllocHint>,
+    metadata_used: u64,
+) -> Scenario {
+    let mut s = scenario(job, "hdd", 1 << 30, 1);
+    s.fs = FsKind::Raw;
+    s.volume = Some(VolumeSpec {
+        profile: Profile::Single,
+        devices,
+        hints,
+        balanced: true,
+        pid_split: None,
+        metadata_used,
+    });
+    s
+}
+
 fn err_of(s: &Scenario, variant: &str) -> String {
     let v = parse_variant(variant).expect("variant parses");
     run(s, &v, &mut |_| {})
@@ -437,22 +459,12 @@ fn a_full_volume_keeps_its_metadata_chunks_when_no_new_one_fits() {
         DeviceConfig::from_toml("base = \"hdd\"\nname = \"hdd-2g\"\n[hdd]\ncapacity_gb = 2\n")
             .expect("device parses");
     let with = |used: u64| {
-        let mut s = scenario(
+        balanced_single(
             "[w]\nfilename=f\nsize=1600m\ndirect=1\nrw=write\nbs=1m\nio_size=4m\nfsync=1\n",
-            "hdd",
-            1 << 30,
-            1,
-        );
-        s.fs = FsKind::Raw;
-        s.volume = Some(VolumeSpec {
-            profile: Profile::Single,
-            devices: vec![small.clone()],
-            hints: Vec::new(),
-            balanced: true,
-            pid_split: None,
-            metadata_used: used,
-        });
-        s
+            vec![small.clone()],
+            Vec::new(),
+            used,
+        )
     };
     let out = run_as(&with(150 << 20), "alloc=stock");
     let v = &out.extra["volume"];
@@ -470,21 +482,12 @@ fn checking_a_variant_builds_its_metadata_chunks_without_running() {
     let ssd =
         DeviceConfig::from_toml("base = \"sata-ssd\"\nname = \"ssd-4g\"\n[ssd]\ncapacity_gb = 4\n")
             .expect("device parses");
-    let mut s = scenario(
+    let s = balanced_single(
         "[w]\nfilename=f\nsize=64m\ndirect=1\nrw=write\nbs=1m\nfsync=1\n",
-        "hdd",
-        1 << 30,
-        1,
+        vec![ssd, DeviceConfig::preset("hdd").expect("a preset")],
+        vec![AllocHint::MetadataOnly, AllocHint::DataOnly],
+        6 << 30,
     );
-    s.fs = FsKind::Raw;
-    s.volume = Some(VolumeSpec {
-        profile: Profile::Single,
-        devices: vec![ssd, DeviceConfig::preset("hdd").expect("a preset")],
-        hints: vec![AllocHint::MetadataOnly, AllocHint::DataOnly],
-        balanced: true,
-        pid_split: None,
-        metadata_used: 6 << 30,
-    });
     let check = |variant: &str| {
         let v = parse_variant(variant).expect("variant parses");
         check_variant(&s, &v).map_err(|e| e.to_string())
