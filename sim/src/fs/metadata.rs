@@ -84,8 +84,21 @@ pub struct MetaSpace {
     /// Tree-item bytes in use (may exceed the chunks' total when no chunk
     /// could be allocated).
     used: u64,
+    /// Sums over the chunks, kept so that allocating many chunks at once
+    /// stays linear: their bytes, the bytes they can hold for items, and
+    /// the bytes of items placed in them.
+    total: u64,
+    room: u64,
+    placed: u64,
     /// Chunk allocations the allocator refused.
     pub refused: u64,
+}
+
+/// Bytes of a chunk that can hold tree items: all but the room kept for
+/// one log write of two blocks (the kernel keeps a global reserve; a chunk
+/// is never filled to the byte).
+fn item_room(map: &MapChunk) -> u64 {
+    map.len.saturating_sub(2 * NODESIZE)
 }
 
 impl MetaSpace {
@@ -98,22 +111,22 @@ impl MetaSpace {
                 cursor: 0,
             }],
             used: 0,
+            total: first.len,
+            room: item_room(&first),
+            placed: 0,
             refused: 0,
         }
     }
 
     /// Bytes of all metadata chunks.
     pub fn total(&self) -> u64 {
-        self.chunks.iter().map(|c| c.map.len).sum()
+        self.total
     }
 
     /// Bytes the chunks can hold for tree items (each keeps room for one
     /// log write; see `refill`).
     pub fn capacity(&self) -> u64 {
-        self.chunks
-            .iter()
-            .map(|c| c.map.len.saturating_sub(2 * NODESIZE))
-            .sum()
+        self.room
     }
 
     /// Tree-item bytes in use.
@@ -131,14 +144,20 @@ impl MetaSpace {
         self.used + ALLOC_SLACK >= self.total() * ALLOC_PERCENT / 100
     }
 
-    /// A chunk the allocator gave.
+    /// A chunk the allocator gave. The items the older chunks could not
+    /// hold move into it (what `refill` would give it, without touching
+    /// the others).
     pub fn add_chunk(&mut self, map: MapChunk) {
+        let used = (self.used - self.placed).min(item_room(&map));
         self.chunks.push(MetaChunk {
             map,
-            used: 0,
+            used,
             cursor: 0,
         });
-        self.refill();
+        self.placed += used;
+        self.total += map.len;
+        self.room += item_room(&map);
+        debug_assert_eq!(self.placed, self.chunks.iter().map(|c| c.used).sum::<u64>());
     }
 
     /// `bytes` more of tree items.
@@ -147,19 +166,18 @@ impl MetaSpace {
         self.refill();
     }
 
-    /// Spread `used` over the chunks, oldest first, leaving in each at
-    /// least room for one log write of two blocks (the kernel keeps a
-    /// global reserve; a chunk is never filled to the byte).
+    /// Spread `used` over the chunks, oldest first, up to each one's
+    /// [`item_room`].
     fn refill(&mut self) {
         let mut left = self.used;
         for c in &mut self.chunks {
-            let room = c.map.len.saturating_sub(2 * NODESIZE);
-            c.used = left.min(room);
+            c.used = left.min(item_room(&c.map));
             left -= c.used;
             if c.cursor >= c.free() {
                 c.cursor = 0;
             }
         }
+        self.placed = self.used - left;
     }
 
     /// Where the next `blocks` log blocks go: the chunk with the most free
@@ -212,6 +230,31 @@ mod tests {
         assert!(!m.wants_chunk(), "{} of {}", m.used(), m.total());
         assert_eq!(m.chunks()[0].used, at, "the oldest chunk fills first");
         assert_eq!(m.chunks()[1].used, 0);
+    }
+
+    #[test]
+    fn chunks_added_one_by_one_hold_what_a_full_refill_gives_them() {
+        // An aged filesystem: far more items than mkfs's chunk holds, then
+        // the chunks the threshold asks for, of unequal sizes.
+        let mut m = MetaSpace::new(chunk(0, GIB, 0));
+        m.use_bytes(40 * GIB + 12345);
+        let mut at = GIB;
+        let mut k = 0;
+        while m.wants_chunk() {
+            let len = if k % 3 == 0 { GIB / 2 } else { GIB };
+            m.add_chunk(chunk(at, len, (k % 2) as u16));
+            at += len;
+            k += 1;
+        }
+        let incremental: Vec<u64> = m.chunks().iter().map(|c| c.used).collect();
+        m.refill();
+        let full: Vec<u64> = m.chunks().iter().map(|c| c.used).collect();
+        assert_eq!(incremental, full);
+        assert_eq!(m.total(), at);
+        assert_eq!(full.iter().sum::<u64>(), m.used(), "every item placed");
+        let room: u64 = m.chunks().iter().map(|c| item_room(&c.map)).sum();
+        assert_eq!(m.capacity(), room);
+        assert!(m.chunks().len() > 40, "{} chunks", m.chunks().len());
     }
 
     #[test]
