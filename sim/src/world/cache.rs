@@ -4,8 +4,6 @@
 use super::job::{COPY_NS_PER_PAGE, OpKind, Phase};
 use super::{Actor, World};
 use crate::block::Policy;
-use std::collections::VecDeque;
-
 use crate::block::request::{Bio, Flags, NIL, Op, Origin, Payload};
 use crate::cache::dirty::{
     BATCH_PAGES, BW_INTERVAL_NS, DIRTY_EXPIRE_NS, MAX_WRITEBACK_PAGES, MIN_PAUSE_NS,
@@ -14,6 +12,7 @@ use crate::fs::PAGE;
 use crate::fs::raid::MapChunk;
 use crate::time::{Ns, SEC};
 use crate::workload::{Dir, Fadvise};
+use std::collections::VecDeque;
 
 /// Pages per bio at most.
 const MAX_BIO_PAGES: u32 = (super::job::MAX_BIO_BYTES / PAGE) as u32;
@@ -475,7 +474,8 @@ impl<P: Policy> World<P> {
         }
         self.cache.start_writeback(file, p, count);
         *cursor = q;
-        let mut bio = Bio {
+        let group = mirror.map_or(NIL, |(chunk, _)| self.copy_groups.alloc(chunk.copies));
+        let bio = Bio {
             op: Op::Write,
             flags,
             dev,
@@ -487,17 +487,10 @@ impl<P: Policy> World<P> {
                 file,
                 first: p,
                 count,
-                group: NIL,
+                group,
             },
         };
         if let Some((chunk, delta)) = mirror {
-            let group = self.copy_groups.alloc(chunk.copies);
-            bio.payload = Payload::CacheWrite {
-                file,
-                first: p,
-                count,
-                group,
-            };
             for &(dev, physical) in &chunk.stripes[1..usize::from(chunk.copies)] {
                 let copy = Bio {
                     dev,
@@ -596,7 +589,8 @@ impl<P: Policy> World<P> {
     /// must stay 0).
     fn check_copies_visible(&mut self, file: u32) {
         let f = &self.files[file as usize];
-        let mut groups: Vec<u32> = Vec::new();
+        let mut groups = std::mem::take(&mut self.scratch);
+        groups.clear();
         let mut rq = f.writes_head;
         while rq != NIL {
             groups.extend(Self::copy_group(&self.rqs[rq].bio));
@@ -612,6 +606,8 @@ impl<P: Policy> World<P> {
             .chunk_by(|a, b| a == b)
             .map(|g| u64::from(self.copy_groups[g[0]]).saturating_sub(g.len() as u64))
             .sum();
+        groups.clear();
+        self.scratch = groups;
         if let Some(r) = self.raid.as_mut() {
             r.fsync_unseen_copies += unseen;
         }
