@@ -644,3 +644,103 @@ fn a_write_completes_with_its_slowest_copy_and_bytes_add_up_across_chunks() {
         ios(&nvme)
     );
 }
+
+/// The volume report's commit counters.
+fn commits(out: &RunOutput, key: &str) -> u64 {
+    out.extra["volume"]["commits"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no volume.commits.{key}"))
+}
+
+fn dev_counter(out: &RunOutput, i: usize, key: &str) -> u64 {
+    out.extra["devices"][i]["counters"][key]
+        .as_u64()
+        .expect(key)
+}
+
+#[test]
+fn a_transaction_thirty_seconds_old_commits_its_tree_blocks_and_every_superblock() {
+    // fidelity F2.5: 2000 files on the HDD take more than 30 s, so the
+    // transaction their writes started is committed once: its tree
+    // blocks, then a superblock. Everything else the HDD writes is the
+    // files' data, two log blocks and a superblock per fsync.
+    let out = run_as(&dpkg(2000, &["hdd"]), "alloc=stock");
+    let run = out.extra["sim_ns"].as_u64().expect("sim_ns");
+    assert!((30_000_000_000..60_000_000_000).contains(&run), "{run} ns");
+    assert_eq!(commits(&out, "commits"), 1);
+    let blocks = commits(&out, "tree_blocks");
+    // At least the leaves of the ~1,400 files written in the first 30 s
+    // (about 0.5 KiB of items each), plus a path per tree.
+    assert!((40..80).contains(&blocks), "{blocks} tree blocks");
+    assert_eq!(commits(&out, "fsync_super_batches"), 2000, "one writer");
+    assert_eq!(
+        dev_counter(&out, 0, "write_bytes"),
+        2000 * (32 * 1024 + 2 * 16384 + 4096) + blocks * 16384 + 4096
+    );
+    // The fsync that asked for the mutex during the commit waited for it,
+    // and no fsync waited longer than a commit takes.
+    assert_eq!(commits(&out, "fsyncs_behind_commit"), 1);
+    let waited = commits(&out, "fsync_mutex_wait_ns_max");
+    assert!(waited > 0, "an fsync waited behind the commit");
+    assert_eq!(
+        commits(&out, "fsync_mutex_wait_ns_sum"),
+        waited,
+        "one fsync waited"
+    );
+    assert!(waited <= commits(&out, "commit_ns_max"), "{waited} ns");
+    // A run shorter than the interval commits nothing.
+    let short = run_as(&dpkg(200, &["hdd"]), "alloc=stock");
+    assert_eq!(commits(&short, "commits"), 0);
+    assert_eq!(
+        dev_counter(&short, 0, "write_bytes"),
+        200 * (32 * 1024 + 2 * 16384 + 4096)
+    );
+}
+
+#[test]
+fn fsyncs_waiting_for_the_log_mutex_together_share_one_superblock_write() {
+    // Eight writers (scenarios/dpkg-like-concurrent.fio) on ssd+hdd with
+    // metadata on the SSD: fsyncs that queue for tree_log_mutex together
+    // are served by one superblock write per device; the commits' tree
+    // blocks go to the SSD's metadata chunk.
+    let text = include_str!("../../scenarios/dpkg-like-concurrent.fio");
+    let mut s = scenario(text, "nvme", 4 << 30, 1);
+    s.fs = FsKind::Raw;
+    s.volume = Some(VolumeSpec {
+        profile: Profile::Single,
+        devices: vec![thread_device("ssd"), thread_device("hdd")],
+        hints: Vec::new(),
+        balanced: true,
+        pid_split: None,
+        metadata_used: 0,
+    });
+    let out = run_as(&s, "alloc=ssd-metadata");
+    let fsyncs = 8 * 2000;
+    assert_eq!(out.extra["volume"]["log_syncs"], fsyncs);
+    assert_eq!(
+        commits(&out, "fsyncs_batched"),
+        fsyncs,
+        "every fsync served"
+    );
+    let batches = commits(&out, "fsync_super_batches");
+    assert!(
+        batches * 2 < fsyncs,
+        "{batches} superblock writes by fsyncs"
+    );
+    let n = commits(&out, "commits");
+    assert!(n >= 2, "{n} commits");
+    let blocks = commits(&out, "tree_blocks");
+    let supers = (batches + n) * 4096;
+    assert_eq!(
+        dev_counter(&out, 0, "write_bytes"),
+        fsyncs * 2 * 16384 + blocks * 16384 + supers
+    );
+    assert_eq!(
+        dev_counter(&out, 1, "write_bytes"),
+        fsyncs * 32 * 1024 + supers
+    );
+    assert!(commits(&out, "fsyncs_behind_commit") >= n);
+    // One writer alone never shares.
+    let alone = run_as(&dpkg(200, &["ssd", "hdd"]), "alloc=ssd-metadata");
+    assert_eq!(commits(&alone, "fsync_super_batches"), 200);
+}

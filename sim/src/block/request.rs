@@ -141,6 +141,10 @@ pub enum Payload {
     /// A volume's fsync: a log-tree block or a superblock (the context
     /// waits for it; nothing else upstream).
     LogSync,
+    /// A volume's commit: a run of tree blocks.
+    TreeBlock,
+    /// A volume's commit: a superblock.
+    CommitSuper,
 }
 
 /// A bio: an IO before it holds a request slot.

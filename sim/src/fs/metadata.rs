@@ -15,8 +15,10 @@
 //!   chunks are 80 % full is nearly always the newest)*; inside it they go
 //!   round the free part (log blocks are freed by the next commit).
 //!
-//! What is not: the 30 s commit's tree-block writes, COW of tree blocks,
-//! metadata freed by deletes, the global reserve.
+//! - **Tree blocks** of a commit go the same way as log blocks, in a row
+//!   ([`MetaSpace::place`]).
+//!
+//! What is not: metadata freed by deletes or by COW, the global reserve.
 
 use super::raid::MapChunk;
 
@@ -58,6 +60,17 @@ pub fn item_bytes_for_file(size: u64, name_len: u64) -> u64 {
     let extents = size.div_ceil(MAX_EXTENT) * (FILE_EXTENT_ITEM + EXTENT_ITEM + 2 * ITEM_HEADER);
     let csums = size.div_ceil(4096) * CSUM_PER_SECTOR;
     (inode + names + extents + csums) * 100 / LEAF_FILL_PERCENT
+}
+
+/// Tree-item bytes a data write of `pages` pages changes when its
+/// ordered extent finishes: a file extent item, the data extent's item
+/// in the extent tree and the pages' checksums, plus the inode item when
+/// it is the file's first change in the transaction (`first`); item
+/// headers included, over the average leaf fill.
+pub fn item_bytes_for_write(pages: u64, first: bool) -> u64 {
+    let inode = if first { INODE_ITEM + ITEM_HEADER } else { 0 };
+    let extent = FILE_EXTENT_ITEM + EXTENT_ITEM + 2 * ITEM_HEADER;
+    (inode + extent + pages * CSUM_PER_SECTOR) * 100 / LEAF_FILL_PERCENT
 }
 
 /// One metadata chunk.
@@ -184,20 +197,34 @@ impl MetaSpace {
     /// space (the first of equals), at its cursor, which goes round its
     /// free part. Returns the chunk and the byte offset into it.
     pub fn log_blocks(&mut self, blocks: u64) -> (MapChunk, u64) {
-        let len = blocks * NODESIZE;
+        let (map, at, n) = self.place(blocks);
+        debug_assert_eq!(n, blocks, "refill leaves room for a log write");
+        (map, at)
+    }
+
+    /// Where the next run of at most `blocks` tree blocks goes: the chunk
+    /// with the most free space (the first of equals), at its cursor,
+    /// which goes round its free part. Returns the chunk, the byte offset
+    /// into it, and how many blocks it takes in a row there: all of them,
+    /// or the chunk's whole free part (a caller with more asks again).
+    pub fn place(&mut self, blocks: u64) -> (MapChunk, u64, u64) {
         let c = self
             .chunks
             .iter_mut()
             .rev()
             .max_by_key(|c| c.free())
             .expect("a volume has mkfs's metadata chunk");
-        debug_assert!(len <= c.free(), "refill leaves room for a log write");
-        if c.cursor + len > c.free() {
+        debug_assert!(
+            c.free() >= 2 * NODESIZE,
+            "refill leaves room for a log write"
+        );
+        let n = blocks.min(c.free() / NODESIZE).max(1);
+        if c.cursor + n * NODESIZE > c.free() {
             c.cursor = 0;
         }
         let at = c.used + c.cursor;
-        c.cursor += len;
-        (c.map, at)
+        c.cursor += n * NODESIZE;
+        (c.map, at, n)
     }
 }
 
@@ -281,6 +308,41 @@ mod tests {
         small.use_bytes(2 * NODESIZE);
         let offsets: Vec<u64> = (0..3).map(|_| small.log_blocks(2).1 / NODESIZE).collect();
         assert_eq!(offsets, [2, 4, 2]);
+    }
+
+    #[test]
+    fn a_long_run_of_tree_blocks_takes_the_free_part_and_asks_again() {
+        let mut m = MetaSpace::new(chunk(0, 16 * NODESIZE, 0));
+        m.use_bytes(6 * NODESIZE);
+        // Free part: blocks 6..16 less the log room kept (refill keeps
+        // two blocks): 10 blocks of free space.
+        let (_, at, n) = m.place(3);
+        assert_eq!((at / NODESIZE, n), (6, 3), "in a row at the cursor");
+        let (_, at, n) = m.place(25);
+        assert_eq!(
+            (at / NODESIZE, n),
+            (6, 10),
+            "too long for the rest: wraps, whole part"
+        );
+        let (_, at, n) = m.place(4);
+        assert_eq!(
+            (at / NODESIZE, n),
+            (6, 4),
+            "the cursor was at the end: round again"
+        );
+        let (_, at) = m.log_blocks(2);
+        assert_eq!(at / NODESIZE, 10, "log blocks follow in the same row");
+    }
+
+    #[test]
+    fn a_write_changes_its_extent_items_and_checksums_and_the_inode_once() {
+        let later = item_bytes_for_write(8, false);
+        assert_eq!(later, (53 + 53 + 50 + 32) * 100 / 69);
+        assert_eq!(
+            item_bytes_for_write(8, true),
+            (185 + 53 + 53 + 50 + 32) * 100 / 69
+        );
+        assert!(item_bytes_for_write(256, false) > later);
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod btrfs;
 pub mod journal;
 pub mod metadata;
 pub mod raid;
+pub mod transaction;
 
 use crate::block::request::NIL;
 use crate::cache::bits::Bits;
@@ -66,6 +67,8 @@ pub struct FsFile {
     /// changed since: `skip_inode_logging`).
     pub write_seq: u64,
     pub logged_write_seq: u64,
+    /// Generation of the volume transaction that last changed its items.
+    pub txn_generation: u64,
 }
 
 /// A file's extents: one, or two when it had to go around the log.
@@ -254,6 +257,7 @@ pub fn new_file(name: &str, dev: u16, place: Placement, size: u64, prep: Prep) -
         mtime: 0,
         write_seq: 0,
         logged_write_seq: 0,
+        txn_generation: 0,
     }
 }
 

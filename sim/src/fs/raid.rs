@@ -380,6 +380,13 @@ impl Raid {
         })
     }
 
+    /// Where the next run of at most `blocks` commit tree blocks goes:
+    /// the metadata chunk, the byte offset into it, and the blocks placed
+    /// ([`MetaSpace::place`]).
+    pub fn place_tree_blocks(&mut self, blocks: u64) -> (MapChunk, u64, u64) {
+        self.meta.place(blocks)
+    }
+
     /// Gives the first `even` job processes even pids and the next `odd`
     /// ones odd pids (fidelity F4.1's 2/2, 3/1 and 4/0 runs).
     pub fn set_pid_split(&mut self, even: u32, odd: u32) {

@@ -57,6 +57,9 @@ pub(crate) enum Phase {
     SyncLog,
     /// fsync: waiting for the log writes or flush.
     SyncLogWait,
+    /// fsync on a volume: log blocks down, waiting for `tree_log_mutex`
+    /// before the superblocks (or for the batch leader's superblocks).
+    SyncLogLock,
     /// btrfs-lite: a write waiting for its metadata reservation ticket.
     Reserve,
     Done,
@@ -85,6 +88,8 @@ pub(crate) struct Ctx {
     pub after_log: VecDeque<(Bio, bool)>,
     /// Its log-block writes in flight.
     pub log_in_flight: u32,
+    /// When its fsync asked for `tree_log_mutex` and had to wait.
+    pub lock_asked: Ns,
     /// fsync: file, writeback cursor, passes done.
     pub sync_file: u32,
     /// The file's `write_seq` when the fsync started: what it makes
@@ -471,7 +476,14 @@ impl<P: Policy> World<P> {
             };
             match chunk {
                 None => self.ctxs[c as usize].queue.push_back((bio, true)),
-                Some(chunk) => self.queue_mirrored(c, j as u32, bio, &chunk, at),
+                Some(chunk) => {
+                    if op == Op::Write {
+                        // Its ordered extent's items, once for all copies
+                        // (counted as it is mapped, not as it completes).
+                        self.txn_on_written(now, file, count);
+                    }
+                    self.queue_mirrored(c, j as u32, bio, &chunk, at)
+                }
             }
             at += n;
         }
@@ -601,11 +613,14 @@ impl<P: Policy> World<P> {
             Phase::SyncWait => self.sync_after_writeback(now, c),
             Phase::SyncLogWait if !ctx.after_log.is_empty() => {
                 // The log blocks are down: now the superblocks.
-                std::mem::swap(&mut ctx.queue, &mut ctx.after_log);
-                ctx.phase = Phase::SyncLog;
-                self.ctx_pump(now, c);
+                self.fsync_superblock_step(now, c);
             }
-            Phase::SyncLogWait => self.op_complete(now, c),
+            Phase::SyncLogWait => {
+                if self.leads_fsync_batch(c) {
+                    self.fsync_batch_done(now, c);
+                }
+                self.op_complete(now, c);
+            }
             // Still submitting: ctx_submitted will see pending == 0.
             _ => {}
         }
@@ -755,6 +770,7 @@ impl Ctx {
             queue: VecDeque::with_capacity(8),
             after_log: VecDeque::new(),
             log_in_flight: 0,
+            lock_asked: 0,
             sync_write_seq: 0,
             sync_file: 0,
             sync_cursor: 0,

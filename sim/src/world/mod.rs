@@ -12,6 +12,7 @@
 mod block;
 mod btrfs;
 mod cache;
+mod commit;
 mod job;
 mod journal;
 
@@ -100,6 +101,8 @@ pub(crate) enum Ev {
     FsSample,
     /// A `shrink_delalloc` job's jiffy or ordered wait is over.
     FsDelalloc { job: u64 },
+    /// A volume's running transaction may be due for its commit.
+    Commit,
 }
 
 /// The request layer and IO scheduler of a queue.
@@ -273,6 +276,8 @@ pub(crate) struct World<P: Policy> {
     /// CPUs of the machine (job `k` submits on CPU `k mod cpus`).
     pub cpus: u32,
     pub jn: JournalActor,
+    /// A volume's transaction commits and `tree_log_mutex`.
+    pub commit: commit::CommitActor,
     pub flusher: Flusher,
     pub bdp: Bdp,
     pub jobs: Vec<Job>,
@@ -360,6 +365,7 @@ impl<P: Policy> World<P> {
             btrfs: None,
             cpus: 1,
             jn: JournalActor::default(),
+            commit: commit::CommitActor::default(),
             flusher: Flusher::default(),
             bdp: Bdp {
                 mode: bdp,
@@ -480,6 +486,7 @@ impl<P: Policy> World<P> {
             Ev::OeCpu { worker } => self.btrfs_on_oe_cpu(now, worker),
             Ev::FsSample => self.btrfs_on_sample(now),
             Ev::FsDelalloc { job } => self.btrfs_on_delalloc(now, job),
+            Ev::Commit => self.on_commit_timer(now),
         }
     }
 
@@ -608,6 +615,7 @@ impl<P: Policy> World<P> {
                 "log_syncs": r.log_syncs,
                 "fsync_unseen_copies": r.fsync_unseen_copies,
                 "supers_before_log": r.supers_before_log,
+                "commits": self.commit.stats,
                 "devices": self.devs.iter().map(|d| d.part).collect::<Vec<_>>(),
             })),
             "page_cache": {

@@ -1,0 +1,306 @@
+//! A volume's transaction commits in the run, and the `tree_log_mutex` a
+//! commit shares with every fsync's superblock step (rules in
+//! `fs::transaction`).
+//!
+//! Who waits on whom:
+//! * data writes change tree items in the running transaction; its first
+//!   change arms the commit's timer, 30 s later;
+//! * the commit ends the running transaction, waits for the mutex, writes
+//!   its tree blocks to the metadata chunks' copies, then a PREFLUSH + FUA
+//!   superblock on every device, and lets the mutex go;
+//! * an fsync whose log blocks are down waits for the mutex
+//!   (`Phase::SyncLogLock`); the fsyncs that get it together write one set
+//!   of superblocks, by the first of them, and complete with it.
+
+use super::job::Phase;
+use super::{Ev, World};
+use crate::block::Policy;
+use crate::block::request::{Bio, Flags, Op, Origin, Payload};
+use crate::fs::metadata::{NODESIZE, item_bytes_for_write};
+use crate::fs::raid::{SUPER_BYTES, SUPER_OFFSET};
+use crate::fs::transaction::{Granted, LogMutex, Transaction, Waiter, commit_blocks};
+use crate::time::Ns;
+
+/// Largest tree-block write: a run of blocks side by side goes out in bios
+/// of at most this many bytes (the block layer's `max_sectors`, as for data).
+const COMMIT_BIO_BYTES: u64 = super::job::MAX_BIO_BYTES;
+
+/// The commit being written.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CommitIo {
+    /// Its transaction's generation.
+    pub generation: u64,
+    /// When it was due (the transaction ended).
+    pub start: Ns,
+    /// Tree blocks to write.
+    pub blocks: u64,
+    /// Bios of the current step still in flight (0: not started).
+    pub left: u32,
+    /// In its superblock step.
+    pub supers: bool,
+}
+
+/// What the report shows of the commits and the mutex.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct CommitStats {
+    /// Commits done.
+    pub commits: u64,
+    /// Tree blocks they wrote (each once, however many copies).
+    pub tree_blocks: u64,
+    /// Summed and longest commit time, due to last superblock, ns.
+    pub commit_ns_sum: u64,
+    pub commit_ns_max: u64,
+    /// fsyncs that found a commit holding or waiting for the mutex when
+    /// they asked for it.
+    pub fsyncs_behind_commit: u64,
+    /// Summed and longest time fsyncs waited for the mutex, ns.
+    pub fsync_mutex_wait_ns_sum: u64,
+    pub fsync_mutex_wait_ns_max: u64,
+    /// Superblock writes by fsyncs (one per batch), and the fsyncs they
+    /// served.
+    pub fsync_super_batches: u64,
+    pub fsyncs_batched: u64,
+}
+
+/// The commit actor's state (volume runs only).
+#[derive(Debug, Default)]
+pub(crate) struct CommitActor {
+    pub txn: Transaction,
+    pub mutex: LogMutex,
+    /// The fsyncs holding the mutex, the one writing the superblocks first.
+    pub batch: Vec<u32>,
+    /// `batch` holds the mutex.
+    pub fsyncs_hold: bool,
+    /// The batch that just let the mutex go (kept to reuse its room).
+    pub done: Vec<u32>,
+    /// The commit waiting for or holding the mutex.
+    pub io: Option<CommitIo>,
+    /// A transaction came due while the previous commit was still on its
+    /// way; it is committed when that one is done.
+    pub due_pending: bool,
+    pub stats: CommitStats,
+}
+
+impl<P: Policy> World<P> {
+    /// Pages `[.., + pages)` of `file` were written: their tree items
+    /// change in the running transaction (ordered-extent completion).
+    pub(crate) fn txn_on_written(&mut self, now: Ns, file: u32, pages: u32) {
+        if self.raid.is_none() {
+            return;
+        }
+        let generation = self.commit.txn.generation();
+        let f = &mut self.files[file as usize];
+        let first = f.txn_generation != generation;
+        f.txn_generation = generation;
+        let bytes = item_bytes_for_write(u64::from(pages), first);
+        if let Some(at) = self.commit.txn.change(now, bytes) {
+            self.q.push(at, Ev::Commit);
+        }
+    }
+
+    /// The running transaction may be due: end it and queue its commit
+    /// for the mutex (after the commit on its way, if one is).
+    pub(crate) fn on_commit_timer(&mut self, now: Ns) {
+        if self.commit.txn.due().is_none_or(|t| t > now) {
+            return;
+        }
+        if self.commit.io.is_some() {
+            self.commit.due_pending = true;
+            return;
+        }
+        let Some(ended) = self.commit.txn.end() else {
+            return;
+        };
+        let used = self.raid.as_ref().map_or(0, |r| r.metadata_use().0);
+        self.commit.io = Some(CommitIo {
+            generation: ended.generation,
+            start: now,
+            blocks: commit_blocks(ended.dirty, used),
+            left: 0,
+            supers: false,
+        });
+        if self.commit.mutex.lock(Waiter::Commit) {
+            self.commit_write_blocks(now);
+        }
+    }
+
+    /// The commit holds the mutex: its tree blocks go out, in runs side by
+    /// side in the metadata chunk [`crate::fs::metadata::MetaSpace::place`]
+    /// picks, to every copy.
+    fn commit_write_blocks(&mut self, now: Ns) {
+        let io = self.commit.io.as_mut().expect("a commit holds the mutex");
+        let raid = self.raid.as_mut().expect("commits run on volumes");
+        let mut left = io.blocks;
+        let mut bios = 0u32;
+        while left > 0 {
+            let (map, at, n) = raid.place_tree_blocks(left);
+            left -= n;
+            for &(dev, physical) in &map.stripes[..usize::from(map.copies)] {
+                let mut done = 0;
+                while done < n * NODESIZE {
+                    let len = (n * NODESIZE - done).min(COMMIT_BIO_BYTES);
+                    self.jn.queue.push_back(Bio {
+                        op: Op::Write,
+                        flags: Flags::SYNC.with(Flags::META),
+                        dev,
+                        offset: physical + at + done,
+                        len,
+                        origin: Origin::Fs,
+                        cgroup: 0,
+                        payload: Payload::TreeBlock,
+                    });
+                    done += len;
+                    bios += 1;
+                }
+            }
+        }
+        io.left = bios;
+        if bios == 0 {
+            self.commit_write_supers(now);
+        } else {
+            self.journal_pump(now);
+        }
+    }
+
+    /// One tree-block write of the commit is down.
+    pub(crate) fn on_tree_block_written(&mut self, now: Ns) {
+        let io = self.commit.io.as_mut().expect("a tree block of a commit");
+        debug_assert!(!io.supers && io.left > 0);
+        io.left -= 1;
+        if io.left == 0 {
+            self.commit_write_supers(now);
+        }
+    }
+
+    /// `write_all_supers` of the commit: a PREFLUSH + FUA superblock on
+    /// every device.
+    fn commit_write_supers(&mut self, now: Ns) {
+        let members = self.raid.as_ref().map_or(0, |r| r.member_count());
+        for dev in 0..members as u16 {
+            self.jn.queue.push_back(Bio {
+                op: Op::Write,
+                flags: Flags::SYNC
+                    .with(Flags::META)
+                    .with(Flags::PREFLUSH)
+                    .with(Flags::FUA),
+                dev,
+                offset: SUPER_OFFSET,
+                len: SUPER_BYTES,
+                origin: Origin::Fs,
+                cgroup: 0,
+                payload: Payload::CommitSuper,
+            });
+        }
+        let io = self.commit.io.as_mut().expect("a commit holds the mutex");
+        io.supers = true;
+        io.left = members as u32;
+        self.journal_pump(now);
+    }
+
+    /// One superblock of the commit is down; with the last, the commit is
+    /// done and lets the mutex go.
+    pub(crate) fn on_commit_super_written(&mut self, now: Ns) {
+        let io = self.commit.io.as_mut().expect("a superblock of a commit");
+        debug_assert!(io.supers && io.left > 0);
+        io.left -= 1;
+        if io.left > 0 {
+            return;
+        }
+        let io = self.commit.io.take().expect("checked above");
+        let s = &mut self.commit.stats;
+        s.commits += 1;
+        s.tree_blocks += io.blocks;
+        let took = now - io.start;
+        s.commit_ns_sum += took;
+        s.commit_ns_max = s.commit_ns_max.max(took);
+        debug_assert!(io.generation < self.commit.txn.generation());
+        self.log_mutex_unlock(now);
+        if std::mem::take(&mut self.commit.due_pending) {
+            self.on_commit_timer(now);
+        }
+    }
+
+    /// Context `c`'s fsync has its log blocks down: its superblocks go out
+    /// once it holds the mutex.
+    pub(crate) fn fsync_superblock_step(&mut self, now: Ns, c: u32) {
+        if self.fsync_lock(now, c) {
+            self.fsync_supers_out(now, c);
+        }
+    }
+
+    /// Context `c` holds the mutex (alone or leading a batch): its
+    /// superblocks go out.
+    fn fsync_supers_out(&mut self, now: Ns, c: u32) {
+        let ctx = &mut self.ctxs[c as usize];
+        std::mem::swap(&mut ctx.queue, &mut ctx.after_log);
+        ctx.phase = Phase::SyncLog;
+        self.ctx_pump(now, c);
+    }
+
+    /// Context `c` asks for the mutex for its superblock step: true if it
+    /// holds it now (alone), else it waits (`Phase::SyncLogLock`).
+    fn fsync_lock(&mut self, now: Ns, c: u32) -> bool {
+        if self.commit.io.is_some() {
+            self.commit.stats.fsyncs_behind_commit += 1;
+        }
+        if self.commit.mutex.lock(Waiter::Fsync(c)) {
+            self.commit.batch.clear();
+            self.commit.batch.push(c);
+            self.commit.fsyncs_hold = true;
+            return true;
+        }
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.phase = Phase::SyncLogLock;
+        ctx.lock_asked = now;
+        false
+    }
+
+    /// Whether context `c` leads the batch of fsyncs holding the mutex.
+    pub(crate) fn leads_fsync_batch(&self, c: u32) -> bool {
+        self.commit.fsyncs_hold && self.commit.batch.first() == Some(&c)
+    }
+
+    /// The superblocks of the batch context `c` leads are down: the batch
+    /// lets the mutex go, and the other fsyncs of it complete.
+    pub(crate) fn fsync_batch_done(&mut self, now: Ns, c: u32) {
+        debug_assert!(self.leads_fsync_batch(c));
+        self.commit.fsyncs_hold = false;
+        std::mem::swap(&mut self.commit.batch, &mut self.commit.done);
+        self.commit.stats.fsync_super_batches += 1;
+        self.commit.stats.fsyncs_batched += self.commit.done.len() as u64;
+        self.log_mutex_unlock(now);
+        let mut done = std::mem::take(&mut self.commit.done);
+        for &f in &done[1..] {
+            debug_assert_eq!(self.ctxs[f as usize].phase, Phase::SyncLogLock);
+            self.op_complete(now, f);
+        }
+        done.clear();
+        self.commit.done = done;
+    }
+
+    /// The holder lets the mutex go: the commit waiting for it writes its
+    /// blocks, or the fsyncs at the head of the queue go on together, the
+    /// first writing the superblocks for all.
+    fn log_mutex_unlock(&mut self, now: Ns) {
+        match self.commit.mutex.unlock(&mut self.commit.batch) {
+            Granted::Free => {}
+            Granted::Commit => self.commit_write_blocks(now),
+            Granted::Fsyncs => {
+                self.commit.fsyncs_hold = true;
+                for &f in &self.commit.batch {
+                    let waited = now - self.ctxs[f as usize].lock_asked;
+                    let s = &mut self.commit.stats;
+                    s.fsync_mutex_wait_ns_sum += waited;
+                    s.fsync_mutex_wait_ns_max = s.fsync_mutex_wait_ns_max.max(waited);
+                }
+                let lead = self.commit.batch[0];
+                for &f in &self.commit.batch[1..] {
+                    // Their log is in the leader's log commit.
+                    self.ctxs[f as usize].after_log.clear();
+                }
+                debug_assert_eq!(self.ctxs[lead as usize].phase, Phase::SyncLogLock);
+                self.fsync_supers_out(now, lead);
+            }
+        }
+    }
+}
