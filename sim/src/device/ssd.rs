@@ -39,12 +39,12 @@ use crate::time::{Ns, Rate, US};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct PageRec {
+    /// Its index in log order.
+    seq: u64,
     /// Time the last byte of the page reached the buffer.
     ready: Ns,
     /// Bytes held (a page sealed by a flush may be partial).
     bytes: u64,
-    /// Programmed.
-    done: bool,
 }
 
 /// A write waiting for (the rest of) its buffer space.
@@ -108,11 +108,14 @@ pub struct SsdDev {
     buf_used: u64,
     open_fill: u64,
     open_ready: Ns,
-    pages: Vec<PageRec>,
+    /// Per unit, its sealed pages not yet programmed, in order (the
+    /// first is the one being programmed, if any). Kept per unit because
+    /// units finish out of order: a unit that lags holds its pages while
+    /// the others go far ahead in log order, so no ring of the buffer's
+    /// page count covers the span.
+    unit_pages: Vec<VecDeque<PageRec>>,
     /// Pages sealed so far (index of the next page).
     sealed: u64,
-    /// Lowest page index not yet programmed.
-    done_low: u64,
     unit_next: Vec<u64>,
     unit_prog: Vec<bool>,
     progs: BinaryHeap<Reverse<(Ns, u64, u64)>>,
@@ -181,9 +184,10 @@ impl SsdDev {
             buf_used: 0,
             open_fill: 0,
             open_ready: 0,
-            pages: vec![PageRec::default(); ring],
+            unit_pages: (0..units)
+                .map(|_| VecDeque::with_capacity(ring / units as usize + 4))
+                .collect(),
             sealed: 0,
-            done_low: 0,
             unit_next: (0..units).collect(),
             unit_prog: vec![false; units as usize],
             progs: BinaryHeap::with_capacity(units as usize + 1),
@@ -316,7 +320,7 @@ impl SsdDev {
         }
         let fixed = if dirty { self.flush_fixed } else { 0 };
         self.seal_open(now, ctx);
-        if self.done_low >= self.sealed {
+        if self.done_low() >= self.sealed {
             let end = self.flush_end(t1, fixed);
             ctx.complete_at(end, tag);
         } else {
@@ -357,18 +361,14 @@ impl SsdDev {
                 break;
             }
             self.progs.pop();
-            let slot = (k % self.pages.len() as u64) as usize;
-            let rec = &mut self.pages[slot];
-            rec.done = true;
+            let rec = self.unit_pages[u as usize]
+                .pop_front()
+                .expect("a program in flight has its page");
+            debug_assert_eq!(rec.seq, k, "a unit programs its pages in order");
             self.buf_used -= rec.bytes;
             self.unit_prog[u as usize] = false;
             if self.unit_next[u as usize] < self.sealed {
                 self.start_program(u as usize, t, ctx);
-            }
-            while self.done_low < self.sealed
-                && self.pages[(self.done_low % self.pages.len() as u64) as usize].done
-            {
-                self.done_low += 1;
             }
             self.admit(t, ctx);
             self.check_waiters(t, ctx);
@@ -418,11 +418,24 @@ impl SsdDev {
         }
     }
 
+    /// Lowest page index not yet programmed (`sealed` when all are).
+    fn done_low(&self) -> u64 {
+        self.unit_pages
+            .iter()
+            .filter_map(|q| q.front().map(|r| r.seq))
+            .min()
+            .unwrap_or(self.sealed)
+    }
+
     fn check_waiters(&mut self, t: Ns, ctx: &mut impl DevCtx) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        let done_low = self.done_low();
         let mut i = 0;
         while i < self.waiters.len() {
             let w = self.waiters[i];
-            if self.done_low > w.target {
+            if done_low > w.target {
                 self.waiters.remove(i);
                 let start = t.max(w.not_before);
                 let end = self.flush_end(start, w.fixed);
@@ -451,20 +464,15 @@ impl SsdDev {
             return;
         }
         let k = self.sealed;
-        debug_assert!(
-            k - self.done_low < self.pages.len() as u64,
-            "page ring overflow"
-        );
-        let slot = (k % self.pages.len() as u64) as usize;
-        self.pages[slot] = PageRec {
+        let u = self.units.rem(k) as usize;
+        self.unit_pages[u].push_back(PageRec {
+            seq: k,
             ready: self.open_ready,
             bytes: self.open_fill,
-            done: false,
-        };
+        });
         self.sealed += 1;
         self.open_fill = 0;
         self.open_ready = 0;
-        let u = self.units.rem(k) as usize;
         if !self.unit_prog[u] {
             self.start_program(u, now, ctx);
         }
@@ -475,7 +483,10 @@ impl SsdDev {
         let k = self.unit_next[u];
         debug_assert!(k < self.sealed);
         self.unit_next[u] += self.units.get();
-        let rec = self.pages[(k % self.pages.len() as u64) as usize];
+        let rec = *self.unit_pages[u]
+            .front()
+            .expect("a unit starts its oldest sealed page");
+        debug_assert_eq!(rec.seq, k, "a unit programs its pages in order");
         let c = self.channels.rem(u as u64) as usize;
         let dur = self.chan_rate.ns(rec.bytes);
         let x1 =

@@ -512,6 +512,53 @@ fn fua_writes_wait_for_media() {
     assert!(wt > 3000.0, "hdd write-through {wt}");
 }
 
+#[test]
+fn a_flush_under_a_deep_mixed_load_waits_only_for_the_pages_before_it() {
+    // 1023 workers of 4 KiB random writes (three in four) and reads keep the NVMe model's
+    // units unevenly busy, so some fall far behind the others in log
+    // order (further than the write buffer holds pages); worker 0 issues
+    // FLUSH after FLUSH. Each must complete once the pages buffered before
+    // it are programmed, never wait for the pages that came after.
+    let mut d = dev("nvme");
+    let span = 500 * GB;
+    let s = probe(&mut d, 1024, 3 * SEC, |w, _, r| {
+        if w == 0 {
+            (DevOp::Flush, 0, 0, false)
+        } else if r.next() % 4 == 0 {
+            (
+                DevOp::Read,
+                r.next() % (span / (4 * KIB)) * 4 * KIB,
+                4 * KIB,
+                false,
+            )
+        } else {
+            (
+                DevOp::Write,
+                r.next() % (span / (4 * KIB)) * 4 * KIB,
+                4 * KIB,
+                false,
+            )
+        }
+    });
+    let flushes: Vec<u64> = s
+        .samples
+        .iter()
+        .filter(|x| x.op == DevOp::Flush)
+        .map(|x| x.done - x.issue)
+        .collect();
+    let writes = s.window(DevOp::Write, 0, 3 * SEC).count();
+    let worst = flushes.iter().max().copied().unwrap_or(0);
+    println!(
+        "{} flushes in 3 s under {writes} writes, longest {} us",
+        flushes.len(),
+        worst / US
+    );
+    assert!(writes > 500_000, "{writes} writes: the load is deep");
+    assert!(flushes.len() >= 10, "{} flushes", flushes.len());
+    // A whole 256 MiB buffer drains in about 0.3 s on this model.
+    assert!(worst < 500 * MS, "a flush waited {} ms", worst / MS);
+}
+
 // ---------------------------------------------------------------- SATA non-queued flush
 
 #[test]
