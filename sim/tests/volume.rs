@@ -744,3 +744,37 @@ fn fsyncs_waiting_for_the_log_mutex_together_share_one_superblock_write() {
     let alone = run_as(&dpkg(200, &["ssd", "hdd"]), "alloc=ssd-metadata");
     assert_eq!(commits(&alone, "fsync_super_batches"), 200);
 }
+
+#[test]
+fn direct_writes_on_raid1_commit_their_tree_blocks_to_both_metadata_copies() {
+    // An O_DIRECT writer for 31 s: its writes' items are committed once,
+    // at 30 s, to each copy of the raid1 metadata chunk, with a
+    // superblock per device; nothing else but the data is written.
+    let s = on_volume(
+        "[w]\nsize=64m\ndirect=1\nrw=randwrite\nbs=4k\nruntime=31\ntime_based\n\
+         thinktime=100\n",
+        Profile::Raid1,
+        &["nvme", "nvme"],
+    );
+    let out = run_as(&s, "none");
+    assert_eq!(commits(&out, "commits"), 1);
+    let writes = out.report.jobs[0].dir(Dir::Write).total_ios;
+    let blocks = commits(&out, "tree_blocks");
+    // Each 4 KiB write changes about 0.23 KiB of items in a transaction
+    // that holds the first 30 of the 31 s: leaves for those, plus roots.
+    let per_write = (53 + 53 + 50 + 4) * 100 / 69;
+    let low = writes * 29 / 31 * per_write / 16384;
+    let high = writes * per_write / 16384 + 8;
+    assert!(
+        (low..=high).contains(&blocks),
+        "{blocks} for {writes} writes"
+    );
+    for d in 0..2 {
+        assert_eq!(
+            dev_counter(&out, d, "write_bytes"),
+            writes * 4096 + blocks * 16384 + 4096,
+            "device {d}"
+        );
+    }
+    assert_eq!(commits(&out, "fsync_super_batches"), 0, "no fsync");
+}

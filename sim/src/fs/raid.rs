@@ -18,7 +18,8 @@
 //! Buffered IO takes the same paths: writeback writes every copy (the
 //! pages stay under writeback until the last one is down) and a read goes
 //! to the copy the read policy picks.
-//! What is not: COW of data extents, checksums, the 30 s commit.
+//! The 30 s commit and the mutex it shares with fsync are in
+//! [`super::transaction`]. What is not: COW of data extents, checksums.
 
 use iolab_tiering::{
     AllocPolicy, Chunk, ChunkAllocator, ChunkType, Device as TierDevice, DeviceClass, MirrorInfo,
