@@ -39,12 +39,10 @@ use crate::time::{Ns, Rate, US};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct PageRec {
-    /// Its index in log order.
-    seq: u64,
     /// Time the last byte of the page reached the buffer.
     ready: Ns,
     /// Bytes held (a page sealed by a flush may be partial).
-    bytes: u64,
+    bytes: u32,
 }
 
 /// A write waiting for (the rest of) its buffer space.
@@ -118,7 +116,8 @@ pub struct SsdDev {
     sealed: u64,
     unit_next: Vec<u64>,
     unit_prog: Vec<bool>,
-    progs: BinaryHeap<Reverse<(Ns, u64, u64)>>,
+    /// Programs in flight: (end, unit), one per unit at most.
+    progs: BinaryHeap<Reverse<(Ns, u64)>>,
     pending: VecDeque<PendingWrite>,
     waiters: Vec<Waiter>,
     dirty: bool,
@@ -346,17 +345,13 @@ impl SsdDev {
     /// inlined, when none has).
     #[inline]
     fn settle(&mut self, now: Ns, ctx: &mut impl DevCtx) {
-        if self
-            .progs
-            .peek()
-            .is_some_and(|&Reverse((t, _, _))| t <= now)
-        {
+        if self.progs.peek().is_some_and(|&Reverse((t, _))| t <= now) {
             self.end_programs(now, ctx);
         }
     }
 
     fn end_programs(&mut self, now: Ns, ctx: &mut impl DevCtx) {
-        while let Some(&Reverse((t, u, k))) = self.progs.peek() {
+        while let Some(&Reverse((t, u))) = self.progs.peek() {
             if t > now {
                 break;
             }
@@ -364,8 +359,7 @@ impl SsdDev {
             let rec = self.unit_pages[u as usize]
                 .pop_front()
                 .expect("a program in flight has its page");
-            debug_assert_eq!(rec.seq, k, "a unit programs its pages in order");
-            self.buf_used -= rec.bytes;
+            self.buf_used -= u64::from(rec.bytes);
             self.unit_prog[u as usize] = false;
             if self.unit_next[u as usize] < self.sealed {
                 self.start_program(u as usize, t, ctx);
@@ -418,13 +412,17 @@ impl SsdDev {
         }
     }
 
-    /// Lowest page index not yet programmed (`sealed` when all are).
+    /// Lowest page index not yet programmed (`sealed` when all are): over
+    /// the units, the page being programmed, or else the next one (a unit
+    /// that is idle has none sealed).
     fn done_low(&self) -> u64 {
-        self.unit_pages
+        let n = self.units.get();
+        self.unit_next
             .iter()
-            .filter_map(|q| q.front().map(|r| r.seq))
+            .zip(&self.unit_prog)
+            .map(|(&next, &busy)| if busy { next - n } else { next })
             .min()
-            .unwrap_or(self.sealed)
+            .map_or(self.sealed, |low| low.min(self.sealed))
     }
 
     fn check_waiters(&mut self, t: Ns, ctx: &mut impl DevCtx) {
@@ -466,9 +464,8 @@ impl SsdDev {
         let k = self.sealed;
         let u = self.units.rem(k) as usize;
         self.unit_pages[u].push_back(PageRec {
-            seq: k,
             ready: self.open_ready,
-            bytes: self.open_fill,
+            bytes: self.open_fill as u32,
         });
         self.sealed += 1;
         self.open_fill = 0;
@@ -486,9 +483,13 @@ impl SsdDev {
         let rec = *self.unit_pages[u]
             .front()
             .expect("a unit starts its oldest sealed page");
-        debug_assert_eq!(rec.seq, k, "a unit programs its pages in order");
+        debug_assert_eq!(
+            self.unit_pages[u].len() as u64,
+            self.sealed.saturating_sub(k).div_ceil(self.units.get()),
+            "a unit's queue holds its sealed pages from its next one on"
+        );
         let c = self.channels.rem(u as u64) as usize;
-        let dur = self.chan_rate.ns(rec.bytes);
+        let dur = self.chan_rate.ns(u64::from(rec.bytes));
         let x1 =
             self.chan[c].reserve(t_min, t_min.max(rec.ready).max(self.unit_busy[u]), dur) + dur;
         let extra = if self.gc_on {
@@ -504,7 +505,7 @@ impl SsdDev {
         let done = x1 + self.t_prog + extra;
         self.unit_busy[u] = done;
         self.unit_prog[u] = true;
-        self.progs.push(Reverse((done, u as u64, k)));
+        self.progs.push(Reverse((done, u as u64)));
         ctx.wake_at(done);
     }
 }
