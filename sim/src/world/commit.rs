@@ -25,6 +25,25 @@ use crate::time::Ns;
 /// of at most this many bytes (the block layer's `max_sectors`, as for data).
 const COMMIT_BIO_BYTES: u64 = super::job::MAX_BIO_BYTES;
 
+/// A primary superblock write on device `dev` (`write_all_supers`: the
+/// device's cache flushed first, the block itself FUA), for a commit or an
+/// fsync's log commit.
+pub(crate) fn superblock(dev: u16, origin: Origin, cgroup: u16, payload: Payload) -> Bio {
+    Bio {
+        op: Op::Write,
+        flags: Flags::SYNC
+            .with(Flags::META)
+            .with(Flags::PREFLUSH)
+            .with(Flags::FUA),
+        dev,
+        offset: SUPER_OFFSET,
+        len: SUPER_BYTES,
+        origin,
+        cgroup,
+        payload,
+    }
+}
+
 /// The commit being written.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CommitIo {
@@ -177,19 +196,9 @@ impl<P: Policy> World<P> {
     fn commit_write_supers(&mut self, now: Ns) {
         let members = self.raid.as_ref().map_or(0, |r| r.member_count());
         for dev in 0..members as u16 {
-            self.jn.queue.push_back(Bio {
-                op: Op::Write,
-                flags: Flags::SYNC
-                    .with(Flags::META)
-                    .with(Flags::PREFLUSH)
-                    .with(Flags::FUA),
-                dev,
-                offset: SUPER_OFFSET,
-                len: SUPER_BYTES,
-                origin: Origin::Fs,
-                cgroup: 0,
-                payload: Payload::CommitSuper,
-            });
+            self.jn
+                .queue
+                .push_back(superblock(dev, Origin::Fs, 0, Payload::CommitSuper));
         }
         let io = self.commit.io.as_mut().expect("a commit holds the mutex");
         io.supers = true;

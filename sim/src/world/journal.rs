@@ -5,13 +5,14 @@
 
 use std::collections::VecDeque;
 
+use super::commit::superblock;
 use super::job::{OpKind, Phase};
 use super::{Actor, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
 use crate::fs::journal::{BMBT_ITEM_BYTES, ICLOG_BYTES, INODE_ITEM_BYTES, inode_key, leaf_key};
-use crate::fs::raid::{LOG_BLOCKS_PER_FSYNC, SUPER_BYTES, SUPER_OFFSET};
+use crate::fs::raid::LOG_BLOCKS_PER_FSYNC;
 use crate::rng::splitmix64;
 use crate::time::Ns;
 
@@ -242,22 +243,7 @@ impl<P: Policy> World<P> {
             ));
         }
         for dev in 0..raid.member_count() as u16 {
-            supers.push_back((
-                Bio {
-                    op: Op::Write,
-                    flags: Flags::SYNC
-                        .with(Flags::META)
-                        .with(Flags::PREFLUSH)
-                        .with(Flags::FUA),
-                    dev,
-                    offset: SUPER_OFFSET,
-                    len: SUPER_BYTES,
-                    origin,
-                    cgroup,
-                    payload: Payload::LogSync,
-                },
-                true,
-            ));
+            supers.push_back((superblock(dev, origin, cgroup, Payload::LogSync), true));
         }
     }
 
