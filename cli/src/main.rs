@@ -254,6 +254,12 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                         .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
                         .collect();
                     text.push_str(&stats::btrfs_table(&btrfs));
+                    let volume: Vec<stats::VolumeRun<'_>> = variants
+                        .iter()
+                        .zip(&outs)
+                        .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
+                        .collect();
+                    text.push_str(&stats::volume_table(&volume));
                     text
                 }
                 Format::Json => {

@@ -31,6 +31,7 @@ mod fio_out;
 mod mmtests;
 mod report;
 mod summary;
+mod volume;
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +49,7 @@ pub use report::{
     JobSeries, LatSummary, RunReport, SampleSummary, SyncReport,
 };
 pub use summary::{SummaryRun, summary_table};
+pub use volume::{VolumeRun, volume_table};
 
 /// IO direction, in fio's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

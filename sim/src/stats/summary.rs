@@ -1,6 +1,7 @@
 //! The per-variant summary printed under a comparison table: device
 //! throughput (what `iostat` shows) and, per report entry, throughput and
-//! completion-latency min/avg/max/stddev in milliseconds — the figures
+//! completion-latency min/avg/max/stddev in milliseconds (and, for an
+//! entry that syncs, its fsync latencies on a `sync` row) — the figures
 //! Paolo Valente's benchmark scripts print, and that a reader of the
 //! mmtests table otherwise has to dig out of the JSON.
 
@@ -94,6 +95,28 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
                 );
             }
         }
+        if job.sync.lat.n == 0 {
+            continue;
+        }
+        for r in runs {
+            let Some(j) = r.report.jobs.get(e) else {
+                continue;
+            };
+            let s = &j.sync.lat;
+            let ms = |ns: f64| ns / 1e6;
+            let _ = writeln!(
+                out,
+                "{:<name_w$}  {:<5}  {:<width$}  {:>10}  {:>10.3}  {:>10.3}  {:>10.3}  {:>10.3}",
+                job.name,
+                "sync",
+                r.variant,
+                "-",
+                ms(s.min as f64),
+                ms(s.mean),
+                ms(s.max as f64),
+                ms(s.stddev),
+            );
+        }
     }
     out
 }
@@ -154,7 +177,33 @@ mod tests {
             t.contains("interfered  read   iocost        4.780       0.110       0.860       6.250       0.210"),
             "{t}"
         );
-        // No write rows: no entry wrote.
+        // No write rows: no entry wrote; no sync rows: none synced.
         assert!(!t.contains("write  none"), "{t}");
+        assert!(!t.contains("sync"), "{t}");
+    }
+
+    #[test]
+    fn an_entry_that_syncs_gets_a_row_of_fsync_latencies() {
+        let mut a = report(657_000, 6_237_300.0);
+        a.jobs[0].sync.lat = LatSummary {
+            min: 4_000_000,
+            max: 63_125_000,
+            mean: 38_654_610.0,
+            stddev: 6_370_940.0,
+            n: 16_000,
+            percentiles: Vec::new(),
+        };
+        let t = summary_table(&[SummaryRun {
+            variant: "alloc=stock",
+            report: &a,
+            device_bytes: [0, 0],
+            sim_ns: 1,
+        }]);
+        assert!(
+            t.contains(
+                "interfered  sync   alloc=stock           -       4.000      38.655      63.125       6.371"
+            ),
+            "{t}"
+        );
     }
 }
