@@ -111,6 +111,7 @@ pub fn volume(spec: &str) -> Result<VolumeSpec, Failure> {
         balanced: false,
         pid_split: None,
         metadata_used: 0,
+        full_commit_ppm: 0,
     })
 }
 
@@ -161,6 +162,38 @@ pub fn size_flag(flag: &str, text: &str) -> Result<u64, Failure> {
     Ok(v)
 }
 
+/// `--full-commit`: a percentage, 0 to 100 with at most four decimals, as
+/// parts per million.
+pub fn full_commit(text: &str) -> Result<u32, Failure> {
+    let bad = || {
+        Failure::input(format!(
+            "--full-commit: '{text}' is not a percentage from 0 to 100 (at most four decimals)"
+        ))
+    };
+    let (whole, frac) = text.trim().split_once('.').unwrap_or((text.trim(), ""));
+    if whole.is_empty() && frac.is_empty()
+        || frac.len() > 4
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
+    let frac: u64 = format!("{frac:0<4}").parse().map_err(|_| bad())?;
+    let ppm = whole
+        .checked_mul(10_000)
+        .and_then(|w| w.checked_add(frac))
+        .ok_or_else(bad)?;
+    if ppm > 1_000_000 {
+        return Err(bad());
+    }
+    Ok(ppm as u32)
+}
+
 /// `--memory`: a size with fio's suffixes (k, m, g, t; base 1024).
 pub fn memory(text: &str) -> Result<u64, Failure> {
     let v = fio::parse_size(text).map_err(|e| Failure::input(format!("--memory: {e}")))?;
@@ -202,4 +235,29 @@ pub fn write_trace(path: &str, extra: &serde_json::Value) -> Result<(), Failure>
         code: 1,
         message: format!("--trace {path}: {e}"),
     })
+}
+
+#[cfg(test)]
+mod full_commit_tests {
+    use super::full_commit;
+
+    #[test]
+    fn a_percentage_becomes_parts_per_million() {
+        assert_eq!(full_commit("0").ok(), Some(0));
+        assert_eq!(full_commit("5").ok(), Some(50_000));
+        assert_eq!(full_commit("2.5").ok(), Some(25_000));
+        assert_eq!(full_commit(".0001").ok(), Some(1));
+        assert_eq!(full_commit("100").ok(), Some(1_000_000));
+        for bad in [
+            "",
+            ".",
+            "100.0001",
+            "-1",
+            "1e2",
+            "5%",
+            "99999999999999999999",
+        ] {
+            assert!(full_commit(bad).is_err(), "{bad:?} accepted");
+        }
+    }
 }

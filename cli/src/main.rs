@@ -98,6 +98,11 @@ struct Common {
     /// emptiest metadata chunk.
     #[arg(long, value_name = "SIZE", requires = "volume")]
     metadata_used: Option<String>,
+    /// Percent of the --volume's fsyncs that fall back to a full commit
+    /// instead of the log tree, e.g. 5 or 2.5 (fidelity F3.2's
+    /// p_full_commit: renames and unlinks of logged inodes; default 0).
+    #[arg(long, value_name = "PERCENT", requires = "volume")]
+    full_commit: Option<String>,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
     #[arg(long, default_value = "4g")]
     memory: String,
@@ -338,6 +343,9 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         v.pid_split = c.pid_split.as_deref().map(load::pid_split).transpose()?;
         if let Some(text) = c.metadata_used.as_deref() {
             v.metadata_used = load::size_flag("--metadata-used", text)?;
+        }
+        if let Some(text) = c.full_commit.as_deref() {
+            v.full_commit_ppm = load::full_commit(text)?;
         }
     }
     let device = match (&c.device, &volume) {

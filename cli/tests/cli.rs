@@ -414,6 +414,18 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
             vec!["--volume", "single:nvme", "--metadata-used", "2t"],
             "do not fit: the devices have room for metadata chunks holding",
         ),
+        (
+            vec!["--volume", "single:nvme", "--full-commit", "101"],
+            "--full-commit: '101' is not a percentage from 0 to 100",
+        ),
+        (
+            vec!["--volume", "single:nvme", "--full-commit", "2.12345"],
+            "(at most four decimals)",
+        ),
+        (
+            vec!["--volume", "single:nvme", "--full-commit", "5%"],
+            "--full-commit: '5%'",
+        ),
     ] {
         let mut a = vec!["run", job];
         a.extend(args);

@@ -22,6 +22,7 @@ use crate::time::{MS, Ns};
 use crate::variant::{BlockChoice, Variant};
 use crate::volume::Volume;
 use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
+use crate::world::FULL_COMMIT_STREAM;
 pub use crate::world::SchedKind;
 use crate::world::{Ctx, Job, World};
 use iolab_iocost::Variant as IocostVariant;
@@ -93,6 +94,10 @@ pub struct VolumeSpec {
     /// filesystem; `--metadata-used`). Metadata chunks are allocated for
     /// them, and for the job's files, by the run's allocator before the run.
     pub metadata_used: u64,
+    /// fsyncs that fall back to a full commit instead of the log tree, per
+    /// million (fidelity F3.2's `p_full_commit`, an assumed figure;
+    /// `--full-commit`). 0: none.
+    pub full_commit_ppm: u32,
 }
 
 /// Errors that stop a run before it starts.
@@ -752,6 +757,13 @@ fn build_world<P: Policy>(
         r.set_pid_split(even, odd);
     }
     world.raid = raid;
+    if let Some(v) = &scenario.volume {
+        world.commit.full_commit_ppm = v.full_commit_ppm;
+        world.commit.draws = Some(Stream::new(
+            scenario.seed,
+            Entity::Kernel(FULL_COMMIT_STREAM),
+        ));
+    }
     world.cpus = scenario.cpus.max(1);
 
     // Files: one per distinct name, sized by the largest user; written out

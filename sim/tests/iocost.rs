@@ -274,6 +274,7 @@ fn iocost_is_refused_on_a_multi_device_volume() {
         balanced: false,
         pid_split: None,
         metadata_used: 0,
+        full_commit_ppm: 0,
     });
     let v = parse_variant("iocost").expect("parses");
     match run(&s, &v, &mut |_| {}) {

@@ -25,6 +25,7 @@ fn on_volume(job: &str, profile: Profile, devs: &[&str]) -> Scenario {
         balanced: false,
         pid_split: None,
         metadata_used: 0,
+        full_commit_ppm: 0,
     });
     s
 }
@@ -47,6 +48,7 @@ fn balanced_single(
         balanced: true,
         pid_split: None,
         metadata_used,
+        full_commit_ppm: 0,
     });
     s
 }
@@ -237,6 +239,7 @@ fn dpkg_on(files: u32, devs: &[&str], balanced: bool) -> Scenario {
         balanced,
         pid_split: None,
         metadata_used: 0,
+        full_commit_ppm: 0,
     });
     s
 }
@@ -713,6 +716,7 @@ fn fsyncs_waiting_for_the_log_mutex_together_share_one_superblock_write() {
         balanced: true,
         pid_split: None,
         metadata_used: 0,
+        full_commit_ppm: 0,
     });
     let out = run_as(&s, "alloc=ssd-metadata");
     let fsyncs = 8 * 2000;
@@ -777,4 +781,42 @@ fn direct_writes_on_raid1_commit_their_tree_blocks_to_both_metadata_copies() {
         );
     }
     assert_eq!(commits(&out, "fsync_super_batches"), 0, "no fsync");
+}
+
+#[test]
+fn an_fsync_that_falls_back_to_a_full_commit_waits_for_it_instead_of_logging() {
+    // fidelity F3.2's p_full_commit: at 100 % every fsync commits the
+    // running transaction (its tree blocks, then a superblock per device)
+    // and writes no log; at 0 % none does; in between the draws are
+    // deterministic.
+    let files = 200;
+    let with = |ppm: u32| {
+        let mut s = dpkg(files, &["hdd"]);
+        s.volume.as_mut().expect("a volume").full_commit_ppm = ppm;
+        run_as(&s, "alloc=stock")
+    };
+    let all = with(1_000_000);
+    let f = u64::from(files);
+    assert_eq!(commits(&all, "full_commits"), f);
+    assert_eq!(commits(&all, "commits"), f, "one commit per fsync");
+    assert_eq!(all.extra["volume"]["log_syncs"], 0);
+    assert_eq!(commits(&all, "fsync_super_batches"), 0);
+    let blocks = commits(&all, "tree_blocks");
+    assert!(blocks >= f, "at least a leaf per commit: {blocks}");
+    assert_eq!(
+        dev_counter(&all, 0, "write_bytes"),
+        f * (32 * 1024 + 4096) + blocks * 16384
+    );
+    let none = with(0);
+    assert_eq!(commits(&none, "full_commits"), 0);
+    assert_eq!(none.extra["volume"]["log_syncs"], f);
+    let half = with(500_000);
+    let n = commits(&half, "full_commits");
+    assert!((70..130).contains(&n), "{n} of {f} at 50 %");
+    assert_eq!(half.extra["volume"]["log_syncs"], f - n);
+    assert_eq!(
+        commits(&with(500_000), "full_commits"),
+        n,
+        "same seed, same draws"
+    );
 }

@@ -18,11 +18,15 @@
 //!   that wait for it together are served by one superblock write (the
 //!   log-transaction batching of `btrfs_sync_log`).
 //!
+//! - **Full-commit fallback** (fidelity F3.2's `p_full_commit`, an assumed
+//!   share of fsyncs; the glue draws it): the fsync commits the running
+//!   transaction and waits for that commit instead of logging.
+//!
 //! What is not: the commit's wait for open handles before it starts
-//! (`extwriters`), the full-commit fallback (only a chunk allocated during
-//! the transaction forces it, and a run allocates none: fio lays out the
-//! files before it starts), delayed refs, pinned extents, and the extent-
-//! tree updates that freeing each COWed block's old copy makes.
+//! (`extwriters`), the fallback forced by a chunk allocated during the
+//! transaction (a run allocates none: fio lays out the files before it
+//! starts), delayed refs, pinned extents, and the extent-tree updates that
+//! freeing each COWed block's old copy makes.
 
 use std::collections::VecDeque;
 

@@ -1,7 +1,8 @@
 //! The volume block printed under a comparison on `--volume`: per variant,
 //! what fidelity.md §3 (c) asks beside wall time and fsync latency — the
 //! fsyncs that wrote the log, the superblock writes they took (fewer when
-//! fsyncs share one), the commits and their tree blocks, and how long
+//! fsyncs share one), the fsyncs that fell back to a full commit, the
+//! commits and their tree blocks, and how long
 //! fsyncs waited for `tree_log_mutex`. It reads the run's `volume` JSON
 //! object (`world::commit`), so the text and the JSON cannot disagree.
 
@@ -25,10 +26,11 @@ pub fn volume_table(runs: &[VolumeRun<'_>]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "\n{:<width$}  {:>11}  {:>12}  {:>7}  {:>11}  {:>19}  {:>19}  {:>20}",
+        "\n{:<width$}  {:>11}  {:>12}  {:>12}  {:>7}  {:>11}  {:>19}  {:>19}  {:>20}",
         "variant",
         "fsync logs",
         "fsync supers",
+        "full commits",
         "commits",
         "tree blocks",
         "commit avg/max ms",
@@ -49,10 +51,11 @@ pub fn volume_table(runs: &[VolumeRun<'_>]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<width$}  {:>11}  {:>12}  {:>7}  {:>11}  {:>19}  {:>19}  {:>20.1}",
+            "{:<width$}  {:>11}  {:>12}  {:>12}  {:>7}  {:>11}  {:>19}  {:>19}  {:>20.1}",
             name,
             u("/log_syncs"),
             u("/commits/fsync_super_batches"),
+            u("/commits/full_commits"),
             commits,
             u("/commits/tree_blocks"),
             format!("{avg:.1}/{:.1}", u("/commits/commit_ns_max") as f64 / 1e6),
@@ -79,6 +82,7 @@ mod tests {
                 "fsyncs_behind_commit": 16,
                 "fsync_mutex_wait_ns_max": 49_700_000,
                 "fsync_super_batches": 4054,
+                "full_commits": 3,
             },
         });
         let none = serde_json::Value::Null;
@@ -86,7 +90,7 @@ mod tests {
         let t = volume_table(&[("alloc=ssd-metadata", &v), ("xfs", &none)]);
         assert!(
             t.contains(
-                "alloc=ssd-metadata        16000          4054        2          389            40.0/50.1                   16                  49.7"
+                "alloc=ssd-metadata        16000          4054             3        2          389            40.0/50.1                   16                  49.7"
             ),
             "{t}"
         );

@@ -10,7 +10,9 @@
 //!   superblock on every device, and lets the mutex go;
 //! * an fsync whose log blocks are down waits for the mutex
 //!   (`Phase::SyncLogLock`); the fsyncs that get it together write one set
-//!   of superblocks, by the first of them, and complete with it.
+//!   of superblocks, by the first of them, and complete with it;
+//! * an fsync that falls back to a full commit (`--full-commit`) commits
+//!   the running transaction and waits for that commit (`Phase::SyncCommit`).
 
 use super::job::Phase;
 use super::{Ev, World};
@@ -19,7 +21,11 @@ use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::metadata::{NODESIZE, item_bytes_for_write};
 use crate::fs::raid::{SUPER_BYTES, SUPER_OFFSET};
 use crate::fs::transaction::{Granted, LogMutex, Transaction, Waiter, commit_blocks};
+use crate::rng::Stream;
 use crate::time::Ns;
+
+/// The kernel-actor stream of the full-commit draws.
+pub(crate) const FULL_COMMIT_STREAM: u32 = 2;
 
 /// Largest tree-block write: a run of blocks side by side goes out in bios
 /// of at most this many bytes (the block layer's `max_sectors`, as for data).
@@ -79,6 +85,8 @@ pub struct CommitStats {
     /// served.
     pub fsync_super_batches: u64,
     pub fsyncs_batched: u64,
+    /// fsyncs that fell back to a full commit instead of the log.
+    pub full_commits: u64,
 }
 
 /// The commit actor's state (volume runs only).
@@ -94,9 +102,19 @@ pub(crate) struct CommitActor {
     pub done: Vec<u32>,
     /// The commit waiting for or holding the mutex.
     pub io: Option<CommitIo>,
-    /// A transaction came due while the previous commit was still on its
-    /// way; it is committed when that one is done.
+    /// A transaction came due (or an fsync asked for its commit) while
+    /// the previous commit was still on its way; it is committed as soon
+    /// as that one is done.
     pub due_pending: bool,
+    /// fsyncs falling back to a full commit, per million (fidelity F3.2's
+    /// `p_full_commit`, `--full-commit`), and the stream they are drawn
+    /// from (volume runs).
+    pub full_commit_ppm: u32,
+    pub draws: Option<Stream>,
+    /// fsyncs waiting for the commit of a generation: (generation, context).
+    pub commit_waiters: Vec<(u64, u32)>,
+    /// The contexts a finished commit wakes (kept to reuse its room).
+    pub woken: Vec<u32>,
     pub stats: CommitStats,
 }
 
@@ -123,6 +141,12 @@ impl<P: Policy> World<P> {
         if self.commit.txn.due().is_none_or(|t| t > now) {
             return;
         }
+        self.commit_now(now);
+    }
+
+    /// Commits the running transaction now, or as soon as the commit on
+    /// its way is done.
+    fn commit_now(&mut self, now: Ns) {
         if self.commit.io.is_some() {
             self.commit.due_pending = true;
             return;
@@ -223,9 +247,69 @@ impl<P: Policy> World<P> {
         s.commit_ns_sum += took;
         s.commit_ns_max = s.commit_ns_max.max(took);
         debug_assert!(io.generation < self.commit.txn.generation());
+        // The fsyncs that fell back to this commit (or an older one).
+        let mut woken = std::mem::take(&mut self.commit.woken);
+        woken.clear();
+        self.commit.commit_waiters.retain(|&(g, c)| {
+            if g <= io.generation {
+                woken.push(c);
+                false
+            } else {
+                true
+            }
+        });
         self.log_mutex_unlock(now);
         if std::mem::take(&mut self.commit.due_pending) {
-            self.on_commit_timer(now);
+            self.commit_now(now);
+        }
+        for &c in &woken {
+            debug_assert_eq!(self.ctxs[c as usize].phase, Phase::SyncCommit);
+            self.op_complete(now, c);
+        }
+        self.commit.woken = woken;
+    }
+
+    /// Whether the fsync of `file` (covering its writes up to `seen`)
+    /// falls back to a full commit (F3.2: drawn with `p_full_commit`
+    /// among the fsyncs that have something to log). If so, its writes
+    /// count as persisted by that commit.
+    pub(crate) fn fsync_falls_back(&mut self, file: u32, seen: u64) -> bool {
+        let ppm = self.commit.full_commit_ppm;
+        if ppm == 0 || seen <= self.files[file as usize].logged_write_seq {
+            return false;
+        }
+        let Some(draws) = self.commit.draws.as_mut() else {
+            return false;
+        };
+        if draws.below(1_000_000) >= u64::from(ppm) {
+            return false;
+        }
+        self.files[file as usize].logged_write_seq = seen;
+        self.commit.stats.full_commits += 1;
+        true
+    }
+
+    /// Context `c`'s fsync commits the running transaction (its data is
+    /// down) and waits for that commit, or for the one on its way if
+    /// nothing changed since it began.
+    pub(crate) fn fsync_full_commit(&mut self, now: Ns, c: u32) {
+        let generation = if self.commit.txn.due().is_some() {
+            let g = self.commit.txn.generation();
+            self.commit_now(now);
+            Some(g)
+        } else {
+            self.commit.io.map(|io| io.generation)
+        };
+        match generation {
+            Some(g) => {
+                self.commit.commit_waiters.push((g, c));
+                self.ctxs[c as usize].phase = Phase::SyncCommit;
+            }
+            None => {
+                // Everything it wrote is committed already.
+                self.ctxs[c as usize].phase = Phase::SyncLog;
+                self.ctx_pump(now, c);
+            }
         }
     }
 

@@ -60,6 +60,8 @@ pub(crate) enum Phase {
     /// fsync on a volume: log blocks down, waiting for `tree_log_mutex`
     /// before the superblocks (or for the batch leader's superblocks).
     SyncLogLock,
+    /// fsync on a volume that fell back to a full commit: waiting for it.
+    SyncCommit,
     /// btrfs-lite: a write waiting for its metadata reservation ticket.
     Reserve,
     Done,

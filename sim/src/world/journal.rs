@@ -170,9 +170,14 @@ impl<P: Policy> World<P> {
             self.ctxs[c as usize].pending += 1;
             self.jn.seq_waiters.push((target, c));
         } else if self.raid.is_some() {
+            let seen = self.ctxs[c as usize].sync_write_seq;
+            if self.fsync_falls_back(file, seen) {
+                self.ctxs[c as usize].queue = bios;
+                self.fsync_full_commit(now, c);
+                return;
+            }
             let cgroup = self.jobs[j as usize].plan.cgroup;
             let mut supers = std::mem::take(&mut self.ctxs[c as usize].after_log);
-            let seen = self.ctxs[c as usize].sync_write_seq;
             self.volume_log_sync(file, seen, origin, cgroup, &mut bios, &mut supers);
             self.ctxs[c as usize].after_log = supers;
         } else if self.devs[0].dev.write_cache() {
