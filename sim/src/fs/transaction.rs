@@ -36,6 +36,10 @@ use crate::time::{Ns, SEC};
 /// `BTRFS_DEFAULT_COMMIT_INTERVAL` (mount option `commit=`).
 pub const COMMIT_INTERVAL_NS: Ns = 30 * SEC;
 
+/// The kernel-actor random stream (`rng::Entity::Kernel`) the full-commit
+/// draws come from.
+pub const FULL_COMMIT_STREAM: u32 = 2;
+
 /// Trees a data-writing transaction changes: the subvolume (fs) tree, the
 /// extent tree, the checksum tree, and the root tree that points at them.
 pub const TREES_PER_COMMIT: u64 = 4;

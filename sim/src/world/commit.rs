@@ -24,9 +24,6 @@ use crate::fs::transaction::{Granted, LogMutex, Transaction, Waiter, commit_bloc
 use crate::rng::Stream;
 use crate::time::Ns;
 
-/// The kernel-actor stream of the full-commit draws.
-pub(crate) const FULL_COMMIT_STREAM: u32 = 2;
-
 /// Largest tree-block write: a run of blocks side by side goes out in bios
 /// of at most this many bytes (the block layer's `max_sectors`, as for data).
 const COMMIT_BIO_BYTES: u64 = super::job::MAX_BIO_BYTES;

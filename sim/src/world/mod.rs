@@ -34,7 +34,6 @@ use crate::slab::Slab;
 use crate::time::Ns;
 
 pub(crate) use btrfs::BtrfsState;
-pub(crate) use commit::FULL_COMMIT_STREAM;
 pub(crate) use job::{Ctx, Job};
 
 /// Something that submits bios and may be parked while doing so.
