@@ -747,6 +747,9 @@ fn fsyncs_waiting_for_the_log_mutex_together_share_one_superblock_write() {
     // One writer alone never shares.
     let alone = run_as(&dpkg(200, &["ssd", "hdd"]), "alloc=ssd-metadata");
     assert_eq!(commits(&alone, "fsync_super_batches"), 200);
+    // A batch's other fsyncs complete with its leader's superblocks, not
+    // when the batch gets the mutex.
+    assert_eq!(commits(&out, "fsyncs_before_super"), 0);
 }
 
 #[test]

@@ -214,9 +214,11 @@ impl MetaSpace {
             .rev()
             .max_by_key(|c| c.free())
             .expect("a volume has mkfs's metadata chunk");
-        debug_assert!(
+        // A chunk is never filled past its room for one log write, so a
+        // run of at least one block always fits inside it.
+        assert!(
             c.free() >= 2 * NODESIZE,
-            "refill leaves room for a log write"
+            "refill leaves every chunk room for a log write"
         );
         let n = blocks.min(c.free() / NODESIZE).max(1);
         if c.cursor + n * NODESIZE > c.free() {

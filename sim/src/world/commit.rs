@@ -52,7 +52,9 @@ pub(crate) fn superblock(dev: u16, origin: Origin, cgroup: u16, payload: Payload
 pub(crate) struct CommitIo {
     /// Its transaction's generation.
     pub generation: u64,
-    /// When it was due (the transaction ended).
+    /// When it was due (a commit due while the one before it was being
+    /// written counts that wait), or when it started if an fsync's full
+    /// commit asked for it.
     pub start: Ns,
     /// Tree blocks to write.
     pub blocks: u64,
@@ -69,7 +71,8 @@ pub struct CommitStats {
     pub commits: u64,
     /// Tree blocks they wrote (each once, however many copies).
     pub tree_blocks: u64,
-    /// Summed and longest commit time, due to last superblock, ns.
+    /// Summed and longest commit time, from when it was due (or asked
+    /// for) to its last superblock, ns.
     pub commit_ns_sum: u64,
     pub commit_ns_max: u64,
     /// fsyncs that found a commit holding or waiting for the mutex when
@@ -84,6 +87,9 @@ pub struct CommitStats {
     pub fsyncs_batched: u64,
     /// fsyncs that fell back to a full commit instead of the log.
     pub full_commits: u64,
+    /// fsyncs of a batch that completed before its superblocks were down
+    /// (0 when the order holds).
+    pub fsyncs_before_super: u64,
 }
 
 /// The commit actor's state (volume runs only).
@@ -95,6 +101,8 @@ pub(crate) struct CommitActor {
     pub batch: Vec<u32>,
     /// `batch` holds the mutex.
     pub fsyncs_hold: bool,
+    /// The fsyncs of a batch whose superblocks are down are completing.
+    pub followers_released: bool,
     /// The batch that just let the mutex go (kept to reuse its room).
     pub done: Vec<u32>,
     /// The commit waiting for or holding the mutex.
@@ -148,13 +156,14 @@ impl<P: Policy> World<P> {
             self.commit.due_pending = true;
             return;
         }
+        let due = self.commit.txn.due().map_or(now, |t| t.min(now));
         let Some(ended) = self.commit.txn.end() else {
             return;
         };
         let used = self.raid.as_ref().map_or(0, |r| r.metadata_use().0);
         self.commit.io = Some(CommitIo {
             generation: ended.generation,
-            start: now,
+            start: due,
             blocks: commit_blocks(ended.dirty, used),
             left: 0,
             supers: false,
@@ -360,12 +369,22 @@ impl<P: Policy> World<P> {
         self.commit.stats.fsyncs_batched += self.commit.done.len() as u64;
         self.log_mutex_unlock(now);
         let mut done = std::mem::take(&mut self.commit.done);
+        self.commit.followers_released = true;
         for &f in &done[1..] {
             debug_assert_eq!(self.ctxs[f as usize].phase, Phase::SyncLogLock);
             self.op_complete(now, f);
         }
+        self.commit.followers_released = false;
         done.clear();
         self.commit.done = done;
+    }
+
+    /// A context waiting in a batch for its leader's superblocks
+    /// completes: count it if they are not down yet.
+    pub(crate) fn note_follower_done(&mut self) {
+        if !self.commit.followers_released {
+            self.commit.stats.fsyncs_before_super += 1;
+        }
     }
 
     /// The holder lets the mutex go: the commit waiting for it writes its

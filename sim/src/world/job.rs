@@ -631,6 +631,9 @@ impl<P: Policy> World<P> {
     /// The operation of context `c` is over: account it, go on.
     pub(crate) fn op_complete(&mut self, now: Ns, c: u32) {
         self.ops_done += 1;
+        if self.ctxs[c as usize].phase == Phase::SyncLogLock {
+            self.note_follower_done();
+        }
         let ctx = &mut self.ctxs[c as usize];
         let j = ctx.job as usize;
         let lat = now - ctx.op_start;
