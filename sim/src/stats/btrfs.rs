@@ -6,6 +6,8 @@
 
 use std::fmt::Write;
 
+use super::columns::{u64_at, variant_width};
+
 use crate::time::Ns;
 
 /// One variant: its name, its `iolab.btrfs` object, its simulated length.
@@ -17,12 +19,7 @@ pub fn btrfs_table(runs: &[BtrfsRun<'_>]) -> String {
     if runs.is_empty() {
         return String::new();
     }
-    let width = runs
-        .iter()
-        .map(|r| r.0.len())
-        .chain(std::iter::once(7))
-        .max()
-        .unwrap_or(7);
+    let width = variant_width(runs.iter().map(|r| r.0));
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -37,11 +34,7 @@ pub fn btrfs_table(runs: &[BtrfsRun<'_>]) -> String {
         "refs run: worker/reclaim/preempt/commit"
     );
     for (name, b, sim_ns) in runs {
-        let u = |path: &str| {
-            b.pointer(path)
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0)
-        };
+        let u = |path: &str| u64_at(b, path);
         let f = |path: &str| {
             b.pointer(path)
                 .and_then(serde_json::Value::as_f64)

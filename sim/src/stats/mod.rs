@@ -27,6 +27,7 @@
 
 mod btrfs;
 mod collect;
+mod columns;
 mod fio_out;
 mod mmtests;
 mod report;

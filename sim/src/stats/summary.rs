@@ -8,6 +8,7 @@
 use std::fmt::Write;
 
 use super::Dir;
+use super::columns::variant_width;
 use super::report::RunReport;
 use crate::time::Ns;
 
@@ -36,12 +37,7 @@ fn mb_per_s(bytes: u64, ns: Ns) -> f64 {
 /// direction with IO and variant, in report order.
 pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
     let mut out = String::new();
-    let width = runs
-        .iter()
-        .map(|r| r.variant.len())
-        .chain(std::iter::once(7))
-        .max()
-        .unwrap_or(7);
+    let width = variant_width(runs.iter().map(|r| r.variant));
     let _ = writeln!(
         out,
         "\n{:<width$}  {:>12}  {:>12}",

@@ -8,6 +8,8 @@
 
 use std::fmt::Write;
 
+use super::columns::{u64_at, variant_width};
+
 /// One variant: its name and its `iolab.volume` object.
 pub type VolumeRun<'a> = (&'a str, &'a serde_json::Value);
 
@@ -17,12 +19,7 @@ pub fn volume_table(runs: &[VolumeRun<'_>]) -> String {
     if runs.is_empty() {
         return String::new();
     }
-    let width = runs
-        .iter()
-        .map(|r| r.0.len())
-        .chain(std::iter::once(7))
-        .max()
-        .unwrap_or(7);
+    let width = variant_width(runs.iter().map(|r| r.0));
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -38,11 +35,7 @@ pub fn volume_table(runs: &[VolumeRun<'_>]) -> String {
         "mutex wait max ms"
     );
     for (name, v) in runs {
-        let u = |path: &str| {
-            v.pointer(path)
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0)
-        };
+        let u = |path: &str| u64_at(v, path);
         let commits = u("/commits/commits");
         let avg = if commits == 0 {
             0.0

@@ -18,6 +18,7 @@ use iolab_flush::{
     Start, TraceRecord,
 };
 
+use super::commit::superblock;
 use super::job::Phase;
 use super::{Ev, World};
 use crate::block::Policy;
@@ -724,19 +725,9 @@ impl<P: Policy> World<P> {
 
     /// The superblock write that makes transaction `txn` durable.
     fn btrfs_superblock(&mut self, now: Ns, txn: u64) {
-        self.jn.queue.push_back(Bio {
-            op: Op::Write,
-            flags: Flags::SYNC
-                .with(Flags::META)
-                .with(Flags::PREFLUSH)
-                .with(Flags::FUA),
-            dev: 0,
-            offset: 64 * 1024,
-            len: PAGE,
-            origin: Origin::Fs,
-            cgroup: 0,
-            payload: Payload::BtrfsSuper { txn },
-        });
+        self.jn
+            .queue
+            .push_back(superblock(0, Origin::Fs, 0, Payload::BtrfsSuper { txn }));
         self.journal_pump(now);
     }
 

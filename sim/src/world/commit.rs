@@ -30,7 +30,7 @@ const COMMIT_BIO_BYTES: u64 = super::job::MAX_BIO_BYTES;
 
 /// A primary superblock write on device `dev` (`write_all_supers`: the
 /// device's cache flushed first, the block itself FUA), for a commit or an
-/// fsync's log commit.
+/// fsync's log commit (btrfs-lite's commits write theirs on device 0).
 pub(crate) fn superblock(dev: u16, origin: Origin, cgroup: u16, payload: Payload) -> Bio {
     Bio {
         op: Op::Write,
