@@ -11,7 +11,7 @@ use iolab_sim::{AllocHint, Profile, VolumeSpec};
 use crate::Failure;
 
 /// Reads a file as UTF-8 text; binary content is an error naming the file.
-fn read_text(path: &Path) -> Result<String, String> {
+pub(crate) fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();

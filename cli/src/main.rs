@@ -1,6 +1,7 @@
 //! `iolab`: run fio job files on a synthetic device and compare policy
 //! variants. Only this crate reads files and talks to the terminal.
 
+mod kernel;
 mod load;
 mod progress;
 
@@ -163,6 +164,11 @@ enum Cmd {
         /// Show one preset or TOML file in full.
         name: Option<String>,
     },
+    /// The real kernel as the reference: replay its traces through the cores.
+    Kernel {
+        #[command(subcommand)]
+        cmd: kernel::KernelCmd,
+    },
 }
 
 /// An error for the user: exit code 2 for bad input, 1 for internal.
@@ -201,6 +207,7 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli) -> Result<(), Failure> {
     match cli.cmd {
         Cmd::Devices { name } => devices(name),
+        Cmd::Kernel { cmd } => kernel::run(cmd),
         Cmd::Run { common, policy } => {
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;

@@ -66,7 +66,7 @@ pub enum StepDir {
 }
 
 impl<S: Slots> Wbt<S> {
-    fn recompute(&mut self) -> bool {
+    pub(crate) fn recompute(&mut self) -> bool {
         let (mut d, cap) = calc_max_depth(self.variant, self.queue_depth, self.step);
         if self.variant == Variant::V5_2016 && self.min_lat_ns == 0 {
             // v5 zeroes wb_max along with the other limits.

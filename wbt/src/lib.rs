@@ -151,9 +151,11 @@ pub use snapshot::Snapshot;
 #[cfg(feature = "std")]
 pub use throttle::{Clock, ManualClock, Permit, SystemClock, Throttle, ThrottleSnapshot};
 pub use trace::TraceRecord;
-pub use verdict::Verdict;
+pub use verdict::{Verdict, WindowInputs, WindowOutcome};
 pub use wake::{Wake, WakeMode};
 pub use window::{WindowStat, isqrt, window_ns};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod window_tests;

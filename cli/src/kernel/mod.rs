@@ -1,0 +1,31 @@
+//! `iolab kernel ...`: the real kernel as the reference. `capture` runs a
+//! fio job on the real kernel with its tracepoints on and writes a bundle;
+//! `replay-wbt` replays the wbt core on a bundle's or any trace.
+
+mod bundle;
+mod capture;
+mod replay;
+mod undo;
+
+use crate::Failure;
+
+#[derive(clap::Subcommand, Debug)]
+pub enum KernelCmd {
+    /// Run a fio job on the real kernel (a loop device this command makes,
+    /// or a device you name) with its tracepoints on, and write a bundle:
+    /// the trace, fio's JSON, the queue's attributes, the dirty-page
+    /// settings. Needs root, tracefs, fio and the mkfs tool; puts back
+    /// everything it changes.
+    Capture(capture::CaptureArgs),
+    /// Replay the wbt core on a kernel trace (a file, or a bundle
+    /// directory), window by window, and compare every verdict and step
+    /// with the kernel's. Exits 3 if any differs.
+    ReplayWbt(replay::ReplayArgs),
+}
+
+pub fn run(cmd: KernelCmd) -> Result<(), Failure> {
+    match cmd {
+        KernelCmd::Capture(a) => capture::capture(&a),
+        KernelCmd::ReplayWbt(a) => replay::replay_wbt(a),
+    }
+}

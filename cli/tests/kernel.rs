@@ -1,0 +1,507 @@
+//! `iolab kernel`: the wbt replay on the committed real-kernel captures,
+//! bad traces and bundles, and a capture that leaves the machine as it
+//! found it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn iolab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("iolab starts")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr(o)
+        )
+    })
+}
+
+const BUNDLES: [&str; 3] = [
+    "kernel/fixtures/disk-default",
+    "kernel/fixtures/disk-lat75",
+    "kernel/fixtures/shm-deadline-lat300",
+];
+const CAT_TRACE: &str = "kernel/fixtures/wbt-only-cat-trace.txt";
+
+fn assert_all_agree(o: &Output, what: &str) -> serde_json::Value {
+    assert!(o.status.success(), "{what}: {}", stderr(o));
+    let r = json(o);
+    let windows = r["windows"].as_u64().expect("windows");
+    assert!(windows >= 60, "{what}: only {windows} windows");
+    assert_eq!(r["agree"], r["windows"], "{what}: {r:#}");
+    assert!(r["first_divergence"].is_null(), "{what}: {r:#}");
+    assert_eq!(r["divergences"], 0);
+    r
+}
+
+#[test]
+fn the_core_makes_the_kernels_decision_on_every_window_of_every_bundle() {
+    let mut scaled_down = false;
+    for b in BUNDLES {
+        let o = iolab(&["kernel", "replay-wbt", b, "--output-format", "json"]);
+        let r = assert_all_agree(&o, b);
+        // Rebuilt windows are judged, not taken from the kernel.
+        assert!(
+            r["inputs"]["rebuilt"].as_u64().expect("rebuilt") > 10,
+            "{b}: {r:#}"
+        );
+        assert!(
+            r["inputs"]["printed"].as_u64().expect("printed") > 10,
+            "{b}: {r:#}"
+        );
+        let trace = std::fs::read_to_string(root().join(b).join("trace.txt")).expect("trace");
+        scaled_down |= trace.contains("scale down: step=4");
+    }
+    assert!(scaled_down, "one bundle goes through scale-down to step 4");
+}
+
+#[test]
+fn a_cat_trace_of_the_wbt_events_alone_replays_for_each_of_its_devices() {
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        CAT_TRACE,
+        "--dev",
+        "7:0",
+        "--queue-depth",
+        "128",
+        "--lat-usec",
+        "2000",
+        "--output-format",
+        "json",
+    ]);
+    let r = assert_all_agree(&o, "7:0");
+    assert!(r["skipped"]["other_device_lines"].as_u64().expect("n") > 100);
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        CAT_TRACE,
+        "--dev",
+        "254:0",
+        "--queue-depth",
+        "256",
+        "--lat-usec",
+        "75000",
+        "--rotational",
+        "--output-format",
+        "json",
+    ]);
+    assert_all_agree(&o, "254:0");
+}
+
+#[test]
+fn a_wrong_queue_depth_diverges_at_the_first_capped_step_and_exits_3() {
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        BUNDLES[0],
+        "--queue-depth",
+        "32",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = json(&o);
+    let d = &r["first_divergence"];
+    assert!(d["line"].as_u64().expect("line") > 0, "{r:#}");
+    assert_eq!(d["kernel"]["status"], d["core"]["status"], "{r:#}");
+    assert!(stderr(&o).contains("differently from the kernel"));
+    let o = iolab(&["kernel", "replay-wbt", BUNDLES[0], "--queue-depth", "32"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("is --queue-depth 32 right?"), "{out}");
+}
+
+#[test]
+fn a_wrong_latency_target_is_caught_too() {
+    // 75 µs windows judged against 2 ms: the kernel's EXCEEDED windows are
+    // OK to the core.
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        BUNDLES[1],
+        "--lat-usec",
+        "2000",
+        "--output-format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = json(&o);
+    assert_eq!(r["first_divergence"]["field"], "status", "{r:#}");
+}
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("iolab-kernel-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn replay_file(path: &Path) -> Output {
+    let p = path.to_str().expect("utf-8 path");
+    iolab(&[
+        "kernel",
+        "replay-wbt",
+        p,
+        "--dev",
+        "7:0",
+        "--queue-depth",
+        "128",
+        "--lat-usec",
+        "2000",
+    ])
+}
+
+#[test]
+fn garbage_cut_or_foreign_traces_are_refused_at_their_file_and_line() {
+    let dir = temp("bad-traces");
+    let good = std::fs::read_to_string(root().join(CAT_TRACE)).expect("fixture");
+    let lines: Vec<&str> = good.lines().collect();
+
+    let garbage = dir.join("garbage.txt");
+    let mut text = lines[..20].join("\n");
+    text.push_str("\nthis is not a trace line\n");
+    std::fs::write(&garbage, &text).expect("write");
+    let o = replay_file(&garbage);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("{}:21: not a trace line", garbage.display())),
+        "{}",
+        stderr(&o)
+    );
+
+    let cut = dir.join("cut.txt");
+    let last = lines[30];
+    let text = format!("{}\n{}", lines[..30].join("\n"), &last[..last.len() - 12]);
+    std::fs::write(&cut, text).expect("write");
+    let o = replay_file(&cut);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("{}:31: wbt_", cut.display())),
+        "{}",
+        stderr(&o)
+    );
+
+    let foreign = dir.join("foreign.txt");
+    let text: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.contains(" 7:0:"))
+        .collect();
+    std::fs::write(&foreign, text.join("\n")).expect("write");
+    let o = replay_file(&foreign);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no wbt_timer records of device 7:0"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("lines name other devices"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        "/dev/null",
+        "--dev",
+        "7:0",
+        "--queue-depth",
+        "1",
+        "--lat-usec",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("/dev/null: not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = replay_file(&dir.join("missing.txt"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no such file or directory"),
+        "{}",
+        stderr(&o)
+    );
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        CAT_TRACE,
+        "--dev",
+        "7:0",
+        "--queue-depth",
+        "128",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--lat-usec: needed when the trace is a file"),
+        "{}",
+        stderr(&o)
+    );
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        CAT_TRACE,
+        "--dev",
+        "sda",
+        "--queue-depth",
+        "1",
+        "--lat-usec",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--dev: 'sda' is not a device number"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+#[test]
+fn a_bundle_without_its_metadata_or_with_broken_metadata_is_refused() {
+    let dir = temp("bad-bundle");
+    let src = root().join(BUNDLES[0]);
+    std::fs::copy(src.join("trace.txt"), dir.join("trace.txt")).expect("copy");
+    let d = dir.to_str().expect("utf-8");
+    let o = iolab(&["kernel", "replay-wbt", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a capture bundle (no bundle.toml"),
+        "{}",
+        stderr(&o)
+    );
+    let meta = std::fs::read_to_string(src.join("bundle.toml")).expect("meta");
+    std::fs::write(
+        dir.join("bundle.toml"),
+        meta.replace("wbt_lat_usec = ", "wbt_lat_usec = \""),
+    )
+    .expect("write");
+    let o = iolab(&["kernel", "replay-wbt", d]);
+    assert_eq!(o.status.code(), Some(2));
+    let line = meta
+        .lines()
+        .position(|l| l.starts_with("wbt_lat_usec"))
+        .expect("key")
+        + 1;
+    assert!(
+        stderr(&o).contains(&format!("bundle.toml:{line}:")),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        dir.join("bundle.toml"),
+        meta.replace("wbt_queue_depth = 128\n", ""),
+    )
+    .expect("write");
+    let o = iolab(&["kernel", "replay-wbt", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("'wbt_queue_depth' is missing"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+/// The tests that look at or change the machine run one at a time.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// What a capture may change: loop devices, mounts, the queue settings of
+/// every loop device, the files it makes, the tracing state.
+fn machine_state() -> String {
+    let mut s = String::new();
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    s.push_str(&mounts);
+    let mut loops: Vec<_> = std::fs::read_dir("/sys/block")
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    loops.retain(|p: &PathBuf| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("loop"))
+    });
+    loops.sort();
+    for l in loops {
+        for f in [
+            "loop/backing_file",
+            "queue/wbt_lat_usec",
+            "queue/nr_requests",
+            "queue/scheduler",
+        ] {
+            let v = std::fs::read_to_string(l.join(f)).unwrap_or_else(|_| "-".into());
+            s.push_str(&format!("{} {f} {}\n", l.display(), v.trim()));
+        }
+    }
+    for dir in ["/var/tmp", "/dev/shm", "/tmp"] {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.retain(|n| n.starts_with("iolab-capture"));
+        names.sort();
+        s.push_str(&format!("{dir}: {names:?}\n"));
+    }
+    if let Some(t) = mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(2) == Some(&"tracefs")).then(|| f[1].to_owned())
+    }) {
+        for f in [
+            "tracing_on",
+            "buffer_size_kb",
+            "set_event",
+            "current_tracer",
+            "events/block/block_rq_issue/filter",
+            "events/wbt/wbt_timer/filter",
+        ] {
+            let v = std::fs::read_to_string(Path::new(&t).join(f)).unwrap_or_default();
+            s.push_str(&format!("{f}: {}\n", v.trim()));
+        }
+    }
+    s
+}
+
+#[test]
+fn a_capture_leaves_the_machine_as_it_found_it_or_changes_nothing_when_it_cannot_run() {
+    let _one = MACHINE.lock().unwrap_or_else(|p| p.into_inner());
+    let before = machine_state();
+    let out = temp("capture").join("bundle");
+    let out_s = out.to_str().expect("utf-8");
+    let job = root().join("kernel/fixtures/mixed.fio");
+    let job_text = std::fs::read_to_string(&job)
+        .expect("job")
+        .replace("runtime=6", "runtime=2");
+    let short = out.with_file_name("short.fio");
+    std::fs::write(&short, job_text).expect("write");
+    let o = iolab(&[
+        "kernel",
+        "capture",
+        short.to_str().expect("utf-8"),
+        "--out",
+        out_s,
+        "--loop",
+        "1g@/dev/shm",
+        "--wbt-lat-usec",
+        "500",
+        "--nr-requests",
+        "64",
+    ]);
+    let after = machine_state();
+    assert_eq!(before, after, "the machine changed: {}", stderr(&o));
+    if o.status.success() {
+        // It ran: a bundle with everything, and the replay agrees on it.
+        for f in [
+            "bundle.toml",
+            "trace.txt",
+            "fio.json",
+            "queue.txt",
+            "vm.txt",
+            "job.fio",
+        ] {
+            assert!(out.join(f).is_file(), "{f} missing");
+        }
+        let meta = std::fs::read_to_string(out.join("bundle.toml")).expect("meta");
+        assert!(meta.contains("wbt_lat_usec = 500"), "{meta}");
+        assert!(
+            meta.contains("path = \"loop"),
+            "the changed knobs are listed: {meta}"
+        );
+        let fio: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("fio.json")).expect("fio"))
+                .expect("fio json");
+        assert_eq!(fio["jobs"].as_array().map(Vec::len), Some(2));
+        let o = iolab(&["kernel", "replay-wbt", out_s, "--output-format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = json(&o);
+        assert_eq!(r["agree"], r["windows"], "{r:#}");
+    } else {
+        // It could not: it says what is missing, and made nothing.
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("nothing was changed") || stderr(&o).contains("tracing is in use"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
+    std::fs::remove_dir_all(out.parent().expect("parent")).expect("cleanup");
+}
+
+#[test]
+fn a_capture_takes_no_device_but_one_the_user_names_or_makes() {
+    let _one = MACHINE.lock().unwrap_or_else(|p| p.into_inner());
+    let before = machine_state();
+    let dir = temp("refusals");
+    let out = dir.join("b");
+    let out_s = out.to_str().expect("utf-8");
+    let job = "kernel/fixtures/mixed.fio";
+    // No device given, a non-block device, a user device without consent.
+    for (args, says) in [
+        (vec![], "give the device"),
+        (
+            vec!["--dev", "/dev/null", "--destroy-data"],
+            "/dev/null: not a block device",
+        ),
+        (vec!["--dev", "/dev/vda"], "add --destroy-data"),
+        (
+            vec!["--loop", "1g", "--loop", "1g"],
+            "one device without --mirror",
+        ),
+        (
+            vec!["--loop", "1g", "--mirror"],
+            "--mirror: needs --fs btrfs and two devices",
+        ),
+        (vec!["--loop", "1m"], "too small"),
+    ] {
+        let mut a = vec!["kernel", "capture", job, "--out", out_s];
+        a.extend(args.iter().copied());
+        let o = iolab(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert!(!out.exists(), "{args:?} left {out_s}");
+    }
+    // A raw job must aim at the device it was given, nothing else.
+    let raw = dir.join("raw.fio");
+    std::fs::write(&raw, "[a]\nrw=read\nfilename=/dev/vda\nsize=1m\n").expect("write");
+    let o = iolab(&[
+        "kernel",
+        "capture",
+        raw.to_str().expect("utf-8"),
+        "--out",
+        out_s,
+        "--loop",
+        "1g",
+        "--fs",
+        "raw",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o)
+            .contains("raw.fio:3: filename: with --fs raw the job must say filename=${IOLAB_DEV}"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(before, machine_state());
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}

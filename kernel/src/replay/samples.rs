@@ -1,0 +1,151 @@
+//! A window's latency statistics rebuilt from block events, for windows
+//! whose `wbt_stat` the kernel did not print.
+//!
+//! The kernel adds a sample each time a request whose operation is a read
+//! (read bucket) or a write-direction operation (write bucket; a flush is
+//! neither) ends, with latency "now − issue" (kernel: `blk_stat_add` from
+//! `__blk_mq_end_request`, bucket `wbt_data_dir`), while a window is armed.
+//! Here an issue is paired with the first completion of the same
+//! operation, start sector and length; the trace's timestamps give the
+//! latency to the microsecond. A write that went through the flush
+//! machinery (a PREFLUSH or an emulated FUA) ends twice: once when its
+//! data completes and again, with no sectors left (`SECTOR + 0`), when its
+//! flush sequence does; the kernel counts both, and so does this, pairing
+//! the second with the issue of the last completed request of that
+//! operation and sector. The kernel takes its clock a few microseconds after the
+//! `block_rq_complete` tracepoint, so rebuilt minima run a little low; a
+//! completion within a few microseconds of the window's edge may fall in
+//! the neighbouring window. The replay reports how well rebuilt counts
+//! match the kernel's on every window the kernel did print.
+
+use std::collections::{HashMap, VecDeque};
+
+use iolab_wbt::WindowStat;
+
+use crate::trace::Rq;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    op: u8,
+    sector: u64,
+    nr: u32,
+}
+
+/// Direction bucket of a completed request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bucket {
+    Read,
+    Write,
+}
+
+fn bucket(op: u8) -> Option<Bucket> {
+    match op {
+        b'R' => Some(Bucket::Read),
+        // write, discard, secure erase, write zeroes
+        b'W' | b'D' | b'E' | b'Z' => Some(Bucket::Write),
+        _ => None,
+    }
+}
+
+/// Requests in flight and completions since the last expiry.
+/// Completed requests remembered for a second, zero-length ending.
+const ENDED: usize = 8192;
+
+#[derive(Debug, Default)]
+pub(crate) struct Rebuild {
+    /// Issue time of the oldest request in flight of each key (looked up,
+    /// never iterated, so its order cannot reach the output).
+    issued: HashMap<Key, u64>,
+    /// Later requests of a key already in flight, oldest first (rare: the
+    /// same sectors issued again before the first completes).
+    again: Vec<(Key, u64)>,
+    /// The last [`ENDED`] completed requests: (operation, sector, issue).
+    ended: VecDeque<(u8, u64, u64)>,
+    /// (completion time, bucket, latency) since the last expiry, in order.
+    done: Vec<(u64, Bucket, u64)>,
+    /// Completions with no issue seen (issued before the trace began, or a
+    /// second completion of one request).
+    pub unpaired: u64,
+}
+
+impl Rebuild {
+    pub fn issue(&mut self, ts: u64, rq: &Rq) {
+        let op = rq.rwbs.op();
+        if bucket(op).is_none() {
+            return;
+        }
+        let key = Key {
+            op,
+            sector: rq.sector,
+            nr: rq.nr_sector,
+        };
+        if let std::collections::hash_map::Entry::Vacant(e) = self.issued.entry(key) {
+            e.insert(ts);
+        } else {
+            self.again.push((key, ts));
+        }
+    }
+
+    pub fn complete(&mut self, ts: u64, rq: &Rq) {
+        let op = rq.rwbs.op();
+        let Some(b) = bucket(op) else { return };
+        let key = Key {
+            op,
+            sector: rq.sector,
+            nr: rq.nr_sector,
+        };
+        let mut issued = self.issued.remove(&key);
+        if issued.is_some()
+            && let Some(i) = self.again.iter().position(|(k, _)| *k == key)
+        {
+            let (_, next) = self.again.remove(i);
+            self.issued.insert(key, next);
+        }
+        if issued.is_none() && rq.nr_sector == 0 {
+            issued = self
+                .ended
+                .iter()
+                .rev()
+                .find(|(o, sector, _)| *o == op && *sector == rq.sector)
+                .map(|e| e.2);
+        } else if let Some(t) = issued {
+            if self.ended.len() == ENDED {
+                self.ended.pop_front();
+            }
+            self.ended.push_back((op, rq.sector, t));
+        }
+        match issued {
+            Some(t) => self.done.push((ts, b, ts.saturating_sub(t))),
+            None => self.unpaired += 1,
+        }
+    }
+
+    /// The statistics of the window `(start, end]` (all completions up to
+    /// `end` with `start` `None`), and everything up to `end` forgotten.
+    pub fn window(&mut self, start: Option<u64>, end: u64) -> [WindowStat; 2] {
+        let mut stats = [WindowStat::EMPTY; 2];
+        let mut keep = 0;
+        for i in 0..self.done.len() {
+            let (ts, b, lat) = self.done[i];
+            if ts > end {
+                self.done[keep] = self.done[i];
+                keep += 1;
+                continue;
+            }
+            if start.is_none_or(|s| ts > s) {
+                let idx = match b {
+                    Bucket::Read => 0,
+                    Bucket::Write => 1,
+                };
+                let mut one = WindowStat::EMPTY;
+                one.nr_samples = 1;
+                one.min = lat;
+                one.max = lat;
+                one.sum = lat;
+                stats[idx].merge(&one);
+            }
+        }
+        self.done.truncate(keep);
+        stats
+    }
+}
