@@ -164,6 +164,10 @@ enum Cmd {
         /// Show one preset or TOML file in full.
         name: Option<String>,
     },
+    /// Fit a device file from short fio probes on a real device (a loop
+    /// device this command makes, or one you name), and show how well the
+    /// model reproduces each probe.
+    Calibrate(kernel::CalibrateArgs),
     /// The real kernel as the reference: replay its traces through the cores.
     Kernel {
         #[command(subcommand)]
@@ -172,6 +176,7 @@ enum Cmd {
 }
 
 /// An error for the user: exit code 2 for bad input, 1 for internal.
+#[derive(Debug)]
 pub struct Failure {
     pub code: u8,
     pub message: String,
@@ -208,6 +213,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
     match cli.cmd {
         Cmd::Devices { name } => devices(name),
         Cmd::Kernel { cmd } => kernel::run(cmd),
+        Cmd::Calibrate(a) => kernel::calibrate(&a),
         Cmd::Run { common, policy } => {
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
@@ -311,7 +317,7 @@ fn pretty(v: &serde_json::Value) -> String {
     s
 }
 
-fn write_out(w: &mut impl Write, text: &str) -> Result<(), Failure> {
+pub(crate) fn write_out(w: &mut impl Write, text: &str) -> Result<(), Failure> {
     match w.write_all(text.as_bytes()).and_then(|()| w.flush()) {
         Ok(()) => Ok(()),
         // A closed pipe (`| head`) is not an error worth a message.

@@ -706,7 +706,8 @@ fn build_world<P: Policy>(
         Some(v) if raid.is_some() => v
             .devices
             .iter()
-            .map(Device::new)
+            .enumerate()
+            .map(|(i, d)| Device::seeded(d, scenario.seed, i as u32))
             .collect::<Result<Vec<_>, _>>()?,
         Some(_) => {
             return Err(SimError::Volume(
@@ -718,7 +719,7 @@ fn build_world<P: Policy>(
                 "a chunk map needs the --volume it was built for".into(),
             ));
         }
-        None => vec![Device::new(&scenario.device)?],
+        None => vec![Device::seeded(&scenario.device, scenario.seed, 0)?],
     };
     // The files live in the volume's logical space: the data chunks' on a
     // multi-device volume, the device's bytes otherwise.

@@ -118,27 +118,27 @@ const BTRFS_EVENTS: &[&str] = &[
 ];
 
 /// One device of the capture.
-struct Target {
-    node: String,
+pub(super) struct Target {
+    pub node: String,
     /// `/sys/block/NAME` (or `/sys/class/block/NAME` for a partition).
-    sys: PathBuf,
+    pub sys: PathBuf,
     /// The queue directory.
-    queue: PathBuf,
+    pub queue: PathBuf,
     major: u32,
     minor: u32,
-    backing: Option<PathBuf>,
-    size: u64,
+    pub backing: Option<PathBuf>,
+    pub size: u64,
     /// The depth wbt set itself up with (see [`wbt_depth`]).
     wbt_queue_depth: u32,
 }
 
 /// A loop request: size and where its file goes.
-struct LoopSpec {
-    size: u64,
-    file: PathBuf,
+pub(super) struct LoopSpec {
+    pub size: u64,
+    pub file: PathBuf,
 }
 
-fn parse_loop(spec: &str, n: usize) -> Result<LoopSpec, Failure> {
+pub(super) fn parse_loop(spec: &str, n: usize) -> Result<LoopSpec, Failure> {
     let (size, path) = match spec.split_once('@') {
         Some((s, p)) => (s, Some(p)),
         None => (spec, None),
@@ -166,7 +166,7 @@ fn parse_loop(spec: &str, n: usize) -> Result<LoopSpec, Failure> {
 }
 
 /// What `kernel capture` needs and does not have; empty when all is there.
-fn missing(args: &CaptureArgs) -> Vec<String> {
+pub(super) fn missing(fs: CaptureFs, loops: bool, tracing: bool) -> Vec<String> {
     let mut miss = Vec::new();
     let uid = std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -181,20 +181,20 @@ fn missing(args: &CaptureArgs) -> Vec<String> {
     if which("fio").is_none() {
         miss.push("fio (Debian: apt-get install fio)".to_owned());
     }
-    if let Some(tool) = args.fs.mkfs()
+    if let Some(tool) = fs.mkfs()
         && which(tool).is_none()
     {
-        let pkg = match args.fs {
+        let pkg = match fs {
             CaptureFs::Xfs => "xfsprogs",
             CaptureFs::Btrfs => "btrfs-progs",
             _ => "e2fsprogs",
         };
         miss.push(format!("{tool} (Debian: apt-get install {pkg})"));
     }
-    if args.fs == CaptureFs::Btrfs && which("btrfs").is_none() {
+    if fs == CaptureFs::Btrfs && which("btrfs").is_none() {
         miss.push("btrfs (Debian: apt-get install btrfs-progs)".to_owned());
     }
-    if !args.loops.is_empty() {
+    if loops {
         if which("losetup").is_none() {
             miss.push("losetup (Debian: apt-get install mount)".to_owned());
         }
@@ -202,7 +202,7 @@ fn missing(args: &CaptureArgs) -> Vec<String> {
             miss.push("loop device support (/dev/loop-control)".to_owned());
         }
     }
-    if tracefs_mounted().is_none() && !empty_dir(Path::new("/sys/kernel/tracing")) {
+    if tracing && tracefs_mounted().is_none() && !empty_dir(Path::new("/sys/kernel/tracing")) {
         miss.push("tracefs (neither mounted nor mountable at /sys/kernel/tracing)".to_owned());
     }
     miss
@@ -304,7 +304,7 @@ fn sysfs_of(node: &str) -> Result<(PathBuf, PathBuf), Failure> {
     Ok((sys, queue))
 }
 
-fn target(node: &str, backing: Option<PathBuf>) -> Result<Target, Failure> {
+pub(super) fn target(node: &str, backing: Option<PathBuf>) -> Result<Target, Failure> {
     let (sys, queue) = sysfs_of(node)?;
     let dev = undo::read(&sys.join("dev")).map_err(Failure::input)?;
     let (major, minor) = dev
@@ -362,7 +362,7 @@ pub(crate) fn mounted_as(node: &str, mounts: &[String]) -> Option<String> {
 }
 
 /// Refuse a user-named device that is in use.
-fn check_user_dev(node: &str, t: &Target) -> Result<(), Failure> {
+pub(super) fn check_user_dev(node: &str, t: &Target) -> Result<(), Failure> {
     if let Some(src) = mounted_as(node, &mounted_sources()) {
         return Err(Failure::input(format!(
             "--dev {node}: {src} is mounted; the capture takes only a device nothing uses"
@@ -388,7 +388,7 @@ fn check_user_dev(node: &str, t: &Target) -> Result<(), Failure> {
 }
 
 /// Every readable attribute of a queue directory, `name = value` lines.
-fn queue_attrs(queue: &Path) -> String {
+pub(super) fn queue_attrs(queue: &Path) -> String {
     let mut names: Vec<_> = std::fs::read_dir(queue)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
@@ -443,14 +443,14 @@ fn wbt_debugfs(name: &str) -> Option<String> {
     Some(s)
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+pub(super) fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| Failure {
         code: 1,
         message: format!("writing {}: {e}", path.display()),
     })
 }
 
-fn sys_err(message: String) -> Failure {
+pub(super) fn sys_err(message: String) -> Failure {
     Failure { code: 1, message }
 }
 
@@ -529,7 +529,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
         check_user_dev(node, &t)?;
         user_targets.push(t);
     }
-    let miss = missing(args);
+    let miss = missing(args.fs, !args.loops.is_empty(), true);
     if !miss.is_empty() {
         return Err(Failure::input(format!(
             "kernel capture cannot run here; nothing was changed. Missing: {}",

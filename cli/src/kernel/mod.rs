@@ -3,11 +3,14 @@
 //! `replay-wbt` replays the wbt core on a bundle's or any trace.
 
 mod bundle;
+mod calibrate;
 mod capture;
 mod replay;
 mod undo;
 
 use crate::Failure;
+
+pub use calibrate::{CalibrateArgs, calibrate};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum KernelCmd {

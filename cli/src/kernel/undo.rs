@@ -22,6 +22,8 @@ enum Change {
     BtrfsScanned(String),
     CreatedFile(PathBuf),
     CreatedDir(PathBuf),
+    /// A scratch directory, removed with everything in it.
+    CreatedTree(PathBuf),
     Spawned(Child),
 }
 
@@ -128,6 +130,14 @@ impl Undo {
         Ok(())
     }
 
+    /// Create the scratch directory `path` (it must not exist); it is
+    /// removed with its contents.
+    pub fn create_tree(&mut self, path: &Path) -> Result<(), String> {
+        std::fs::create_dir(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+        self.changes.push(Change::CreatedTree(path.to_owned()));
+        Ok(())
+    }
+
     /// A child process to end if it still runs when the stack unwinds.
     pub fn spawned(&mut self, child: Child) {
         self.changes.push(Change::Spawned(child));
@@ -162,6 +172,8 @@ impl Undo {
                     Change::CreatedFile(p) => std::fs::remove_file(&p)
                         .map_err(|e| format!("removing {}: {e}", p.display())),
                     Change::CreatedDir(p) => std::fs::remove_dir(&p)
+                        .map_err(|e| format!("removing {}: {e}", p.display())),
+                    Change::CreatedTree(p) => std::fs::remove_dir_all(&p)
                         .map_err(|e| format!("removing {}: {e}", p.display())),
                     Change::Spawned(mut child) => {
                         let _ = child.kill();

@@ -8,3 +8,6 @@
 mod expiry;
 mod samples;
 pub mod wbt;
+
+#[cfg(test)]
+mod tests;

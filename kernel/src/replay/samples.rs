@@ -19,6 +19,7 @@
 //! match the kernel's on every window the kernel did print.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use iolab_wbt::WindowStat;
 
@@ -30,6 +31,37 @@ struct Key {
     sector: u64,
     nr: u32,
 }
+
+/// A multiplicative hash of a key's three numbers: the map is only
+/// looked up, never iterated, so its quality affects speed alone.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type KeyMap = HashMap<Key, u64, BuildHasherDefault<KeyHasher>>;
 
 /// Direction bucket of a completed request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +87,7 @@ const ENDED: usize = 8192;
 pub(crate) struct Rebuild {
     /// Issue time of the oldest request in flight of each key (looked up,
     /// never iterated, so its order cannot reach the output).
-    issued: HashMap<Key, u64>,
+    issued: KeyMap,
     /// Later requests of a key already in flight, oldest first (rare: the
     /// same sectors issued again before the first completes).
     again: Vec<(Key, u64)>,

@@ -275,6 +275,10 @@ impl Replay {
     }
 
     fn lost(&mut self, events: Option<u64>) {
+        // The expiry gathered before the gap is whole: judge it first.
+        if let Some(e) = self.asm.finish() {
+            self.expiry(&e);
+        }
         self.report.lost_markers += 1;
         self.report.lost_events += events.unwrap_or(0);
         self.resync = true;
@@ -312,6 +316,9 @@ impl Replay {
                 (Some(printed), Source::Printed)
             }
             None if self.block_seen => (Some(rebuilt), Source::Rebuilt),
+            // `wbt_lat` alone: the stuck-read rule decided the window, and
+            // the latency it printed is what the core checks.
+            None if e.lat.is_some() => (Some([WindowStat::EMPTY; 2]), Source::Printed),
             None => (None, Source::Unobserved),
         };
         let kernel_verdict = Verdict::from_status(timer.status);

@@ -67,7 +67,9 @@ pub struct Rq {
 }
 
 pub(super) fn rq(payload: &str, with_bytes: bool) -> Result<Rq, String> {
-    let mut toks = payload.split_whitespace();
+    let mut toks = payload
+        .split(|c: char| c.is_ascii_whitespace())
+        .filter(|t| !t.is_empty());
     let mut next = |what: &str| {
         toks.next()
             .ok_or_else(|| format!("cut short before its {what}"))

@@ -21,12 +21,21 @@ pub(crate) enum Split<'a> {
 }
 
 pub(crate) fn split(text: &str) -> Split<'_> {
-    let t = text.trim();
-    if t.is_empty() || t.starts_with('#') || is_report_header(t) {
-        return Split::Header;
-    }
-    if let Some(lost) = lost_marker(t) {
-        return Split::Lost(lost);
+    let t = text.trim_ascii_start();
+    match t.as_bytes().first() {
+        None | Some(b'#') => return Split::Header,
+        // Headers and markers of the tracers: `cpus=2`, `CPU 0 is empty`,
+        // `CPU:1 [LOST 3 EVENTS]`, `version = 6`.
+        Some(b'c' | b'C' | b'v') => {
+            let t = t.trim_ascii_end();
+            if is_report_header(t) {
+                return Split::Header;
+            }
+            if let Some(lost) = lost_marker(t) {
+                return Split::Lost(lost);
+            }
+        }
+        _ => {}
     }
     let Some((open, close)) = cpu_bracket(text) else {
         return Split::Bad("not a trace line: no [CPU] column".into());
@@ -38,7 +47,7 @@ pub(crate) fn split(text: &str) -> Split<'_> {
         Ok(c) => c,
         Err(_) => return Split::Bad("CPU number out of range".into()),
     };
-    let rest = text[close + 1..].trim_start();
+    let rest = text[close + 1..].trim_ascii_start();
     // Optional irq-state flags (`..s1.`), then `SECONDS.FRACTION:`.
     let (first, after) = cut_token(rest);
     let (stamp, after) = if timestamp(first).is_some() {
@@ -51,7 +60,7 @@ pub(crate) fn split(text: &str) -> Split<'_> {
             "no timestamp after the [CPU] column (found '{stamp}'): the line is cut short or not a trace line"
         ));
     };
-    let after = after.trim_start();
+    let after = after.trim_ascii_start();
     let Some((event, payload)) = after.split_once(':') else {
         return Split::Bad("no 'event:' after the timestamp: the line is cut short".into());
     };
@@ -68,7 +77,7 @@ pub(crate) fn split(text: &str) -> Split<'_> {
         cpu,
         ts_ns,
         event,
-        payload: payload.trim(),
+        payload: payload.trim_ascii(),
     })
 }
 
@@ -123,7 +132,7 @@ fn cpu_bracket(text: &str) -> Option<(usize, usize)> {
 
 /// `task-pid`, with an optional `(tgid)` column after it.
 fn task_pid(head: &str) -> Option<(&str, i64)> {
-    let mut head = head.trim();
+    let mut head = head.trim_ascii();
     if head.ends_with(')')
         && let Some(i) = head.rfind('(')
     {
@@ -131,12 +140,12 @@ fn task_pid(head: &str) -> Option<(&str, i64)> {
     }
     let dash = head.rfind('-')?;
     let pid = head[dash + 1..].parse().ok()?;
-    Some((head[..dash].trim_start(), pid))
+    Some((head[..dash].trim_ascii_start(), pid))
 }
 
 fn cut_token(s: &str) -> (&str, &str) {
-    let s = s.trim_start();
-    match s.find(char::is_whitespace) {
+    let s = s.trim_ascii_start();
+    match s.bytes().position(|b| b.is_ascii_whitespace()) {
         Some(i) => (&s[..i], &s[i..]),
         None => (s, ""),
     }

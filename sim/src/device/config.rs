@@ -170,6 +170,12 @@ pub struct SsdParams {
     pub waf: f64,
     /// Pages per erase block. 256: MQSim default [S5].
     pub pages_per_block: u32,
+    /// Spread of the service times: each read's media time, each program and each
+    /// write's ack takes its nominal time times a log-normal factor of median 1 and this
+    /// σ, drawn from the device's seeded stream. 0 in the presets *(assumed: exact
+    /// service times)*; `iolab calibrate` fits it from a QD1 read's p99/p50.
+    #[serde(default)]
+    pub service_sigma: f64,
 }
 
 /// 7200 rpm class disk (sim.md §1.5).
@@ -261,6 +267,7 @@ fn nvme() -> SsdParams {
         gc_threshold_pct: 5,
         waf: 2.5,
         pages_per_block: 256,
+        service_sigma: 0.0,
     }
 }
 
@@ -434,6 +441,12 @@ const SSD_DOCS: &[(&str, &str, &str, &str)] = &[
     ("gc_threshold_pct", "%", "[S5]", "[S5]"),
     ("waf", "x", "(assumed) sim.md 1.3", "(assumed) sim.md 1.3"),
     ("pages_per_block", "pages", "[S5]", "[S5]"),
+    (
+        "service_sigma",
+        "",
+        "(assumed) exact service times",
+        "(assumed) exact service times",
+    ),
 ];
 
 const HDD_DOCS: &[(&str, &str, &str)] = &[
@@ -751,6 +764,9 @@ fn validate_ssd(p: &SsdParams) -> Result<(), DeviceError> {
         return Err(invalid("ssd.waf", "must be a number between 1 and 100"));
     }
     nonzero("ssd.pages_per_block", u64::from(p.pages_per_block))?;
+    if !(p.service_sigma.is_finite() && (0.0..=2.0).contains(&p.service_sigma)) {
+        return Err(invalid("ssd.service_sigma", "must be between 0 and 2"));
+    }
     Ok(())
 }
 

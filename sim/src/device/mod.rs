@@ -20,6 +20,7 @@
 mod config;
 mod divisor;
 mod hdd;
+mod jitter;
 mod null;
 mod ssd;
 #[cfg(test)]
@@ -121,8 +122,16 @@ macro_rules! each {
 }
 
 impl Device {
-    /// Build a device from a validated description.
+    /// Build a device from a validated description; a spread of its
+    /// service times draws from the stream of seed 0.
     pub fn new(cfg: &DeviceConfig) -> Result<Device, DeviceError> {
+        Device::seeded(cfg, 0, 0)
+    }
+
+    /// Build device number `index` of a run with master seed `seed`: its
+    /// service-time spread draws from that device's own stream.
+    pub fn seeded(cfg: &DeviceConfig, seed: u64, index: u32) -> Result<Device, DeviceError> {
+        let stream = crate::rng::Stream::new(seed, crate::rng::Entity::Device(index));
         cfg.validate()?;
         match cfg.kind {
             DeviceKind::Null => {
@@ -137,7 +146,7 @@ impl Device {
                     .ssd
                     .as_ref()
                     .ok_or_else(|| DeviceError::MissingTable("ssd".into()))?;
-                Ok(Device::Ssd(SsdDev::new(p)))
+                Ok(Device::Ssd(SsdDev::new(p, stream)))
             }
             DeviceKind::Hdd => {
                 let p = cfg

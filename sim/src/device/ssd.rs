@@ -6,6 +6,13 @@
 //! Reads: `now + cmd_overhead` → per stripe piece, tR on the unit owning the stripe
 //! (static striping `unit = stripe_no mod units`) → transfer on that unit's channel →
 //! host link. The completion time is computed at submission (one event per read).
+//! A unit's page register keeps the stripe it read last until the unit reads another
+//! or starts a program, so a read of the same stripe (the next 4 KiB of a sequential
+//! stream) needs only its transfer, not another tR: sequential small reads are no
+//! slower than random ones.
+//!
+//! With `service_sigma > 0` every tR, tPROG and write ack is its nominal time times a
+//! seeded log-normal factor (module `jitter`).
 //!
 //! Writes: the data crosses the link into the write buffer as soon as the buffer has
 //! room (FIFO among writes) and the write is acknowledged `ack_us` later. Buffered bytes
@@ -33,8 +40,10 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::divisor::Divisor;
+use super::jitter::Jitter;
 use super::timeline::Timeline;
 use super::{DevCmd, DevCtx, DevOp, Gate, GcMode, Precondition, SsdParams, clamp_range};
+use crate::rng::Stream;
 use crate::time::{Ns, Rate, US};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -98,6 +107,10 @@ pub struct SsdDev {
     free_pages: Vec<u64>,
     // timelines
     unit_busy: Vec<Ns>,
+    /// Per unit, the stripe its page register holds and when it is there.
+    unit_reg: Vec<Option<(u64, Ns)>>,
+    /// Seeded spread of tR, tPROG and acks (none: exact).
+    jitter: Option<Jitter>,
     chan: Vec<Timeline>,
     link_rd: Timeline,
     link_wr: Timeline,
@@ -129,7 +142,8 @@ fn mb(v: u64) -> u64 {
 }
 
 impl SsdDev {
-    pub(crate) fn new(p: &SsdParams) -> SsdDev {
+    /// The model of `p`, its service-time spread (if any) drawn from `stream`.
+    pub(crate) fn new(p: &SsdParams, stream: Stream) -> SsdDev {
         let units = u64::from(p.channels) * u64::from(p.luns_per_channel);
         let page = p.page_kib * 1024;
         let capacity = p.capacity_gb * 1_000_000_000;
@@ -173,6 +187,8 @@ impl SsdDev {
             gc_extra,
             free_pages: vec![start_free; units as usize],
             unit_busy: vec![0; units as usize],
+            unit_reg: vec![None; units as usize],
+            jitter: Jitter::new(p.service_sigma, stream),
             chan: vec![
                 Timeline::with_capacity(2 * p.luns_per_channel as usize + 8);
                 p.channels as usize
@@ -265,6 +281,15 @@ impl SsdDev {
         self.gate.on_retire(tag);
     }
 
+    /// `t` with the device's spread applied (itself without one).
+    #[inline]
+    fn spread(&mut self, t: Ns) -> Ns {
+        match &mut self.jitter {
+            Some(j) => j.scale(t),
+            None => t,
+        }
+    }
+
     /// Read path: returns the completion time.
     #[inline]
     fn read(&mut self, now: Ns, t1: Ns, off: u64, len: u64) -> Ns {
@@ -293,11 +318,21 @@ impl SsdDev {
             } else {
                 (u128::from(len) * u128::from(cnt) / u128::from(count)) as u64
             };
-            let start = t1.max(self.unit_busy[u]);
-            let media = start + cnt * self.t_read;
+            let last = s + (cnt - 1) * units;
+            let media = match self.unit_reg[u] {
+                // One stripe, already in the register: no tR.
+                Some((held, ready)) if cnt == 1 && held == s => t1.max(ready),
+                _ => {
+                    let start = t1.max(self.unit_busy[u]);
+                    let t_read = self.spread(cnt * self.t_read);
+                    let media = start + t_read;
+                    self.unit_reg[u] = Some((last, media));
+                    media
+                }
+            };
             let dur = self.chan_rate.ns(bytes);
             let x1 = self.chan[c].reserve(now, media, dur) + dur;
-            self.unit_busy[u] = x1;
+            self.unit_busy[u] = self.unit_busy[u].max(x1);
             first_ready = first_ready.min(x1);
             last_ready = last_ready.max(x1);
         }
@@ -397,7 +432,7 @@ impl SsdDev {
                 continue;
             }
             self.pending.pop_front();
-            let ack = end + self.ack;
+            let ack = end + self.spread(self.ack);
             if w.durable {
                 self.seal_open(now, ctx);
                 self.waiters.push(Waiter {
@@ -502,8 +537,10 @@ impl SsdDev {
         } else {
             0
         };
-        let done = x1 + self.t_prog + extra;
+        let done = x1 + self.spread(self.t_prog) + extra;
         self.unit_busy[u] = done;
+        // Programming overwrites the page register.
+        self.unit_reg[u] = None;
         self.unit_prog[u] = true;
         self.progs.push(Reverse((done, u as u64)));
         ctx.wake_at(done);

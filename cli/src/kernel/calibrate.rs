@@ -1,0 +1,772 @@
+//! `iolab calibrate`: short fio probes on a real device (a loop device this
+//! command makes, or one the user names), a device file fitted to them for
+//! the SSD model, and each probe run again on the fitted file to show how
+//! well the model reproduces it.
+//!
+//! The probes run with the real fio, `direct=1`, `ioengine=libaio`, on the
+//! raw device after one sequential pass has written all of it (a loop
+//! device's file starts sparse, and reading a hole costs nothing).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use iolab_sim::cache::dirty::BdpMode;
+use iolab_sim::device::DeviceConfig;
+use iolab_sim::stats::{self, GroupBwMode};
+use iolab_sim::{FsKind, Scenario, SchedKind};
+use serde_json::Value;
+
+use super::capture::{self, CaptureFs, Target};
+use super::undo::{self, Undo};
+use crate::Failure;
+
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// A loop device over a file this command creates: SIZE or SIZE@PATH
+    /// (a directory to create it in, or the file to create; on /dev/shm a
+    /// RAM-backed device).
+    #[arg(long = "loop", value_name = "SIZE[@PATH]", conflicts_with = "dev")]
+    pub loop_spec: Option<String>,
+    /// A block device you name instead; the probes write all of it, so say
+    /// --destroy-data.
+    #[arg(long, value_name = "/dev/X")]
+    pub dev: Option<String>,
+    /// Allow the probes to overwrite the --dev device.
+    #[arg(long)]
+    pub destroy_data: bool,
+    /// The device file to write (TOML, for `--device`).
+    #[arg(long)]
+    pub out: String,
+    /// Seconds per probe.
+    #[arg(long, default_value_t = 5)]
+    pub runtime: u32,
+}
+
+/// One probe: a fio job of one access pattern.
+struct Probe {
+    name: &'static str,
+    rw: &'static str,
+    bs: &'static str,
+    iodepth: u32,
+    extra: &'static str,
+}
+
+const PROBES: &[Probe] = &[
+    Probe {
+        name: "randread-4k-qd1",
+        rw: "randread",
+        bs: "4k",
+        iodepth: 1,
+        extra: "",
+    },
+    Probe {
+        name: "randread-4k-qd32",
+        rw: "randread",
+        bs: "4k",
+        iodepth: 32,
+        extra: "",
+    },
+    Probe {
+        name: "read-4k-qd8",
+        rw: "read",
+        bs: "4k",
+        iodepth: 8,
+        extra: "",
+    },
+    Probe {
+        name: "randread-4k-qd8",
+        rw: "randread",
+        bs: "4k",
+        iodepth: 8,
+        extra: "",
+    },
+    Probe {
+        name: "randread-64k-qd1",
+        rw: "randread",
+        bs: "64k",
+        iodepth: 1,
+        extra: "",
+    },
+    Probe {
+        name: "randread-128k-qd1",
+        rw: "randread",
+        bs: "128k",
+        iodepth: 1,
+        extra: "",
+    },
+    Probe {
+        name: "read-1m-qd8",
+        rw: "read",
+        bs: "1m",
+        iodepth: 8,
+        extra: "",
+    },
+    Probe {
+        name: "write-1m-qd8",
+        rw: "write",
+        bs: "1m",
+        iodepth: 8,
+        extra: "",
+    },
+    Probe {
+        name: "randwrite-4k-qd1",
+        rw: "randwrite",
+        bs: "4k",
+        iodepth: 1,
+        extra: "",
+    },
+    Probe {
+        name: "randwrite-4k-qd1-fsync",
+        rw: "randwrite",
+        bs: "4k",
+        iodepth: 1,
+        extra: "fsync=1\n",
+    },
+    Probe {
+        name: "randrw-4k-qd16",
+        rw: "randrw",
+        bs: "4k",
+        iodepth: 16,
+        extra: "rwmixread=70\n",
+    },
+];
+
+fn job_text(p: &Probe, file: &str, size: u64, runtime: u32) -> String {
+    format!(
+        "[global]\nioengine=libaio\ndirect=1\ntime_based\nruntime={runtime}\nsize={size}\nfilename={file}\n\n[{}]\nrw={}\nbs={}\niodepth={}\n{}",
+        p.name, p.rw, p.bs, p.iodepth, p.extra
+    )
+}
+
+/// What a probe measured: IOPS of both directions, completion-latency
+/// mean, p50 and p99 of its main direction (reads when it reads), bytes
+/// per second, and the mean of the fsync latencies if it synced.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Measured {
+    pub iops: f64,
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub bw: f64,
+    pub sync_mean_ns: f64,
+}
+
+/// The figures of fio's JSON (or iolab's, which has fio's keys).
+pub fn measured(json: &Value) -> Option<Measured> {
+    let job = json.get("jobs")?.get(0)?;
+    let dir = |d: &str| job.get(d);
+    let num = |v: Option<&Value>| v.and_then(Value::as_f64).unwrap_or(0.0);
+    let r = dir("read")?;
+    let w = dir("write")?;
+    let main = if num(r.get("total_ios")) > 0.0 || num(r.get("iops")) > 0.0 {
+        r
+    } else {
+        w
+    };
+    let clat = main.get("clat_ns")?;
+    let pct = |q: &str| num(clat.get("percentile").and_then(|p| p.get(q)));
+    Some(Measured {
+        iops: num(r.get("iops")) + num(w.get("iops")),
+        mean_ns: num(clat.get("mean")),
+        p50_ns: pct("50.000000"),
+        p99_ns: pct("99.000000"),
+        bw: num(r.get("bw_bytes")) + num(w.get("bw_bytes")),
+        sync_mean_ns: num(job
+            .get("sync")
+            .and_then(|s| s.get("lat_ns"))
+            .and_then(|l| l.get("mean"))),
+    })
+}
+
+/// A fitted parameter, its value and where it came from.
+struct Fitted {
+    key: &'static str,
+    value: String,
+    from: String,
+}
+
+/// The SSD parameters the probes determine (`base = "nvme"` supplies the
+/// rest). The model's times are medians (its spread has median 1), so
+/// they are fitted to the probes' medians; times in ns in, µs out.
+///
+/// * `link_mb_s`, `channel_mb_s`: `link` if given (see [`fit_link`]), else
+///   the sequential read bandwidth.
+/// * `service_sigma`: the QD1 4 KiB read's p99/p50 is `exp(2.326 σ)`.
+/// * `read_us`: the QD1 4 KiB read's median less two 4 KiB transfers.
+/// * units (`channels` × `luns_per_channel`): QD32 4 KiB read IOPS times
+///   the mean read service (`read_us · exp(σ²/2)` plus a transfer).
+/// * `ack_us`: the QD1 4 KiB write's median less its transfer (the
+///   controller overhead is folded into the read and ack times).
+/// * `program_us`: the sequential write bandwidth over the units' 16 KiB
+///   pages.
+/// * `flush_fixed_us`: the mean fsync of the QD1 write+fsync probe less
+///   one program.
+fn fit(
+    m: &[(&'static str, Measured)],
+    size: u64,
+    wc: bool,
+    fua: bool,
+    depth: u32,
+    link: Option<u64>,
+    program: Option<u64>,
+) -> Vec<Fitted> {
+    let get = |name: &str| {
+        m.iter()
+            .find(|(n, _)| *n == name)
+            .map(|x| x.1)
+            .unwrap_or_default()
+    };
+    let us = |ns: f64| (ns / 1000.0).round().max(0.0) as u64;
+    let seq_read = get("read-1m-qd8").bw.max(1.0);
+    let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
+    let link4k = 4096.0 / (link_mb_s as f64 * 1e6) * 1e9;
+    let qd1 = get("randread-4k-qd1");
+    let sigma = if qd1.p50_ns > 0.0 && qd1.p99_ns > qd1.p50_ns {
+        ((qd1.p99_ns / qd1.p50_ns).ln() / 2.326).clamp(0.0, 2.0)
+    } else {
+        0.0
+    };
+    let sigma = (sigma * 1000.0).round() / 1000.0;
+    let read_ns = (qd1.p50_ns - 2.0 * link4k).max(1000.0);
+    let read_ns = us(read_ns).max(1) as f64 * 1000.0;
+    let qd32 = get("randread-4k-qd32").iops;
+    let mean_service = read_ns * (sigma * sigma / 2.0).exp() + link4k;
+    let units = ((qd32 * mean_service / 1e9).round() as u64).clamp(1, 1024);
+    let channels = units.min(8);
+    let luns = units.div_ceil(channels);
+    let units = channels * luns;
+    let w1 = get("randwrite-4k-qd1");
+    let ack = (w1.p50_ns - link4k).max(0.0);
+    let seq_write = get("write-1m-qd8").bw.max(1.0);
+    // Programs limit the bandwidth unless the link does.
+    let link_bw = link_mb_s as f64 * 1e6;
+    let prog_ns = match program {
+        Some(us) => us as f64 * 1000.0,
+        None if seq_write < 0.95 * link_bw => units as f64 * 16384.0 / seq_write * 1e9,
+        None => units as f64 * 16384.0 / link_bw * 1e9,
+    };
+    let sync = get("randwrite-4k-qd1-fsync").sync_mean_ns;
+    let flush_fixed = (sync - prog_ns).max(0.0);
+    let gb = size.div_ceil(1_000_000_000).max(1);
+    let f = |key, value: String, from: String| Fitted { key, value, from };
+    vec![
+        f(
+            "capacity_gb",
+            gb.to_string(),
+            format!("the device's {size} bytes"),
+        ),
+        f(
+            "queue_depth",
+            depth.to_string(),
+            "the device's tag count".into(),
+        ),
+        f(
+            "link_mb_s",
+            link_mb_s.to_string(),
+            format!(
+                "read-1m-qd8: {:.0} MB/s{}",
+                seq_read / 1e6,
+                if link.is_some() {
+                    ", the link the model needs to reach it with the fitted units"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        f(
+            "channel_mb_s",
+            link_mb_s.to_string(),
+            "as fast as the link (the probes cannot tell them apart)".into(),
+        ),
+        f(
+            "cmd_overhead_us",
+            "0".into(),
+            "folded into read_us and ack_us (the probes cannot tell them apart)".into(),
+        ),
+        f(
+            "service_sigma",
+            format!("{sigma}"),
+            format!(
+                "randread-4k-qd1: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
+                qd1.p99_ns / 1000.0,
+                qd1.p50_ns / 1000.0
+            ),
+        ),
+        f(
+            "read_us",
+            us(read_ns).max(1).to_string(),
+            format!(
+                "randread-4k-qd1: median {:.1} us less two 4 KiB transfers",
+                qd1.p50_ns / 1000.0
+            ),
+        ),
+        f("channels", channels.to_string(), format!("{units} units")),
+        f(
+            "luns_per_channel",
+            luns.to_string(),
+            format!(
+                "randread-4k-qd32: {qd32:.0} IOPS x mean service {:.1} us = {units} units busy",
+                mean_service / 1000.0
+            ),
+        ),
+        f(
+            "ack_us",
+            us(ack).to_string(),
+            format!(
+                "randwrite-4k-qd1: median {:.1} us less its 4 KiB transfer",
+                w1.p50_ns / 1000.0
+            ),
+        ),
+        f(
+            "program_us",
+            us(prog_ns).max(1).to_string(),
+            format!(
+                "write-1m-qd8: {:.0} MB/s over {units} units of 16 KiB pages{}",
+                seq_write / 1e6,
+                if program.is_some() {
+                    ", searched so the model's buffer and programs give it"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        f(
+            "flush_fixed_us",
+            us(flush_fixed).to_string(),
+            format!(
+                "randwrite-4k-qd1-fsync: fsync mean {:.1} us less one program",
+                sync / 1000.0
+            ),
+        ),
+        f("write_cache", wc.to_string(), "queue/write_cache".into()),
+        f("fua", fua.to_string(), "queue/fua".into()),
+        f(
+            "flush_queued",
+            "true".into(),
+            "a blk-mq FLUSH is queued".into(),
+        ),
+        f(
+            "gc",
+            "\"none\"".into(),
+            "a loop device or a short run: no GC seen".into(),
+        ),
+    ]
+}
+
+fn device_toml(name: &str, source: &str, fitted: &[Fitted]) -> String {
+    let mut s = format!(
+        "# Fitted by `iolab calibrate` from fio probes on {source}.\n# Each parameter names the probe it came from; the rest come from the base preset.\nname = \"{name}\"\nkind = \"ssd\"\nbase = \"nvme\"\n\n[ssd]\n"
+    );
+    for f in fitted {
+        let _ = writeln!(s, "# {}\n{} = {}", f.from, f.key, f.value);
+    }
+    s
+}
+
+fn simulate(job: &Path, device: &DeviceConfig) -> Result<Measured, Failure> {
+    let path = job.to_str().unwrap_or_default();
+    let jobfile = crate::load::job_file(path, 4 << 30, 2)?;
+    let scenario = Scenario {
+        jobs: jobfile.jobs,
+        device: device.clone(),
+        mem_bytes: 4 << 30,
+        seed: 1,
+        fs: FsKind::Raw,
+        bdp: BdpMode::Paced,
+        group_bw: GroupBwMode::Sum,
+        scheduler: SchedKind::None,
+        trace: false,
+        volume: None,
+        cpus: 2,
+    };
+    let none = iolab_sim::parse_variant("none").map_err(|e| Failure::input(e.to_string()))?;
+    let out = iolab_sim::run(&scenario, &none, &mut |_| {}).map_err(|e| Failure {
+        code: 1,
+        message: format!("simulating {path}: {e}"),
+    })?;
+    let json = stats::json_output(&out.report, out.extra);
+    measured(&json).ok_or_else(|| Failure {
+        code: 1,
+        message: format!("simulating {path}: no figures in the report"),
+    })
+}
+
+fn pct(sim: f64, real: f64) -> f64 {
+    if real == 0.0 {
+        0.0
+    } else {
+        100.0 * (sim - real) / real
+    }
+}
+
+pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
+    if args.runtime == 0 || args.runtime > 600 {
+        return Err(Failure::input("--runtime: 1 to 600 seconds per probe"));
+    }
+    let out = PathBuf::from(&args.out);
+    if out.exists() {
+        return Err(Failure::input(format!(
+            "--out {}: exists; name a new file",
+            args.out
+        )));
+    }
+    let loop_spec = match (&args.loop_spec, &args.dev) {
+        (Some(l), None) => Some(capture::parse_loop(l, 0)?),
+        (None, Some(_)) => None,
+        _ => {
+            return Err(Failure::input(
+                "give the device: --loop SIZE[@PATH] or --dev /dev/X",
+            ));
+        }
+    };
+    let mut user = None;
+    if let Some(node) = &args.dev {
+        if !args.destroy_data {
+            return Err(Failure::input(format!(
+                "--dev {node}: the probes write all of it, destroying its data; add --destroy-data if that is what you want"
+            )));
+        }
+        let t = capture::target(node, None)?;
+        capture::check_user_dev(node, &t)?;
+        user = Some(t);
+    }
+    let miss = capture::missing(CaptureFs::Raw, loop_spec.is_some(), false);
+    if !miss.is_empty() {
+        return Err(Failure::input(format!(
+            "calibrate cannot run here; nothing was changed. Missing: {}",
+            miss.join("; ")
+        )));
+    }
+
+    let mut undo = Undo::default();
+    let r = run_probes(args, loop_spec.as_ref(), user, &mut undo);
+    let failed = undo.unwind();
+    if !failed.is_empty() {
+        return Err(capture::sys_err(format!(
+            "could not put back: {}",
+            failed.join("; ")
+        )));
+    }
+    let (text, table) = r?;
+    std::fs::write(&out, &text).map_err(|e| Failure::input(format!("--out {}: {e}", args.out)))?;
+    crate::write_out(&mut std::io::stdout().lock(), &table)
+}
+
+fn run_probes(
+    args: &CalibrateArgs,
+    loop_spec: Option<&capture::LoopSpec>,
+    user: Option<Target>,
+    undo: &mut Undo,
+) -> Result<(String, String), Failure> {
+    let sys = capture::sys_err;
+    let t = match (loop_spec, user) {
+        (Some(l), _) => {
+            undo.create_file(&l.file, l.size).map_err(sys)?;
+            let node = undo.loop_device(&l.file).map_err(sys)?;
+            capture::target(&node, Some(l.file.clone()))?
+        }
+        (None, Some(t)) => t,
+        (None, None) => return Err(Failure::input("no device")),
+    };
+    let scratch = PathBuf::from(format!("/tmp/iolab-calibrate-{}", std::process::id()));
+    undo.create_tree(&scratch).map_err(sys)?;
+    let fio = |job: &Path, json: &Path| -> Result<Value, Failure> {
+        let o = Command::new("fio")
+            .arg("--output-format=json")
+            .arg(format!("--output={}", json.display()))
+            .arg(job)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| sys(format!("starting fio: {e}")))?;
+        if !o.status.success() {
+            return Err(sys(format!(
+                "fio {} failed: {}",
+                job.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            )));
+        }
+        let text =
+            std::fs::read_to_string(json).map_err(|e| sys(format!("{}: {e}", json.display())))?;
+        serde_json::from_str(&text).map_err(|e| sys(format!("{}: {e}", json.display())))
+    };
+    // Write the whole device once.
+    let fill = scratch.join("fill.fio");
+    std::fs::write(
+        &fill,
+        format!(
+            "[fill]\nioengine=libaio\ndirect=1\nrw=write\nbs=1m\niodepth=8\nsize={}\nfilename={}\n",
+            t.size, t.node
+        ),
+    )
+    .map_err(|e| sys(format!("{}: {e}", fill.display())))?;
+    eprintln!("iolab: writing all of {} once", t.node);
+    fio(&fill, &scratch.join("fill.json"))?;
+    let mut real = Vec::new();
+    for p in PROBES {
+        eprintln!("iolab: probe {} ({} s)", p.name, args.runtime);
+        let job = scratch.join(format!("{}.fio", p.name));
+        std::fs::write(&job, job_text(p, &t.node, t.size, args.runtime))
+            .map_err(|e| sys(format!("{}: {e}", job.display())))?;
+        let json = fio(&job, &scratch.join(format!("{}.json", p.name)))?;
+        let m = measured(&json)
+            .ok_or_else(|| sys(format!("fio's JSON for {} has no figures", p.name)))?;
+        real.push((p.name, m));
+    }
+    let q = |k: &str| undo::read(&t.queue.join(k)).unwrap_or_default();
+    let wc = q("write_cache") == "write back";
+    let fua = q("fua") == "1";
+    let depth = undo::read(&t.sys.join("mq/0/nr_tags"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| q("nr_requests").parse().unwrap_or(32));
+    let fitted = fit_all(&real, t.size, wc, fua, depth, args.runtime, &scratch)?;
+    let kernel = undo::read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
+    let source = match &t.backing {
+        Some(b) => format!("a loop device over {} (Linux {kernel})", b.display()),
+        None => format!("{} (Linux {kernel})", t.node),
+    };
+    let name = Path::new(&args.out)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("calibrated")
+        .to_owned();
+    let mut text = device_toml(&name, &source, &fitted);
+    let device = DeviceConfig::from_toml(&text)
+        .map_err(|e| sys(format!("the fitted file does not load: {e}")))?;
+
+    let (table, _) = reproduce(&real, &device, t.size, args.runtime, &scratch)?;
+    text.push_str("\n# The probes on this file (iolab run) against the device:\n");
+    for l in table.lines() {
+        let _ = writeln!(text, "# {l}");
+    }
+    Ok((text, table))
+}
+
+/// The smallest `x` in `lo..=hi` (log-bisection, ten steps) at which
+/// `f(x)` reaches `want`, `f` growing with `x`; `None` if even `hi` falls
+/// short by more than 3 %.
+fn search(
+    lo: f64,
+    hi: f64,
+    want: f64,
+    mut f: impl FnMut(u64) -> Result<f64, Failure>,
+) -> Result<Option<u64>, Failure> {
+    let (mut lo, mut hi) = (lo.max(1.0), hi.max(1.0));
+    if f(hi.round() as u64)? < 0.97 * want {
+        return Ok(None);
+    }
+    if f(lo.round() as u64)? >= want {
+        return Ok(Some(lo.round() as u64));
+    }
+    for _ in 0..10 {
+        let mid = (lo * hi).sqrt();
+        if f(mid.round() as u64)? >= want {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(Some(hi.round() as u64))
+}
+
+/// The figures of one probe, measured.
+fn of<'a>(real: &'a [(&'static str, Measured)], name: &str) -> Option<&'a Measured> {
+    real.iter().find(|(n, _)| *n == name).map(|x| &x.1)
+}
+
+/// Everything the probes determine. Two bandwidths are not a single
+/// parameter's: the sequential read bandwidth is `min(link, the units'
+/// media rate)`, and a sequential write's is a burst into the buffer and
+/// then the programs' rate, so the link and `program_us` are searched on
+/// the simulator (the probe run on the fitted model until it gives the
+/// measured bandwidth); the rest come from [`fit`]'s formulas.
+fn fit_all(
+    real: &[(&'static str, Measured)],
+    size: u64,
+    wc: bool,
+    fua: bool,
+    depth: u32,
+    runtime: u32,
+    dir: &Path,
+) -> Result<Vec<Fitted>, Failure> {
+    let device = |fitted: &[Fitted]| {
+        DeviceConfig::from_toml(&device_toml("search", "the search", fitted))
+            .map_err(|e| capture::sys_err(format!("the fitted file does not load: {e}")))
+    };
+    let probe = |name: &str| PROBES.iter().find(|p| p.name == name).expect("a probe");
+    let read_bw = of(real, "read-1m-qd8").map_or(0.0, |m| m.bw);
+    let link = if read_bw > 0.0 {
+        let mb = read_bw / 1e6;
+        search(mb, 20.0 * mb, read_bw, |link| {
+            let d = device(&fit(real, size, wc, fua, depth, Some(link), None))?;
+            Ok(sim_probe(probe("read-1m-qd8"), &d, size, runtime, dir)?.bw)
+        })?
+    } else {
+        None
+    };
+    let write_bw = of(real, "write-1m-qd8").map_or(0.0, |m| m.bw);
+    // Bandwidth falls as programs lengthen: search the inverse.
+    let program = if write_bw > 0.0 {
+        search(1.0 / 100_000.0 * 1e6, 1e6, write_bw, |inv| {
+            let us = (1e6 / inv as f64).round().max(1.0) as u64;
+            let d = device(&fit(real, size, wc, fua, depth, link, Some(us)))?;
+            Ok(sim_probe(probe("write-1m-qd8"), &d, size, runtime, dir)?.bw)
+        })?
+        .map(|inv| (1e6 / inv as f64).round().max(1.0) as u64)
+    } else {
+        None
+    };
+    Ok(fit(real, size, wc, fua, depth, link, program))
+}
+
+/// One probe on a simulated device: its job written to `dir`, run with
+/// `iolab run`'s machinery.
+fn sim_probe(
+    p: &Probe,
+    device: &DeviceConfig,
+    size: u64,
+    runtime: u32,
+    dir: &Path,
+) -> Result<Measured, Failure> {
+    let job = dir.join(format!("{}-sim.fio", p.name));
+    // The simulated filesystem keeps some of the device; 90 % is free.
+    let room = device_bytes(device) / 10 * 9 / 4096 * 4096;
+    std::fs::write(&job, job_text(p, "probe.dat", size.min(room), runtime))
+        .map_err(|e| capture::sys_err(format!("{}: {e}", job.display())))?;
+    simulate(&job, device)
+}
+
+/// Every probe again on `device`, beside what was measured: the table and
+/// the largest difference in percent.
+fn reproduce(
+    real: &[(&'static str, Measured)],
+    device: &DeviceConfig,
+    size: u64,
+    runtime: u32,
+    dir: &Path,
+) -> Result<(String, f64), Failure> {
+    let mut table = String::from(
+        "probe                   | IOPS real / sim        Δ      | p50 µs real / sim      Δ      | p99 µs real / sim      Δ\n",
+    );
+    let mut worst = 0.0f64;
+    for (p, (_, m)) in PROBES.iter().zip(real) {
+        let s = sim_probe(p, device, size, runtime, dir)?;
+        let (di, d50, d99) = (
+            pct(s.iops, m.iops),
+            pct(s.p50_ns, m.p50_ns),
+            pct(s.p99_ns, m.p99_ns),
+        );
+        worst = worst.max(di.abs()).max(d50.abs()).max(d99.abs());
+        let _ = writeln!(
+            table,
+            "{:<23} | {:>9.0} / {:>9.0} {:>+7.1} % | {:>8.1} / {:>8.1} {:>+7.1} % | {:>8.1} / {:>8.1} {:>+7.1} %",
+            p.name,
+            m.iops,
+            s.iops,
+            di,
+            m.p50_ns / 1000.0,
+            s.p50_ns / 1000.0,
+            d50,
+            m.p99_ns / 1000.0,
+            s.p99_ns / 1000.0,
+            d99
+        );
+    }
+    let _ = writeln!(
+        table,
+        "largest difference {worst:.1} % ({}within 15 % everywhere)",
+        if worst <= 15.0 { "" } else { "not " }
+    );
+    Ok((table, worst))
+}
+
+fn device_bytes(d: &DeviceConfig) -> u64 {
+    d.ssd
+        .as_ref()
+        .map_or(u64::MAX, |s| s.capacity_gb * 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_json_figures_are_read_from_fios_keys() {
+        let j: Value = serde_json::from_str(
+            r#"{"jobs":[{"read":{"iops":1000.5,"bw_bytes":4098048,"total_ios":5000,
+            "clat_ns":{"mean":950.0,"percentile":{"50.000000":900,"99.000000":2100}}},
+            "write":{"iops":10.0,"bw_bytes":40960,"total_ios":50,"clat_ns":{"mean":5.0}},
+            "sync":{"lat_ns":{"mean":1500.0}}}]}"#,
+        )
+        .expect("json");
+        let m = measured(&j).expect("figures");
+        assert_eq!(m.iops, 1010.5);
+        assert_eq!((m.mean_ns, m.p50_ns, m.p99_ns), (950.0, 900.0, 2100.0));
+        assert_eq!(m.bw, 4098048.0 + 40960.0);
+        assert_eq!(m.sync_mean_ns, 1500.0);
+        assert!(measured(&serde_json::json!({"jobs": []})).is_none());
+    }
+
+    /// A device the model can represent exactly, probed on the simulator
+    /// itself: the fit recovers its parameters, and the fitted file
+    /// reproduces every probe.
+    #[test]
+    fn the_fit_recovers_a_model_device_from_its_own_probes() {
+        let truth = DeviceConfig::from_toml(
+            "name = \"truth\"\nkind = \"ssd\"\nbase = \"nvme\"\n[ssd]\ncapacity_gb = 2\nqueue_depth = 128\nchannels = 4\nluns_per_channel = 1\nread_us = 40\nprogram_us = 200\ncmd_overhead_us = 0\nack_us = 10\nlink_mb_s = 2000\nchannel_mb_s = 2000\nservice_sigma = 0.3\nflush_fixed_us = 300\ngc = \"none\"\n",
+        )
+        .expect("truth loads");
+        let dir = std::env::temp_dir().join(format!("iolab-fit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let size = 2_000_000_000;
+        let real: Vec<_> = PROBES
+            .iter()
+            .map(|p| {
+                (
+                    p.name,
+                    sim_probe(p, &truth, size, 1, &dir).expect("simulates"),
+                )
+            })
+            .collect();
+        let fitted = fit_all(&real, size, true, true, 128, 1, &dir).expect("fits");
+        let value = |k: &str| {
+            fitted
+                .iter()
+                .find(|f| f.key == k)
+                .map(|f| f.value.clone())
+                .expect(k)
+        };
+        let num = |k: &str| value(k).parse::<f64>().expect(k);
+        let near = |k: &str, want: f64, tol: f64| {
+            let got = num(k);
+            assert!(
+                (got - want).abs() <= tol * want,
+                "{k}: fitted {got}, truth {want}"
+            );
+        };
+        near("read_us", 40.0, 0.1);
+        near("service_sigma", 0.3, 0.15);
+        near("ack_us", 10.0, 0.2);
+        near("link_mb_s", 2000.0, 0.1);
+        assert_eq!(num("channels") * num("luns_per_channel"), 4.0, "units");
+        let text = device_toml("fitted", "the model itself", &fitted);
+        let device = DeviceConfig::from_toml(&text).expect("fitted file loads");
+        let (table, worst) = reproduce(&real, &device, size, 1, &dir).expect("reproduces");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+        assert!(worst <= 15.0, "{table}");
+    }
+
+    #[test]
+    fn every_probe_is_a_job_iolab_reads() {
+        let dir = std::env::temp_dir().join(format!("iolab-probes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        for p in PROBES {
+            let path = dir.join(format!("{}.fio", p.name));
+            std::fs::write(&path, job_text(p, "probe.dat", 1 << 30, 2)).expect("write");
+            let jf = crate::load::job_file(path.to_str().expect("utf-8"), 4 << 30, 2);
+            assert!(jf.is_ok(), "{}: {:?}", p.name, jf.err().map(|f| f.message));
+        }
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+}
