@@ -505,3 +505,32 @@ fn a_capture_takes_no_device_but_one_the_user_names_or_makes() {
     assert_eq!(before, machine_state());
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+#[test]
+fn the_calibrated_device_files_load_and_name_their_probes() {
+    for f in [
+        "kernel/calibrated/loop-disk.toml",
+        "kernel/calibrated/loop-shm.toml",
+    ] {
+        let o = iolab(&["devices", f]);
+        assert!(o.status.success(), "{f}: {}", stderr(&o));
+        let text = std::fs::read_to_string(root().join(f)).expect("file");
+        for key in [
+            "read_us",
+            "service_sigma",
+            "luns_per_channel",
+            "program_us",
+            "flush_fixed_us",
+        ] {
+            let at = text
+                .find(&format!("\n{key} = "))
+                .unwrap_or_else(|| panic!("{f}: {key}"));
+            let comment = text[..at].lines().last().unwrap_or("");
+            assert!(
+                comment.starts_with("# "),
+                "{f}: {key} has no source comment"
+            );
+        }
+        assert!(text.contains("# randread-4k-qd1 "), "{f}: the probe table");
+    }
+}

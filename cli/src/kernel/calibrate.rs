@@ -439,8 +439,15 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
         )));
     }
 
+    // Ctrl-C reaches fio too (it ends, and its probe fails); the handler
+    // keeps this process alive long enough to put everything back.
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let flag = std::sync::Arc::clone(&interrupted);
+        let _ = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst));
+    }
     let mut undo = Undo::default();
-    let r = run_probes(args, loop_spec.as_ref(), user, &mut undo);
+    let r = run_probes(args, loop_spec.as_ref(), user, &mut undo, &interrupted);
     let failed = undo.unwind();
     if !failed.is_empty() {
         return Err(capture::sys_err(format!(
@@ -458,8 +465,16 @@ fn run_probes(
     loop_spec: Option<&capture::LoopSpec>,
     user: Option<Target>,
     undo: &mut Undo,
+    interrupted: &std::sync::atomic::AtomicBool,
 ) -> Result<(String, String), Failure> {
     let sys = capture::sys_err;
+    let check = || {
+        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(Failure::input("interrupted; everything put back"))
+        } else {
+            Ok(())
+        }
+    };
     let t = match (loop_spec, user) {
         (Some(l), _) => {
             undo.create_file(&l.file, l.size).map_err(sys)?;
@@ -501,14 +516,20 @@ fn run_probes(
     )
     .map_err(|e| sys(format!("{}: {e}", fill.display())))?;
     eprintln!("iolab: writing all of {} once", t.node);
-    fio(&fill, &scratch.join("fill.json"))?;
+    check()?;
+    let filled = fio(&fill, &scratch.join("fill.json"));
+    check()?;
+    filled?;
     let mut real = Vec::new();
     for p in PROBES {
+        check()?;
         eprintln!("iolab: probe {} ({} s)", p.name, args.runtime);
         let job = scratch.join(format!("{}.fio", p.name));
         std::fs::write(&job, job_text(p, &t.node, t.size, args.runtime))
             .map_err(|e| sys(format!("{}: {e}", job.display())))?;
-        let json = fio(&job, &scratch.join(format!("{}.json", p.name)))?;
+        let json = fio(&job, &scratch.join(format!("{}.json", p.name)));
+        check()?;
+        let json = json?;
         let m = measured(&json)
             .ok_or_else(|| sys(format!("fio's JSON for {} has no figures", p.name)))?;
         real.push((p.name, m));

@@ -793,6 +793,8 @@ fn run_capture(
         .map_err(|e| sys_err(format!("stopping the trace: {e}")))?;
     std::thread::sleep(Duration::from_millis(500));
     undo.end_children();
+    // Ctrl-C reaches fio too: say why it ended.
+    check("while fio ran")?;
     if !status.success() {
         let err = std::fs::read_to_string(out.join("fio.stderr")).unwrap_or_default();
         return Err(Failure::input(format!(
