@@ -153,9 +153,7 @@ impl<S: Slots> Wbt<S> {
     /// admission happened outside the core) is taken as armed at the
     /// current step, as the kernel arms it.
     pub fn expire_window(&mut self, now: u64, inputs: &WindowInputs) -> WindowOutcome {
-        if self.deadline.is_none() {
-            self.cur_win_ns = window_ns(self.step);
-        }
+        self.window_in_force();
         let (verdict, lat, stat) = self.judge(inputs);
         if let Some(lat_ns) = lat {
             self.push_trace(TraceRecord::Lat { now, lat_ns });
@@ -175,9 +173,7 @@ impl<S: Slots> Wbt<S> {
     /// expiry. Traces `wbt_timer` and any `wbt_step`. For a caller that
     /// knows the verdict but not the statistics behind it.
     pub fn apply_verdict(&mut self, now: u64, verdict: Verdict, inflight: u32) -> WindowOutcome {
-        if self.deadline.is_none() {
-            self.cur_win_ns = window_ns(self.step);
-        }
+        self.window_in_force();
         self.deadline = None;
         self.stats = [WindowStat::EMPTY; 2];
         let step_before = self.step;
@@ -216,6 +212,15 @@ impl<S: Slots> Wbt<S> {
             window_ns,
             limits: self.limits(),
             rearmed,
+        }
+    }
+
+    /// The length of the window that is expiring: the armed one's, or, for
+    /// a window armed outside the core, the current step's (as the kernel's
+    /// `rwb_arm_timer` would have set it).
+    fn window_in_force(&mut self) {
+        if self.deadline.is_none() {
+            self.cur_win_ns = window_ns(self.step);
         }
     }
 

@@ -537,10 +537,9 @@ fn run_probes(
     let q = |k: &str| undo::read(&t.queue.join(k)).unwrap_or_default();
     let wc = q("write_cache") == "write back";
     let fua = q("fua") == "1";
-    let depth = undo::read(&t.sys.join("mq/0/nr_tags"))
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| q("nr_requests").parse().unwrap_or(32));
+    // The device's queue depth as capture reads it for wbt: a loop
+    // device's tag count, a driver's own depth, or nr_requests.
+    let depth = t.wbt_queue_depth;
     let fitted = fit_all(&real, t.size, wc, fua, depth, args.runtime, &scratch)?;
     let kernel = undo::read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
     let source = match &t.backing {

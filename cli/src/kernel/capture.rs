@@ -129,7 +129,7 @@ pub(super) struct Target {
     pub backing: Option<PathBuf>,
     pub size: u64,
     /// The depth wbt set itself up with (see [`wbt_depth`]).
-    wbt_queue_depth: u32,
+    pub wbt_queue_depth: u32,
 }
 
 /// A loop request: size and where its file goes.
