@@ -165,3 +165,48 @@ fn conflicting_or_orphan_cgroup_weights_are_errors() {
         assert!(err.contains(needle), "{err}");
     }
 }
+
+#[test]
+fn a_time_based_buffered_reader_drops_its_cache_at_every_pass() {
+    // fio's invalidate=1 (the default) drops the file's pages again when a
+    // time_based job wraps around its file (io_u.c loop_cache_invalidate):
+    // a random reader of an 8 MiB file (2,048 blocks) over many passes
+    // reads every block from the device, as on the first pass.
+    let out = run_none(&scenario(
+        "[r]\nrw=randread\nbs=4k\nsize=8m\nruntime=1\ntime_based\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    ));
+    let ios = job(&out, "r").dir(Dir::Read).total_ios;
+    assert!(ios > 3 * 2048, "{ios} reads: fewer than three passes");
+    assert_eq!(extra_u64(&out, "/devices/0/counters/reads"), ios);
+    // invalidate=0 keeps the pages: one pass from the device, the rest hits.
+    let out = run_none(&scenario(
+        "[r]\nrw=randread\nbs=4k\nsize=8m\nruntime=1\ntime_based\ninvalidate=0\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    ));
+    assert_eq!(extra_u64(&out, "/devices/0/counters/reads"), 2048);
+}
+
+#[test]
+fn a_time_based_sequential_reader_rereads_from_the_device_after_a_wrap() {
+    let out = run_none(&scenario(
+        "[r]\nrw=read\nbs=4k\nsize=8m\nruntime=1\ntime_based\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    ));
+    let bytes = job(&out, "r").dir(Dir::Read).io_bytes;
+    assert!(
+        bytes > 3 * 8 * MIB,
+        "{bytes} B read: fewer than three passes"
+    );
+    let dev = extra_u64(&out, "/devices/0/counters/read_bytes");
+    assert!(
+        dev + 2 * MIB >= bytes,
+        "{dev} B from the device for {bytes} B read"
+    );
+}

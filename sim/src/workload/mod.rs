@@ -262,6 +262,11 @@ impl OffsetGen {
         Some(at)
     }
 
+    /// Passes over the file the random map has started after the first.
+    pub fn passes(&self) -> u64 {
+        self.pass
+    }
+
     /// Rewinds the sequential cursor.
     pub fn rewind(&mut self) {
         self.seq = 0;

@@ -356,12 +356,18 @@ impl<P: Policy> World<P> {
         let fi = job.cur_file;
         let og = &mut job.gens[fi];
         let len = len.min(og.size.max(1));
+        // A file whose pass over it starts again (fio: a time_based wrap,
+        // io_u.c loop_cache_invalidate; a new loop reopens the file,
+        // ioengines.c td_io_open_file) has its cache dropped again.
+        let mut wrapped: Option<usize> = None;
+        let mut all_wrapped = false;
         let (fi, len, offset) = if plan.random {
-            (
-                fi,
-                len,
-                og.next_random(&mut job.rng, len, plan.rw_suffix.max(1)),
-            )
+            let pass = og.passes();
+            let at = og.next_random(&mut job.rng, len, plan.rw_suffix.max(1));
+            if og.passes() != pass {
+                wrapped = Some(fi);
+            }
+            (fi, len, at)
         } else {
             // Sequential: at the end of a file go on with a file not yet
             // finished; a loop ends when every file has reached its end.
@@ -373,6 +379,7 @@ impl<P: Policy> World<P> {
                 }
                 if plan.time_based {
                     job.gens[fi].rewind();
+                    wrapped = Some(fi);
                     continue;
                 }
                 if !job.eof[fi] {
@@ -390,6 +397,7 @@ impl<P: Policy> World<P> {
                     for g in &mut job.gens {
                         g.rewind();
                     }
+                    all_wrapped = true;
                     job.eof.iter_mut().for_each(|e| *e = false);
                     job.files_at_eof = 0;
                     continue;
@@ -401,6 +409,17 @@ impl<P: Policy> World<P> {
                 job.cur_file = fi;
             }
         };
+        if plan.invalidate && !plan.direct {
+            if all_wrapped {
+                for &f in &job.file_ids {
+                    self.cache.invalidate(f);
+                }
+            } else if let Some(w) = wrapped {
+                self.cache.invalidate(job.file_ids[w]);
+            }
+        }
+        let job = &mut self.jobs[j];
+        let plan = &job.plan;
         job.issued[d] += 1;
         job.issued_bytes[d] += len;
         job.bytes_issued += len;
