@@ -1,28 +1,12 @@
 //! The `iolab` command end to end: the bundled wbt job, comparisons,
 //! determinism, bad input, memory.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-fn iolab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("iolab starts")
-}
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{iolab, root, stderr, stdout};
 
 const WBT: &str = "scenarios/wbt-fdatasync-writers.fio";
 

@@ -3,22 +3,16 @@
 //! found it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn iolab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("iolab starts")
-}
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{iolab, root, stderr};
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// Refused as bad input (exit 2), saying `says`.
+fn refused(o: &Output, says: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(says), "{}", stderr(o));
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -177,24 +171,14 @@ fn garbage_cut_or_foreign_traces_are_refused_at_their_file_and_line() {
     text.push_str("\nthis is not a trace line\n");
     std::fs::write(&garbage, &text).expect("write");
     let o = replay_file(&garbage);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(&format!("{}:21: not a trace line", garbage.display())),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, &format!("{}:21: not a trace line", garbage.display()));
 
     let cut = dir.join("cut.txt");
     let last = lines[30];
     let text = format!("{}\n{}", lines[..30].join("\n"), &last[..last.len() - 12]);
     std::fs::write(&cut, text).expect("write");
     let o = replay_file(&cut);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains(&format!("{}:31: wbt_", cut.display())),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, &format!("{}:31: wbt_", cut.display()));
 
     let foreign = dir.join("foreign.txt");
     let text: Vec<&str> = lines
@@ -204,12 +188,7 @@ fn garbage_cut_or_foreign_traces_are_refused_at_their_file_and_line() {
         .collect();
     std::fs::write(&foreign, text.join("\n")).expect("write");
     let o = replay_file(&foreign);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no wbt_timer records of device 7:0"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "no wbt_timer records of device 7:0");
     assert!(
         stderr(&o).contains("lines name other devices"),
         "{}",
@@ -227,20 +206,10 @@ fn garbage_cut_or_foreign_traces_are_refused_at_their_file_and_line() {
         "--lat-usec",
         "1",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("/dev/null: not a regular file"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "/dev/null: not a regular file");
 
     let o = replay_file(&dir.join("missing.txt"));
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("no such file or directory"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "no such file or directory");
     let o = iolab(&[
         "kernel",
         "replay-wbt",
@@ -250,12 +219,7 @@ fn garbage_cut_or_foreign_traces_are_refused_at_their_file_and_line() {
         "--queue-depth",
         "128",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--lat-usec: needed when the trace is a file"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "--lat-usec: needed when the trace is a file");
     let o = iolab(&[
         "kernel",
         "replay-wbt",
@@ -267,12 +231,7 @@ fn garbage_cut_or_foreign_traces_are_refused_at_their_file_and_line() {
         "--lat-usec",
         "1",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--dev: 'sda' is not a device number"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "--dev: 'sda' is not a device number");
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
@@ -283,12 +242,7 @@ fn a_bundle_without_its_metadata_or_with_broken_metadata_is_refused() {
     std::fs::copy(src.join("trace.txt"), dir.join("trace.txt")).expect("copy");
     let d = dir.to_str().expect("utf-8");
     let o = iolab(&["kernel", "replay-wbt", d]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("not a capture bundle (no bundle.toml"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "not a capture bundle (no bundle.toml");
     let meta = std::fs::read_to_string(src.join("bundle.toml")).expect("meta");
     std::fs::write(
         dir.join("bundle.toml"),
@@ -313,12 +267,7 @@ fn a_bundle_without_its_metadata_or_with_broken_metadata_is_refused() {
     )
     .expect("write");
     let o = iolab(&["kernel", "replay-wbt", d]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("'wbt_queue_depth' is missing"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "'wbt_queue_depth' is missing");
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 
@@ -506,12 +455,9 @@ fn a_capture_takes_no_device_but_one_the_user_names_or_makes() {
         "--fs",
         "raw",
     ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o)
-            .contains("raw.fio:3: filename: with --fs raw the job must say filename=${IOLAB_DEV}"),
-        "{}",
-        stderr(&o)
+    refused(
+        &o,
+        "raw.fio:3: filename: with --fs raw the job must say filename=${IOLAB_DEV}",
     );
     assert_eq!(before, machine_state());
     std::fs::remove_dir_all(&dir).expect("cleanup");

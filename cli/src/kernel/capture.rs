@@ -443,6 +443,22 @@ fn wbt_debugfs(name: &str) -> Option<String> {
     Some(s)
 }
 
+/// `/proc/meminfo` and each device's wbt debugfs state (when debugfs is
+/// mounted), as `meminfo-WHEN.txt` and `wbt-debugfs-NAME-WHEN.txt`.
+fn snapshot(out: &Path, targets: &[Target], when: &str) -> Result<(), Failure> {
+    write_file(
+        &out.join(format!("meminfo-{when}.txt")),
+        &undo::read(Path::new("/proc/meminfo")).unwrap_or_default(),
+    )?;
+    for t in targets {
+        let name = t.sys.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if let Some(s) = wbt_debugfs(name) {
+            write_file(&out.join(format!("wbt-debugfs-{name}-{when}.txt")), &s)?;
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
     std::fs::write(path, text).map_err(|e| Failure {
         code: 1,
@@ -700,16 +716,7 @@ fn run_capture(
     }
     write_file(&out.join("queue.txt"), &queues)?;
     write_file(&out.join("vm.txt"), &vm_settings())?;
-    write_file(
-        &out.join("meminfo-before.txt"),
-        &undo::read(Path::new("/proc/meminfo")).unwrap_or_default(),
-    )?;
-    for t in &targets {
-        let name = t.sys.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if let Some(s) = wbt_debugfs(name) {
-            write_file(&out.join(format!("wbt-debugfs-{name}-before.txt")), &s)?;
-        }
-    }
+    snapshot(out, &targets, "before")?;
 
     // Tracing on.
     let tw =
@@ -805,16 +812,7 @@ fn run_capture(
     }
 
     // What it left.
-    write_file(
-        &out.join("meminfo-after.txt"),
-        &undo::read(Path::new("/proc/meminfo")).unwrap_or_default(),
-    )?;
-    for t in &targets {
-        let name = t.sys.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if let Some(s) = wbt_debugfs(name) {
-            write_file(&out.join(format!("wbt-debugfs-{name}-after.txt")), &s)?;
-        }
-    }
+    snapshot(out, &targets, "after")?;
     let mut fsid = None;
     if args.fs == CaptureFs::Btrfs
         && let Ok(uuid) =
