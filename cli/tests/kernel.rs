@@ -64,6 +64,109 @@ fn the_core_makes_the_kernels_decision_on_every_window_of_every_bundle() {
     assert!(scaled_down, "one bundle goes through scale-down to step 4");
 }
 
+const BTRFS_BUNDLE: &str = "kernel/fixtures/btrfs-mirror";
+
+#[test]
+fn a_btrfs_capture_adds_up_to_the_keys_iolab_run_reports() {
+    let o = iolab(&["kernel", "summary", BTRFS_BUNDLE, "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&o);
+    let b = &s["trace"]["btrfs"];
+    // The traced commits are the ones commit_stats counted since mount.
+    assert_eq!(b["commits"], s["commit_stats"]["commits"], "{s:#}");
+    let flush = b["flush_space"].as_array().expect("flush_space");
+    let calls = |state: &str, preempt: bool| {
+        flush
+            .iter()
+            .filter(|f| f["state"] == state && f["preempt"] == preempt && f["space"] == "METADATA")
+            .map(|f| f["calls"].as_u64().expect("calls"))
+            .sum::<u64>()
+    };
+    assert!(calls("FLUSH_DELAYED_ITEMS_NR", false) > 100, "{s:#}");
+    assert!(calls("FLUSH_DELALLOC", true) > 0, "{s:#}");
+    // Every ticket's wait is measured: the bundle's trace clock is mono.
+    assert_eq!(s["trace_clock"], "mono");
+    let w = &b["ticket_wait_ns"];
+    assert_eq!(w["n"], b["tickets"], "{s:#}");
+    let (p50, max) = (
+        w["p50"].as_u64().expect("p50"),
+        w["max"].as_u64().expect("max"),
+    );
+    assert!(0 < p50 && p50 <= max && max < 10_000_000_000, "{w}");
+    // Both copies were written alike; the chunk map says which device each
+    // data chunk reads first.
+    let devs = s["devices"].as_array().expect("devices");
+    assert_eq!(devs.len(), 2);
+    assert_eq!(devs[0]["write_bytes"], devs[1]["write_bytes"]);
+    let data: Vec<&serde_json::Value> = s["chunks"]
+        .as_array()
+        .expect("chunks")
+        .iter()
+        .filter(|c| c["type"] == "DATA|RAID1")
+        .collect();
+    assert!(data.len() >= 2, "{s:#}");
+    assert_eq!(data[0]["stripe_devids"], serde_json::json!([1, 2]));
+    assert_eq!(data[1]["stripe_devids"], serde_json::json!([2, 1]));
+    assert_eq!(s["read_policy"], "[pid]");
+    let jobs = s["jobs"].as_array().expect("jobs");
+    assert!(jobs[0]["write"]["total_ios"].as_u64().expect("ios") > 1000);
+    // The text form says the same.
+    let o = iolab(&["kernel", "summary", BTRFS_BUNDLE]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("stripes on devids [2,1]"), "{text}");
+    assert!(
+        text.contains(&format!("btrfs: {} commits traced", b["commits"])),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_summary_measures_ticket_waits_only_on_the_mono_clock() {
+    // An older bundle does not say its clock: no waits.
+    let o = iolab(&["kernel", "summary", BUNDLES[0], "--output-format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&o);
+    assert!(s["trace_clock"].is_null());
+    assert!(s["trace"]["btrfs"]["ticket_wait_ns"].is_null());
+    // A bare trace: the user says.
+    let trace = format!("{BTRFS_BUNDLE}/trace.txt");
+    let bare = |extra: &[&str]| {
+        let mut a = vec![
+            "kernel",
+            "summary",
+            trace.as_str(),
+            "--output-format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        json(&iolab(&a))
+    };
+    assert!(bare(&[])["trace"]["btrfs"]["ticket_wait_ns"].is_null());
+    assert_eq!(
+        bare(&["--mono-clock"])["trace"]["btrfs"]["ticket_wait_ns"]["n"],
+        bare(&[])["trace"]["btrfs"]["tickets"]
+    );
+    // A bundle records its clock; the flag would contradict it.
+    let o = iolab(&["kernel", "summary", BTRFS_BUNDLE, "--mono-clock"]);
+    refused(&o, "records its trace clock itself");
+}
+
+#[test]
+fn a_summary_of_a_bad_trace_names_its_line() {
+    let dir = std::env::temp_dir().join(format!("iolab-summary-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let good = std::fs::read_to_string(root().join(BTRFS_BUNDLE).join("trace.txt")).expect("trace");
+    let mut lines: Vec<&str> = good.lines().take(20).collect();
+    lines.push("this is no trace line");
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, lines.join("\n")).expect("write");
+    let o = iolab(&["kernel", "summary", bad.to_str().expect("utf-8")]);
+    refused(&o, "bad.txt:21:");
+    let o = iolab(&["kernel", "summary", "no/such/bundle"]);
+    refused(&o, "no/such/bundle: no such file or directory");
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
 #[test]
 fn a_cat_trace_of_the_wbt_events_alone_replays_for_each_of_its_devices() {
     let o = iolab(&[
@@ -319,6 +422,7 @@ fn machine_state() -> String {
         for f in [
             "tracing_on",
             "buffer_size_kb",
+            "trace_clock",
             "set_event",
             "current_tracer",
             "events/block/block_rq_issue/filter",

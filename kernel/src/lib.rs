@@ -7,10 +7,14 @@
 //! * [`replay`]: the `iolab-wbt` core driven window by window from a
 //!   captured trace and checked, after every window, against the decision
 //!   the kernel traced.
+//! * [`tally`]: what a trace adds up to (btrfs commits, flush states and
+//!   ticket waits; dirty-throttling passes and pauses), the figures the
+//!   simulator reports for the same run.
 //!
 //! Everything here is pure: text in, values out. No file, clock, thread
 //! or environment is touched; the `iolab` command does the IO (reading a
 //! capture, running one).
 
 pub mod replay;
+pub mod tally;
 pub mod trace;

@@ -229,3 +229,38 @@ fn what_btrfs_lite_cannot_run_is_an_error() {
     let e = parse_variant("flush=on-demand:preempt=2030").unwrap_err();
     assert!(e.to_string().contains("preempt"), "{e}");
 }
+
+#[test]
+fn flush_states_are_counted_as_the_kernels_flush_space_records_count_them() {
+    // Per state and flusher, with the kernel's names and numbers
+    // (`enum btrfs_flush_state`), so a real trace compares key by key.
+    let s = small(10);
+    let pre = run_as(&s, "flush=on-demand:preempt=2021");
+    let od = run_as(&s, "flush=on-demand");
+    let calls = |o: &RunOutput, preempt: bool| -> Vec<(String, i64, u64)> {
+        o.extra["btrfs"]["flush_space"]
+            .as_array()
+            .expect("flush_space")
+            .iter()
+            .filter(|f| f["preempt"] == preempt)
+            .map(|f| {
+                (
+                    f["state"].as_str().expect("state").to_owned(),
+                    f["number"].as_i64().expect("number"),
+                    f["calls"].as_u64().expect("calls"),
+                )
+            })
+            .collect()
+    };
+    let ticket = calls(&od, false);
+    assert!(!ticket.is_empty(), "{}", od.extra["btrfs"]);
+    // The ticket flusher walks its list from the start: the first state is
+    // entered at least as often as any later one.
+    assert_eq!(ticket[0].0, "FLUSH_DELAYED_ITEMS_NR");
+    assert_eq!(ticket[0].1, 1);
+    assert!(ticket.iter().all(|c| c.2 <= ticket[0].2), "{ticket:?}");
+    assert!(ticket.windows(2).all(|w| w[0].1 < w[1].1), "in state order");
+    // Only the 2021 variant has a preemptive flusher.
+    assert!(calls(&od, true).is_empty());
+    assert!(calls(&pre, true).iter().map(|c| c.2).sum::<u64>() > 0);
+}

@@ -267,6 +267,19 @@ fn mkfs_chunks_stay_on_the_device_named_first_until_a_balance() {
     for out in [&stock, &tiered] {
         assert_eq!(chunk_dev(out, "metadata_chunk"), 0);
         assert_eq!(chunk_dev(out, "first_data_chunk"), 0);
+        // The chunk map's head in logical order, the first chunk the one
+        // above, every chunk of the single profile on one device.
+        let map = out.extra["volume"]["data_chunk_map"]
+            .as_array()
+            .expect("data_chunk_map");
+        let count = out.extra["volume"]["data_chunks"].as_u64().expect("count");
+        assert_eq!(map.len() as u64, count.min(64));
+        assert_eq!(map[0]["logical"], 0);
+        assert_eq!(map[0]["stripe_devices"], serde_json::json!([0]));
+        assert!(map.windows(2).all(|w| {
+            w[1]["logical"].as_u64()
+                == Some(w[0]["logical"].as_u64().expect("l") + w[0]["length"].as_u64().expect("n"))
+        }));
     }
     assert_eq!(runtime_ms(&stock), runtime_ms(&tiered));
     let hdd_first = dpkg_on(20, &["hdd", "ssd"], false);

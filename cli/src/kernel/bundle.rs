@@ -11,7 +11,10 @@
 //! meminfo-before.txt     /proc/meminfo before and after the run
 //! meminfo-after.txt
 //! wbt-debugfs-*.txt      wbt's debugfs state before and after, when debugfs is mounted
+//! stat-NAME-before.txt   /sys/block/NAME/stat of each device before and after the run
+//! stat-NAME-after.txt
 //! commit_stats.txt       btrfs only: /sys/fs/btrfs/FSID/commit_stats after the run
+//! read_policy.txt        btrfs only: /sys/fs/btrfs/FSID/read_policy
 //! ```
 //!
 //! `bundle.toml`:
@@ -24,6 +27,7 @@
 //! mirror = false
 //! fsid = "…"                  # btrfs only
 //! events = ["wbt:wbt_stat", …]
+//! trace_clock = "mono"        # the trace clock during the run
 //!
 //! [[device]]                  # one per device, in the order given
 //! dev = "7:0"
@@ -73,6 +77,9 @@ pub struct BundleMeta {
     pub mirror: bool,
     pub fsid: Option<String>,
     pub events: Vec<String>,
+    /// The trace clock during the run (`mono`); absent in bundles of
+    /// captures that left the clock as it was.
+    pub trace_clock: Option<String>,
     pub devices: Vec<BundleDevice>,
     /// (path, before, during).
     pub knobs: Vec<(String, String, String)>,
@@ -106,6 +113,9 @@ pub fn to_toml(m: &BundleMeta) -> String {
     }
     let ev: Vec<String> = m.events.iter().map(|e| q(e)).collect();
     let _ = writeln!(s, "events = [{}]", ev.join(", "));
+    if let Some(c) = &m.trace_clock {
+        let _ = writeln!(s, "trace_clock = {}", q(c));
+    }
     for d in &m.devices {
         s.push_str("\n[[device]]\n");
         let _ = writeln!(s, "dev = {}", q(&d.dev));
@@ -241,6 +251,10 @@ pub fn read(dir: &Path) -> Result<BundleMeta, Failure> {
             .and_then(|v| v.as_str())
             .map(str::to_owned),
         events,
+        trace_clock: table
+            .get("trace_clock")
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
         devices: devs,
         knobs,
     })
@@ -258,6 +272,7 @@ mod tests {
             mirror: false,
             fsid: None,
             events: vec!["wbt:wbt_timer".into(), "block:block_rq_issue".into()],
+            trace_clock: Some("mono".into()),
             devices: vec![BundleDevice {
                 dev: "7:0".into(),
                 node: "/dev/loop0".into(),

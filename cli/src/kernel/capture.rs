@@ -258,9 +258,13 @@ fn check_job(path: &str, text: &str, fs: CaptureFs) -> Result<(), Failure> {
                     "{at}: filename: with --fs raw the job must say filename=${{IOLAB_DEV}} (the captured device)"
                 )));
             }
-            "filename" => {
+            // A plain name (fio's `:` separates several) lands in the
+            // filesystem's root, where the job runs; a path may not.
+            "filename"
+                if value.contains('/') || value.split(':').any(|n| n.is_empty() || n == "..") =>
+            {
                 return Err(Failure::input(format!(
-                    "{at}: filename: the capture runs the job in the captured filesystem's root; remove filename= so its files land there"
+                    "{at}: filename: the capture runs the job in the captured filesystem's root; name files there (a name without '/') or remove filename="
                 )));
             }
             _ if l.starts_with("include ") => {
@@ -443,8 +447,9 @@ fn wbt_debugfs(name: &str) -> Option<String> {
     Some(s)
 }
 
-/// `/proc/meminfo` and each device's wbt debugfs state (when debugfs is
-/// mounted), as `meminfo-WHEN.txt` and `wbt-debugfs-NAME-WHEN.txt`.
+/// `/proc/meminfo`, each device's IO counters (`/sys/block/NAME/stat`)
+/// and its wbt debugfs state (when debugfs is mounted), as
+/// `meminfo-WHEN.txt`, `stat-NAME-WHEN.txt` and `wbt-debugfs-NAME-WHEN.txt`.
 fn snapshot(out: &Path, targets: &[Target], when: &str) -> Result<(), Failure> {
     write_file(
         &out.join(format!("meminfo-{when}.txt")),
@@ -452,6 +457,10 @@ fn snapshot(out: &Path, targets: &[Target], when: &str) -> Result<(), Failure> {
     )?;
     for t in targets {
         let name = t.sys.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        write_file(
+            &out.join(format!("stat-{name}-{when}.txt")),
+            &undo::read(&t.sys.join("stat")).map_err(sys_err)?,
+        )?;
         if let Some(s) = wbt_debugfs(name) {
             write_file(&out.join(format!("wbt-debugfs-{name}-{when}.txt")), &s)?;
         }
@@ -723,6 +732,9 @@ fn run_capture(
         |undo: &mut Undo, rel: &str, v: &str| undo.write(&tracing.join(rel), v).map_err(sys_err);
     tw(undo, "tracing_on", "0")?;
     tw(undo, "buffer_size_kb", &args.buffer_kb.to_string())?;
+    // Timestamps on the clock of the events' own `ktime_get_ns` fields
+    // (btrfs_reserve_ticket's start_ns), so a wait is stamp − start.
+    tw(undo, "trace_clock", "mono")?;
     std::fs::write(tracing.join("trace"), "")
         .map_err(|e| sys_err(format!("clearing the trace: {e}")))?;
     let block_filter = targets
@@ -819,8 +831,26 @@ fn run_capture(
             undo::run(Command::new("blkid").args(["-s", "UUID", "-o", "value", nodes[0]]))
     {
         let uuid = uuid.trim().to_owned();
-        if let Ok(s) = undo::read(&Path::new("/sys/fs/btrfs").join(&uuid).join("commit_stats")) {
+        let sysfs = Path::new("/sys/fs/btrfs").join(&uuid);
+        if let Ok(s) = undo::read(&sysfs.join("commit_stats")) {
             write_file(&out.join("commit_stats.txt"), &format!("{s}\n"))?;
+        }
+        if let Ok(s) = undo::read(&sysfs.join("read_policy")) {
+            write_file(&out.join("read_policy.txt"), &format!("{s}\n"))?;
+        }
+        // The chunk map as committed: which device is each chunk's stripe
+        // 0 decides what raid1's read policies read.
+        let _ = undo::run(
+            Command::new("btrfs")
+                .args(["filesystem", "sync"])
+                .arg(&mount_dir),
+        );
+        if let Ok(s) = undo::run(
+            Command::new("btrfs")
+                .args(["inspect-internal", "dump-tree", "-t", "chunk"])
+                .arg(nodes[0]),
+        ) {
+            write_file(&out.join("chunks.txt"), &s)?;
         }
         fsid = Some(uuid);
     }
@@ -832,6 +862,7 @@ fn run_capture(
         mirror: args.mirror,
         fsid,
         events: events.to_vec(),
+        trace_clock: Some("mono".to_owned()),
         devices: targets
             .iter()
             .map(|t| {
@@ -885,6 +916,11 @@ mod tests {
         let e =
             check_job("j.fio", "[a]\nfilename=/dev/sda\n", CaptureFs::Raw).expect_err("refused");
         assert!(e.message.contains("filename=${IOLAB_DEV}"), "{}", e.message);
+        let e =
+            check_job("j.fio", "[a]\nfilename=/mnt/x\n", CaptureFs::Btrfs).expect_err("refused");
+        assert!(e.message.starts_with("j.fio:2: filename:"), "{}", e.message);
+        check_job("j.fio", "[a]\nfilename=shared:other\n", CaptureFs::Btrfs)
+            .expect("plain names land in the root");
         let e = check_job("j.fio", "include other.fio\n", CaptureFs::Xfs).expect_err("refused");
         assert!(e.message.starts_with("j.fio:1: include"), "{}", e.message);
         assert!(check_job("j.fio", "[a]\nfilename=${IOLAB_DEV}\n", CaptureFs::Raw).is_ok());

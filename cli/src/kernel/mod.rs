@@ -1,11 +1,13 @@
 //! `iolab kernel ...`: the real kernel as the reference. `capture` runs a
 //! fio job on the real kernel with its tracepoints on and writes a bundle;
-//! `replay-wbt` replays the wbt core on a bundle's or any trace.
+//! `replay-wbt` replays the wbt core on a bundle's or any trace; `summary`
+//! adds a capture up in the figures `iolab run` reports.
 
 mod bundle;
 mod calibrate;
 mod capture;
 mod replay;
+mod summary;
 mod undo;
 
 use crate::Failure;
@@ -24,11 +26,17 @@ pub enum KernelCmd {
     /// directory), window by window, and compare every verdict and step
     /// with the kernel's. Exits 3 if any differs.
     ReplayWbt(replay::ReplayArgs),
+    /// What a capture (a bundle, or a bare trace) adds up to, in the
+    /// figures `iolab run` reports: fio's groups, each device's IO, btrfs
+    /// commits, flush states and ticket waits, dirty-throttling passes and
+    /// pauses.
+    Summary(summary::SummaryArgs),
 }
 
 pub fn run(cmd: KernelCmd) -> Result<(), Failure> {
     match cmd {
         KernelCmd::Capture(a) => capture::capture(&a),
         KernelCmd::ReplayWbt(a) => replay::replay_wbt(a),
+        KernelCmd::Summary(a) => summary::summary(&a),
     }
 }

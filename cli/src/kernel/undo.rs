@@ -62,7 +62,8 @@ fn write_raw(path: &Path, value: &str) -> Result<(), String> {
 /// reads `none [mq-deadline]`, a filter `none` (cleared by writing 0).
 fn restorable(path: &Path, before: &str) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if name == "scheduler"
+    // Files that list their choices with the one in force in brackets.
+    if (name == "scheduler" || name == "trace_clock")
         && let (Some(a), Some(b)) = (before.find('['), before.find(']'))
     {
         return before[a + 1..b].to_owned();

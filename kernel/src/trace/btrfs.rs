@@ -10,6 +10,9 @@ pub struct FlushSpace<'a> {
     pub fsid: &'a str,
     /// `state=`: the flush state's number (kernel: `enum btrfs_flush_state`).
     pub state: i32,
+    /// `flags=`: the space's block-group type bits (1 data, 2 system, 4
+    /// metadata).
+    pub flags: u64,
     /// `num_bytes=`.
     pub num_bytes: u64,
     /// `ret=`.
@@ -81,6 +84,7 @@ pub(super) fn flush_space(payload: &str) -> Result<FlushSpace<'_>, String> {
     Ok(FlushSpace {
         fsid,
         state: num(f, "state", "")?,
+        flags: num(f, "flags", "")?,
         num_bytes: num(f, "num_bytes", "")?,
         ret: num(f, "ret", "")?,
         for_preempt: flag(f, "for_preempt")?,

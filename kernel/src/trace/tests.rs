@@ -254,8 +254,8 @@ fn writeback_and_btrfs_events_read_in_their_print_formats() {
         panic!("flush_space")
     };
     assert_eq!(
-        (f.fsid, f.state, f.num_bytes, f.for_preempt),
-        (fsid, 9, u64::MAX, false)
+        (f.fsid, f.state, f.flags, f.num_bytes, f.for_preempt),
+        (fsid, 9, 1, u64::MAX, false)
     );
     let l = format!(
         "  fio-6089 [000] ..... 986.764031: btrfs_reserve_ticket: {fsid}: flags=DATA bytes=67108864 start_ns=986719727157 flush=0x3 error=0"

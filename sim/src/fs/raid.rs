@@ -427,6 +427,11 @@ impl Raid {
         self.policy.name()
     }
 
+    /// The data chunks in logical order.
+    pub fn data_chunks(&self) -> &[MapChunk] {
+        &self.chunks
+    }
+
     /// The chunk holding `logical`, and how many bytes from `logical` stay
     /// inside it. `None` past the end.
     pub fn map(&self, logical: u64) -> Option<(&MapChunk, u64)> {

@@ -82,6 +82,20 @@ impl LatAcc {
         }
     }
 
+    /// Count, mean, percentiles and maximum as a JSON object (the
+    /// histogram's percentiles: within its 3 significant digits).
+    pub(crate) fn spread_json(&self) -> serde_json::Value {
+        let q = |q: f64| self.hist.as_ref().map_or(0, |h| h.value_at_quantile(q));
+        serde_json::json!({
+            "n": self.n,
+            "mean": self.mean(),
+            "p50": q(0.5),
+            "p90": q(0.9),
+            "p99": q(0.99),
+            "max": if self.n == 0 { 0 } else { self.max },
+        })
+    }
+
     pub(crate) fn mean(&self) -> f64 {
         if self.n == 0 {
             0.0

@@ -115,6 +115,9 @@ pub(crate) struct BtrfsStats {
     pub commit_started: Option<(u64, Ns)>,
     /// Durations of finished commits, start to superblock.
     pub commit_ns: Vec<u64>,
+    /// Flush states entered (kernel: `btrfs_flush_space` records), by
+    /// state and whether the preemptive flusher ran it.
+    pub flush_space: std::collections::BTreeMap<(FlushState, bool), u64>,
     /// (ms, may_use, delayed_refs size, delayed_refs reserved, normal
     /// tickets waiting, commits so far, dirty pages)
     pub series: Vec<[u64; 7]>,
@@ -448,6 +451,12 @@ impl<P: Policy> World<P> {
         let fs = self.btrfs.as_mut().expect("still btrfs");
         while let Some(rec) = fs.model.poll_trace() {
             match rec {
+                TraceRecord::Flush { actor, state, .. } => {
+                    *fs.stats
+                        .flush_space
+                        .entry((state, actor == Actor::Preempt))
+                        .or_default() += 1;
+                }
                 TraceRecord::TicketGranted { waited_ns, .. } => {
                     fs.stats.ticket_wait_ns.record(waited_ns);
                 }
@@ -885,6 +894,14 @@ impl<P: Policy> World<P> {
             "commit_meta_bytes": fs.stats.commit_meta_bytes,
             "refs_run": fs.stats.refs_run,
             "tree_cows": fs.refs.tree_cows,
+            // As the kernel's `btrfs_flush_space` records count them, for
+            // the one space modelled (metadata).
+            "flush_space": fs.stats.flush_space.iter().map(|(&(state, preempt), &n)| serde_json::json!({
+                "state": state.kernel_name(),
+                "number": state.kernel_number(),
+                "preempt": preempt,
+                "calls": n,
+            })).collect::<Vec<_>>(),
             "refs_run_by": {
                 "ref_worker": fs.stats.refs_by_actor[0],
                 "reclaim": fs.stats.refs_by_actor[1],

@@ -294,11 +294,15 @@ impl<P: Policy> World<P> {
                 self.jobs[j].dirtied = 0;
                 0
             }
-            Some(p) if p < MIN_PAUSE_NS => 0,
+            Some(p) if p < MIN_PAUSE_NS => {
+                self.bdp.unpaused += 1;
+                0
+            }
             Some(p) => {
                 self.jobs[j].dirtied = 0;
                 self.bdp.pauses += 1;
                 self.bdp.pause_ns += p;
+                self.bdp.pause_lengths.record(p);
                 self.policy.dirty_throttled(now);
                 self.flusher_wake(now);
                 p

@@ -253,6 +253,11 @@ pub(crate) struct Bdp {
     pub completed_at_stamp: u64,
     pub pauses: u64,
     pub pause_ns: u64,
+    /// Passes above the free-run line whose pause was too short to sleep
+    /// (the kernel traces these with `pause` ≤ 0).
+    pub unpaused: u64,
+    /// The pauses slept, one value each.
+    pub pause_lengths: crate::stats::LatAcc,
 }
 
 /// The whole simulated machine.
@@ -375,6 +380,8 @@ impl<P: Policy> World<P> {
                 completed_at_stamp: 0,
                 pauses: 0,
                 pause_ns: 0,
+                unpaused: 0,
+                pause_lengths: crate::stats::LatAcc::default(),
             },
             jobs: Vec::new(),
             ctxs: Vec::new(),
@@ -612,6 +619,14 @@ impl<P: Policy> World<P> {
                 "metadata_used_bytes": r.metadata_use().0,
                 "metadata_chunks_refused": r.metadata_use().2,
                 "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
+                // The chunk map's head, as `iolab kernel summary` shows a
+                // real one: which device holds each chunk's stripe 0 is
+                // what `read=pid` reads.
+                "data_chunk_map": r.data_chunks().iter().take(DATA_CHUNKS_LISTED).map(|c| serde_json::json!({
+                    "logical": c.logical,
+                    "length": c.len,
+                    "stripe_devices": c.stripes[..usize::from(c.copies)].iter().map(|s| s.0).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
                 "log_syncs": r.log_syncs,
                 "fsync_unseen_copies": r.fsync_unseen_copies,
                 "supers_before_log": r.supers_before_log,
@@ -627,6 +642,12 @@ impl<P: Policy> World<P> {
                 "thresh_pages": self.cache.limits.thresh,
                 "dirty_pauses": self.bdp.pauses,
                 "dirty_pause_ns": self.bdp.pause_ns,
+                // As the kernel's `balance_dirty_pages` records count them.
+                "dirty_throttle": {
+                    "passes": self.bdp.pauses + self.bdp.unpaused,
+                    "unpaused": self.bdp.unpaused,
+                    "pause_ns": self.bdp.pause_lengths.spread_json(),
+                },
                 "flusher_bios": self.flusher.bios,
                 "flusher_pages": self.flusher.pages,
             },
@@ -644,6 +665,10 @@ impl<P: Policy> World<P> {
         })
     }
 }
+
+/// Data chunks listed in the report's `data_chunk_map` (the first ones;
+/// `data_chunks` counts them all).
+const DATA_CHUNKS_LISTED: usize = 64;
 
 /// A chunk in the report: its copies as (device index, physical offset)
 /// and its length.
