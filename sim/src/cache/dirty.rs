@@ -1,16 +1,11 @@
-//! Dirty-page limits and `balance_dirty_pages` pacing (spec sim.md §2,
-//! kernel `mm/page-writeback.c`).
+//! Dirty-page limits, the throttle's control line and the pre-3.2
+//! throttle (spec sim.md §2, kernel `mm/page-writeback.c`); the pauses of
+//! today's throttle are sized in [`super::pacing`].
 
 use crate::time::{MS, Ns, SEC};
 
 /// Longest pause of a dirtying task (`MAX_PAUSE`, 200 ms).
 pub const MAX_PAUSE_NS: Ns = 200 * MS;
-/// Pages a task dirties between two `balance_dirty_pages` calls (the
-/// kernel adapts this; a fixed 32 is the spec's accepted simplification).
-pub const BATCH_PAGES: u32 = 32;
-/// Pauses shorter than this are not slept; the pages carry over to the
-/// next call (the kernel's `min_pause` idea, simplified).
-pub const MIN_PAUSE_NS: Ns = MS;
 /// Flusher period (`dirty_writeback_centisecs` = 500).
 pub const WRITEBACK_INTERVAL_NS: Ns = 5 * SEC;
 /// Age after which dirty data is written (`dirty_expire_centisecs` = 3000).
@@ -76,24 +71,11 @@ impl DirtyLimits {
         (1.0 + x * x * x).clamp(0.0, 2.0)
     }
 
-    /// The pause for a task that dirtied `pages` with `dirty` pages (dirty
-    /// plus writeback) in the system, at a per-task base rate of
-    /// `ratelimit` pages/s. `None`: no throttling.
-    pub fn pause(&self, mode: BdpMode, pages: u32, dirty: u64, ratelimit: u64) -> Option<Ns> {
-        if dirty <= self.freerun {
-            return None;
-        }
-        match mode {
-            BdpMode::Legacy => (dirty >= self.thresh).then_some(MAX_PAUSE_NS / 10),
-            BdpMode::Paced => {
-                let rate = ratelimit.max(1) as f64 * self.pos_ratio(dirty);
-                if rate < 1.0 {
-                    return Some(MAX_PAUSE_NS);
-                }
-                let pause = (f64::from(pages) / rate * SEC as f64).round() as Ns;
-                Some(pause.min(MAX_PAUSE_NS))
-            }
-        }
+    /// The pre-3.2 throttle (`BdpMode::Legacy`): a writer at or above the
+    /// limit sleeps a tenth of the longest pause, below it not at all.
+    /// (`BdpMode::Paced` sizes its pauses in `cache::pacing`.)
+    pub fn legacy_pause(&self, dirty: u64) -> Option<Ns> {
+        (dirty >= self.thresh).then_some(MAX_PAUSE_NS / 10)
     }
 }
 
@@ -117,14 +99,7 @@ mod tests {
         assert!((l.pos_ratio(l.setpoint) - 1.0).abs() < 1e-9);
         assert!(l.pos_ratio(l.freerun) > 1.5);
         assert_eq!(l.pos_ratio(l.thresh), 0.0);
-        assert_eq!(l.pause(BdpMode::Paced, 32, l.freerun, 1000), None);
-        // At the setpoint, 32 pages at 1000 pages/s pause 32 ms.
-        assert_eq!(l.pause(BdpMode::Paced, 32, l.setpoint, 1000), Some(32 * MS));
-        assert_eq!(
-            l.pause(BdpMode::Paced, 32, l.thresh, 1000),
-            Some(MAX_PAUSE_NS)
-        );
-        assert_eq!(l.pause(BdpMode::Legacy, 32, l.setpoint, 1000), None);
-        assert!(l.pause(BdpMode::Legacy, 32, l.thresh, 1000).is_some());
+        assert_eq!(l.legacy_pause(l.setpoint), None);
+        assert_eq!(l.legacy_pause(l.thresh), Some(20 * MS));
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod bits;
 pub mod dirty;
+pub mod pacing;
 pub mod readahead;
 
 use bits::Bits;

@@ -5,9 +5,8 @@ use super::job::{COPY_NS_PER_PAGE, OpKind, Phase};
 use super::{Actor, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, NIL, Op, Origin, Payload};
-use crate::cache::dirty::{
-    BATCH_PAGES, BW_INTERVAL_NS, DIRTY_EXPIRE_NS, MAX_WRITEBACK_PAGES, MIN_PAUSE_NS,
-};
+use crate::cache::dirty::{BW_INTERVAL_NS, BdpMode, DIRTY_EXPIRE_NS, MAX_WRITEBACK_PAGES};
+use crate::cache::pacing::{self, Pass, Rates};
 use crate::fs::PAGE;
 use crate::fs::raid::MapChunk;
 use crate::time::{Ns, SEC};
@@ -253,7 +252,7 @@ impl<P: Policy> World<P> {
         let mut cpu = COPY_NS_PER_PAGE * u64::from(n);
         self.jobs[j].dirtied += n;
         let mut paused = false;
-        if self.jobs[j].dirtied >= BATCH_PAGES {
+        if self.jobs[j].dirtied >= self.jobs[j].pacing.nr_dirtied_pause {
             let pause = self.balance_dirty_pages(now, j);
             cpu += pause;
             paused = pause > 0;
@@ -285,20 +284,37 @@ impl<P: Policy> World<P> {
         }
         let ratelimit = (self.bdp.bw_pages / u64::from(self.dirtiers.max(1))).max(1);
         let pages = self.jobs[j].dirtied;
-        match self
-            .cache
-            .limits
-            .pause(self.bdp.mode, pages, dirty, ratelimit)
-        {
-            None => {
+        let limits = self.cache.limits;
+        let pause = match self.bdp.mode {
+            BdpMode::Legacy => match limits.legacy_pause(dirty) {
+                None => Pass::FreeRun,
+                Some(p) => Pass::Sleep(p),
+            },
+            BdpMode::Paced => pacing::pass(
+                &limits,
+                now,
+                &mut self.jobs[j].pacing,
+                pages,
+                dirty,
+                Rates {
+                    write_bw: self.bdp.bw_pages.max(1),
+                    dirty_ratelimit: ratelimit,
+                },
+            ),
+        };
+        match pause {
+            Pass::FreeRun => {
                 self.jobs[j].dirtied = 0;
                 0
             }
-            Some(p) if p < MIN_PAUSE_NS => {
+            Pass::Skip { reset } => {
+                if reset {
+                    self.jobs[j].dirtied = 0;
+                }
                 self.bdp.unpaused += 1;
                 0
             }
-            Some(p) => {
+            Pass::Sleep(p) => {
                 self.jobs[j].dirtied = 0;
                 self.bdp.pauses += 1;
                 self.bdp.pause_ns += p;

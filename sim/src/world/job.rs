@@ -135,6 +135,9 @@ pub(crate) struct Job {
     pub writes_since_fdatasync: u32,
     pub ios_since_think: u32,
     pub dirtied: u32,
+    /// `balance_dirty_pages` pacing: pages until the next call, and when
+    /// the last pause ended.
+    pub pacing: crate::cache::pacing::TaskPacing,
     pub end_sync_next: usize,
     pub sync_busy: bool,
     pub loops_done: u32,
@@ -841,6 +844,7 @@ impl Job {
             writes_since_fdatasync: 0,
             ios_since_think: 0,
             dirtied: 0,
+            pacing: crate::cache::pacing::TaskPacing::default(),
             end_sync_next: 0,
             sync_busy: false,
             loops_done: 0,
