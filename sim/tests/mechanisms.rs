@@ -4,7 +4,7 @@
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
 
-use common::{extra_u64, job, run_none, scenario};
+use common::{extra_u64, job, mean_clat, run_none, scenario, total_ios};
 use iolab_sim::stats::Dir;
 
 const MIB: u64 = 1 << 20;
@@ -208,5 +208,36 @@ fn a_time_based_sequential_reader_rereads_from_the_device_after_a_wrap() {
     assert!(
         dev + 2 * MIB >= bytes,
         "{dev} B from the device for {bytes} B read"
+    );
+}
+
+#[test]
+fn host_time_per_direct_io_lowers_iops_and_leaves_clat_alone() {
+    // A device file's `host_io_us`: the job's thread spends it after each
+    // direct IO before the next, outside the completion latency.
+    let text =
+        "[r]\nrw=randread\nbs=4k\nsize=256m\ndirect=1\nioengine=psync\nruntime=2\ntime_based\n";
+    let base = scenario(text, "nvme", 1 << 30, 1);
+    let mut slow = base.clone();
+    slow.device.host_io_us = 20.0;
+    let (a, b) = (run_none(&base), run_none(&slow));
+    let (ca, cb) = (mean_clat(&a, "r", Dir::Read), mean_clat(&b, "r", Dir::Read));
+    assert!((ca - cb).abs() < 0.02 * ca, "clat {ca} vs {cb}");
+    let ios = |o: &iolab_sim::RunOutput| total_ios(o, Dir::Read) as f64;
+    // Each IO now takes clat + 20 µs of the thread's time.
+    let want = ios(&a) * ca / (ca + 20_000.0);
+    assert!(
+        (ios(&b) - want).abs() < 0.02 * want,
+        "{} IOs, want {want}",
+        ios(&b)
+    );
+    // Buffered IO does not pay it (its CPU costs are the copy's).
+    let buffered = text.replace("direct=1\n", "");
+    let mut bs = scenario(&buffered, "nvme", 1 << 30, 1);
+    let plain = run_none(&bs);
+    bs.device.host_io_us = 20.0;
+    assert_eq!(
+        total_ios(&run_none(&bs), Dir::Read),
+        total_ios(&plain, Dir::Read)
     );
 }

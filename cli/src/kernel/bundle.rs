@@ -11,6 +11,8 @@
 //! meminfo-before.txt     /proc/meminfo before and after the run
 //! meminfo-after.txt
 //! wbt-debugfs-*.txt      wbt's debugfs state before and after, when debugfs is mounted
+//! cpu-before.txt         the cpu lines of /proc/stat before and after the run
+//! cpu-after.txt
 //! stat-NAME-before.txt   /sys/block/NAME/stat of each device before and after the run
 //! stat-NAME-after.txt
 //! commit_stats.txt       btrfs only: /sys/fs/btrfs/FSID/commit_stats after the run

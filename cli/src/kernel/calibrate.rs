@@ -249,8 +249,23 @@ fn fit(
     let sync = get("randwrite-4k-qd1-fsync").sync_mean_ns;
     let flush_fixed = (sync - prog_ns).max(0.0);
     let gb = size.div_ceil(1_000_000_000).max(1);
+    // What a QD1 IO costs besides its completion latency.
+    let host_ns = if qd1.iops > 0.0 {
+        (1e9 / qd1.iops - qd1.mean_ns).max(0.0)
+    } else {
+        0.0
+    };
     let f = |key, value: String, from: String| Fitted { key, value, from };
     vec![
+        f(
+            "host_io_us",
+            format!("{:.1}", host_ns / 1000.0),
+            format!(
+                "randread-4k-qd1: 1/IOPS {:.1} us less the mean completion latency {:.1} us",
+                if qd1.iops > 0.0 { 1e6 / qd1.iops } else { 0.0 },
+                qd1.mean_ns / 1000.0
+            ),
+        ),
         f(
             "capacity_gb",
             gb.to_string(),
@@ -354,11 +369,20 @@ fn fit(
     ]
 }
 
+/// Fitted keys of the device file's top level (the rest go in `[ssd]`).
+const TOP_LEVEL: [&str; 1] = ["host_io_us"];
+
 fn device_toml(name: &str, source: &str, fitted: &[Fitted]) -> String {
     let mut s = format!(
-        "# Fitted by `iolab calibrate` from fio probes on {source}.\n# Each parameter names the probe it came from; the rest come from the base preset.\nname = \"{name}\"\nkind = \"ssd\"\nbase = \"nvme\"\n\n[ssd]\n"
+        "# Fitted by `iolab calibrate` from fio probes on {source}.\n# Each parameter names the probe it came from; the rest come from the base preset.\nname = \"{name}\"\nkind = \"ssd\"\nbase = \"nvme\"\n"
     );
-    for f in fitted {
+    let (top, ssd): (Vec<&Fitted>, Vec<&Fitted>) =
+        fitted.iter().partition(|f| TOP_LEVEL.contains(&f.key));
+    for f in top {
+        let _ = writeln!(s, "# {}\n{} = {}", f.from, f.key, f.value);
+    }
+    s.push_str("\n[ssd]\n");
+    for f in ssd {
         let _ = writeln!(s, "# {}\n{} = {}", f.from, f.key, f.value);
     }
     s
@@ -734,7 +758,7 @@ mod tests {
     #[test]
     fn the_fit_recovers_a_model_device_from_its_own_probes() {
         let truth = DeviceConfig::from_toml(
-            "name = \"truth\"\nkind = \"ssd\"\nbase = \"nvme\"\n[ssd]\ncapacity_gb = 2\nqueue_depth = 128\nchannels = 4\nluns_per_channel = 1\nread_us = 40\nprogram_us = 200\ncmd_overhead_us = 0\nack_us = 10\nlink_mb_s = 2000\nchannel_mb_s = 2000\nservice_sigma = 0.3\nflush_fixed_us = 300\ngc = \"none\"\n",
+            "name = \"truth\"\nkind = \"ssd\"\nbase = \"nvme\"\nhost_io_us = 8.0\n[ssd]\ncapacity_gb = 2\nqueue_depth = 128\nchannels = 4\nluns_per_channel = 1\nread_us = 40\nprogram_us = 200\ncmd_overhead_us = 0\nack_us = 10\nlink_mb_s = 2000\nchannel_mb_s = 2000\nservice_sigma = 0.3\nflush_fixed_us = 300\ngc = \"none\"\n",
         )
         .expect("truth loads");
         let dir = std::env::temp_dir().join(format!("iolab-fit-{}", std::process::id()));
@@ -769,6 +793,7 @@ mod tests {
         near("service_sigma", 0.3, 0.15);
         near("ack_us", 10.0, 0.2);
         near("link_mb_s", 2000.0, 0.1);
+        near("host_io_us", 8.0, 0.15);
         assert_eq!(num("channels") * num("luns_per_channel"), 4.0, "units");
         let text = device_toml("fitted", "the model itself", &fitted);
         let device = DeviceConfig::from_toml(&text).expect("fitted file loads");

@@ -447,13 +447,21 @@ fn wbt_debugfs(name: &str) -> Option<String> {
     Some(s)
 }
 
-/// `/proc/meminfo`, each device's IO counters (`/sys/block/NAME/stat`)
-/// and its wbt debugfs state (when debugfs is mounted), as
-/// `meminfo-WHEN.txt`, `stat-NAME-WHEN.txt` and `wbt-debugfs-NAME-WHEN.txt`.
+/// `/proc/meminfo`, the CPU lines of `/proc/stat`, each device's IO
+/// counters (`/sys/block/NAME/stat`) and its wbt debugfs state (when
+/// debugfs is mounted), as `meminfo-WHEN.txt`, `cpu-WHEN.txt`,
+/// `stat-NAME-WHEN.txt` and `wbt-debugfs-NAME-WHEN.txt`.
 fn snapshot(out: &Path, targets: &[Target], when: &str) -> Result<(), Failure> {
     write_file(
         &out.join(format!("meminfo-{when}.txt")),
         &undo::read(Path::new("/proc/meminfo")).unwrap_or_default(),
+    )?;
+    // The CPUs' time counters: how busy the machine was during the run.
+    let stat = undo::read(Path::new("/proc/stat")).unwrap_or_default();
+    let cpus: Vec<&str> = stat.lines().filter(|l| l.starts_with("cpu")).collect();
+    write_file(
+        &out.join(format!("cpu-{when}.txt")),
+        &(cpus.join("\n") + "\n"),
     )?;
     for t in targets {
         let name = t.sys.file_name().and_then(|n| n.to_str()).unwrap_or("");

@@ -74,6 +74,41 @@ fn device_io(dir: &Path, node: &str) -> Result<Option<DeviceIo>, Failure> {
     }))
 }
 
+/// The machine's CPU use during the run, from the `cpu` lines of
+/// `/proc/stat` before and after: (CPUs, busy share of all of them, iowait
+/// share). Busy is everything but idle and iowait.
+fn cpu_use(before: &str, after: &str) -> Option<(usize, f64, f64)> {
+    let total = |text: &str| -> Option<Vec<u64>> {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some("cpu"))?;
+        line.split_whitespace()
+            .skip(1)
+            .map(|v| v.parse().ok())
+            .collect()
+    };
+    let (b, a) = (total(before)?, total(after)?);
+    if a.len() < 5 || a.len() != b.len() {
+        return None;
+    }
+    let d: Vec<u64> = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| x.saturating_sub(*y))
+        .collect();
+    let all: u64 = d.iter().sum();
+    if all == 0 {
+        return None;
+    }
+    let (idle, iowait) = (d[3], d[4]);
+    let cpus = after
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count();
+    let busy = (all - idle - iowait) as f64 / all as f64;
+    Some((cpus, busy, iowait as f64 / all as f64))
+}
+
 /// `commit_stats`: `key value` lines.
 fn commit_stats(text: &str) -> Value {
     let mut m = serde_json::Map::new();
@@ -274,6 +309,16 @@ fn summarize(a: &SummaryArgs) -> Result<Value, Failure> {
             }
         }
         out.insert("devices".into(), Value::Array(devs));
+        let (cb, ca) = (path.join("cpu-before.txt"), path.join("cpu-after.txt"));
+        if cb.exists() && ca.exists() {
+            let read = |p: &Path| crate::load::read_text(p).map_err(Failure::input);
+            if let Some((cpus, busy, iowait)) = cpu_use(&read(&cb)?, &read(&ca)?) {
+                out.insert(
+                    "cpu".into(),
+                    json!({"cpus": cpus, "busy_share": busy, "iowait_share": iowait}),
+                );
+            }
+        }
         let chunks_path = path.join("chunks.txt");
         if chunks_path.exists() {
             let text = crate::load::read_text(&chunks_path).map_err(Failure::input)?;
@@ -361,6 +406,15 @@ fn normal(v: &Value) -> String {
             d["read_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
             d["writes"],
             d["write_bytes"].as_f64().unwrap_or(0.0) / 1048576.0,
+        );
+    }
+    if let Some(c) = v.get("cpu") {
+        let _ = writeln!(
+            s,
+            "cpu: {} CPUs, {:.1} % busy, {:.1} % iowait over the run",
+            c["cpus"],
+            c["busy_share"].as_f64().unwrap_or(0.0) * 100.0,
+            c["iowait_share"].as_f64().unwrap_or(0.0) * 100.0
         );
     }
     if let Some(p) = v.get("read_policy") {
@@ -501,6 +555,19 @@ mod tests {
             }]
         );
         assert!(chunk_map("no chunks here\n").is_empty());
+    }
+
+    #[test]
+    fn cpu_use_is_the_busy_share_of_the_counters_difference() {
+        let before = "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 50 0 50 350 50 0 0 0 0 0\ncpu1 50 0 50 350 50 0 0 0 0 0\n";
+        let after = "cpu  400 0 200 900 200 0 100 0 0 0\ncpu0 1 0 0 0 0 0 0 0 0 0\ncpu1 1 0 0 0 0 0 0 0 0 0\n";
+        // Differences: user 300, system 100, idle 200, iowait 100, softirq 100.
+        let (cpus, busy, iowait) = cpu_use(before, after).expect("reads");
+        assert_eq!(cpus, 2);
+        assert!((busy - 500.0 / 800.0).abs() < 1e-12);
+        assert!((iowait - 100.0 / 800.0).abs() < 1e-12);
+        assert_eq!(cpu_use("cpu 1 2\n", after), None);
+        assert_eq!(cpu_use("", after), None);
     }
 
     #[test]

@@ -138,6 +138,9 @@ pub(crate) struct Job {
     /// `balance_dirty_pages` pacing: pages until the next call, and when
     /// the last pause ended.
     pub pacing: crate::cache::pacing::TaskPacing,
+    /// When the job's thread is next free of host work (the devices'
+    /// `host_io_us` after each direct IO, one IO at a time).
+    pub host_free: Ns,
     pub end_sync_next: usize,
     pub sync_busy: bool,
     pub loops_done: u32,
@@ -687,6 +690,15 @@ impl<P: Policy> World<P> {
             }
             OpKind::None => {}
         }
+        // The thread reaps this IO and prepares the next before it submits
+        // again: host time outside the completion latency, serial per job.
+        let host = self.host_io_ns;
+        if host > 0 && matches!(op, OpKind::Io { .. }) && job.plan.direct {
+            let at = job.host_free.max(now) + host;
+            job.host_free = at;
+            self.ctx_timer(at, c, Phase::Sleep);
+            return;
+        }
         self.ctx_next(now, c);
     }
 
@@ -845,6 +857,7 @@ impl Job {
             ios_since_think: 0,
             dirtied: 0,
             pacing: crate::cache::pacing::TaskPacing::default(),
+            host_free: 0,
             end_sync_next: 0,
             sync_busy: false,
             loops_done: 0,

@@ -280,6 +280,9 @@ pub(crate) struct World<P: Policy> {
     pub btrfs: Option<Box<btrfs::BtrfsState>>,
     /// CPUs of the machine (job `k` submits on CPU `k mod cpus`).
     pub cpus: u32,
+    /// Host time per direct IO outside its completion latency (the
+    /// devices' `host_io_us`, the largest of a volume's).
+    pub host_io_ns: Ns,
     pub jn: JournalActor,
     /// A volume's transaction commits and `tree_log_mutex`.
     pub commit: commit::CommitActor,
@@ -369,6 +372,7 @@ impl<P: Policy> World<P> {
             raid: None,
             btrfs: None,
             cpus: 1,
+            host_io_ns: 0,
             jn: JournalActor::default(),
             commit: commit::CommitActor::default(),
             flusher: Flusher::default(),
