@@ -157,6 +157,15 @@ pub fn tally(text: &str, mono_clock: bool) -> Result<Tally, TraceError> {
                 if r.error != 0 {
                     t.btrfs.ticket_errors += 1;
                 }
+                if mono_clock && r.start_ns > rec.ts_ns {
+                    return Err(TraceError {
+                        line: rec.line,
+                        message: format!(
+                            "btrfs_reserve_ticket: start_ns={} is after the record's time ({} ns): the trace clock was not mono",
+                            r.start_ns, rec.ts_ns
+                        ),
+                    });
+                }
                 let wait = rec.ts_ns.saturating_sub(r.start_ns);
                 waits.push(wait);
                 if r.flags.contains("METADATA") {
@@ -258,6 +267,15 @@ mod tests {
         let t = tally(&trace(), false).expect("reads");
         assert_eq!(t.btrfs.ticket_wait_ns, None);
         assert_eq!(t.btrfs.tickets.values().sum::<u64>(), 2);
+        // A wait that began after its record: not the mono clock.
+        let late = trace().replace(
+            "start_ns=100000000000 flush=0x3 error=0",
+            "start_ns=200000000000 flush=0x3 error=0",
+        );
+        let e = tally(&late, true).expect_err("not mono");
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("not mono"), "{}", e.message);
+        assert!(tally(&late, false).is_ok());
     }
 
     #[test]

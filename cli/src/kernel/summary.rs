@@ -1,8 +1,8 @@
-//! `iolab kernel summary`: what a capture adds up to, in the figures
+//! `iolab kernel summary`: what a capture adds up to, as the figures
 //! `iolab run` reports for the same job (fio's group figures, each
-//! device's IO, and under `btrfs` and `page_cache.dirty_throttle` the keys
-//! of iolab's own JSON), so a real run and a simulated one compare key by
-//! key.
+//! device's IO, btrfs flushing, dirty throttling, the chunk map; the
+//! mapping of keys is in `docs/kernel-validation.md`), so a real run and a
+//! simulated one compare figure by figure.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -56,13 +56,22 @@ fn device_io(dir: &Path, node: &str) -> Result<Option<DeviceIo>, Failure> {
         let text = crate::load::read_text(&p).map_err(Failure::input)?;
         stat_fields(&text).map(Some).ok_or_else(|| {
             Failure::input(format!(
-                "{}:1: not a /sys/block/NAME/stat line (eleven or more numbers)",
+                "{}:1: not a /sys/block/NAME/stat line (seven or more numbers)",
                 p.display()
             ))
         })
     };
-    let (Some(b), Some(a)) = (read("before")?, read("after")?) else {
-        return Ok(None);
+    let (b, a) = match (read("before")?, read("after")?) {
+        (Some(b), Some(a)) => (b, a),
+        // A bundle from before the counters were kept.
+        (None, None) => return Ok(None),
+        (b, _) => {
+            let missing = if b.is_none() { "before" } else { "after" };
+            return Err(Failure::input(format!(
+                "{}: stat-{name}-{missing}.txt is missing, so {name}'s IO during the run is not known",
+                dir.display()
+            )));
+        }
     };
     let d = |i: usize| a[i].saturating_sub(b[i]);
     Ok(Some(DeviceIo {
@@ -77,18 +86,23 @@ fn device_io(dir: &Path, node: &str) -> Result<Option<DeviceIo>, Failure> {
 /// The machine's CPU use during the run, from the `cpu` lines of
 /// `/proc/stat` before and after: (CPUs, busy share of all of them, iowait
 /// share). Busy is everything but idle and iowait.
+/// Only the first eight counters (user … steal) are summed: `guest` and
+/// `guest_nice` are counted inside `user` and `nice` already.
 fn cpu_use(before: &str, after: &str) -> Option<(usize, f64, f64)> {
     let total = |text: &str| -> Option<Vec<u64>> {
         let line = text
             .lines()
             .find(|l| l.split_whitespace().next() == Some("cpu"))?;
-        line.split_whitespace()
+        let v: Vec<u64> = line
+            .split_whitespace()
             .skip(1)
+            .take(8)
             .map(|v| v.parse().ok())
-            .collect()
+            .collect::<Option<_>>()?;
+        (v.len() >= 5).then_some(v)
     };
     let (b, a) = (total(before)?, total(after)?);
-    if a.len() < 5 || a.len() != b.len() {
+    if a.len() != b.len() {
         return None;
     }
     let d: Vec<u64> = a
@@ -110,16 +124,22 @@ fn cpu_use(before: &str, after: &str) -> Option<(usize, f64, f64)> {
 }
 
 /// `commit_stats`: `key value` lines.
-fn commit_stats(text: &str) -> Value {
+fn commit_stats(text: &str) -> Result<Value, (usize, String)> {
     let mut m = serde_json::Map::new();
-    for line in text.lines() {
-        if let Some((k, v)) = line.split_once(' ')
-            && let Ok(n) = v.trim().parse::<u64>()
-        {
-            m.insert(k.to_owned(), json!(n));
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
         }
+        let (k, v) = line
+            .split_once(' ')
+            .ok_or_else(|| (i + 1, format!("'{line}' is not 'NAME NUMBER'")))?;
+        let n: u64 = v
+            .trim()
+            .parse()
+            .map_err(|_| (i + 1, format!("'{}' is not a number", v.trim())))?;
+        m.insert(k.to_owned(), json!(n));
     }
-    Value::Object(m)
+    Ok(Value::Object(m))
 }
 
 /// One chunk of `btrfs inspect-internal dump-tree -t chunk`.
@@ -135,9 +155,10 @@ struct Chunk {
 /// The chunk items of a chunk-tree dump (what capture writes as
 /// `chunks.txt`): `item N key (FIRST_CHUNK_TREE CHUNK_ITEM LOGICAL)`, then
 /// `length L … type T`, then one `stripe I devid D …` per copy.
-fn chunk_map(text: &str) -> Vec<Chunk> {
+fn chunk_map(text: &str) -> Result<Vec<Chunk>, (usize, String)> {
     let mut chunks: Vec<Chunk> = Vec::new();
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
+        let bad = |what: &str| (i + 1, format!("{what}: '{}'", line.trim()));
         let words: Vec<&str> = line.split_whitespace().collect();
         let after = |key: &str| {
             words
@@ -146,30 +167,34 @@ fn chunk_map(text: &str) -> Vec<Chunk> {
                 .and_then(|i| words.get(i + 1))
                 .copied()
         };
-        if let Some(i) = words.iter().position(|w| *w == "CHUNK_ITEM") {
-            if let Some(logical) = words
-                .get(i + 1)
+        if let Some(at) = words.iter().position(|w| *w == "CHUNK_ITEM") {
+            let logical = words
+                .get(at + 1)
                 .and_then(|w| w.trim_end_matches(')').parse().ok())
-            {
-                chunks.push(Chunk {
-                    logical,
-                    length: 0,
-                    kind: String::new(),
-                    stripes: Vec::new(),
-                });
-            }
+                .ok_or_else(|| bad("a CHUNK_ITEM key without its logical address"))?;
+            chunks.push(Chunk {
+                logical,
+                length: 0,
+                kind: String::new(),
+                stripes: Vec::new(),
+            });
         } else if let Some(c) = chunks.last_mut() {
             if words.first() == Some(&"length") {
-                c.length = after("length").and_then(|w| w.parse().ok()).unwrap_or(0);
-                c.kind = after("type").unwrap_or("").to_owned();
-            } else if words.first() == Some(&"stripe")
-                && let Some(d) = after("devid").and_then(|w| w.parse().ok())
-            {
+                c.length = after("length")
+                    .and_then(|w| w.parse().ok())
+                    .ok_or_else(|| bad("a chunk length that is not a number"))?;
+                c.kind = after("type")
+                    .ok_or_else(|| bad("a chunk without its type"))?
+                    .to_owned();
+            } else if words.first() == Some(&"stripe") {
+                let d = after("devid")
+                    .and_then(|w| w.parse().ok())
+                    .ok_or_else(|| bad("a stripe without its devid"))?;
                 c.stripes.push(d);
             }
         }
     }
-    chunks
+    Ok(chunks)
 }
 
 /// fio's per-job figures iolab's own JSON has too.
@@ -312,17 +337,24 @@ fn summarize(a: &SummaryArgs) -> Result<Value, Failure> {
         let (cb, ca) = (path.join("cpu-before.txt"), path.join("cpu-after.txt"));
         if cb.exists() && ca.exists() {
             let read = |p: &Path| crate::load::read_text(p).map_err(Failure::input);
-            if let Some((cpus, busy, iowait)) = cpu_use(&read(&cb)?, &read(&ca)?) {
-                out.insert(
-                    "cpu".into(),
-                    json!({"cpus": cpus, "busy_share": busy, "iowait_share": iowait}),
-                );
-            }
+            let (cpus, busy, iowait) = cpu_use(&read(&cb)?, &read(&ca)?).ok_or_else(|| {
+                Failure::input(format!(
+                    "{}: cpu-before.txt and cpu-after.txt are not /proc/stat 'cpu' lines with the same counters",
+                    path.display()
+                ))
+            })?;
+            out.insert(
+                "cpu".into(),
+                json!({"cpus": cpus, "busy_share": busy, "iowait_share": iowait}),
+            );
         }
         let chunks_path = path.join("chunks.txt");
         if chunks_path.exists() {
             let text = crate::load::read_text(&chunks_path).map_err(Failure::input)?;
             let chunks: Vec<Value> = chunk_map(&text)
+                .map_err(|(line, m)| {
+                    Failure::input(format!("{}:{line}: {m}", chunks_path.display()))
+                })?
                 .into_iter()
                 .map(|c| {
                     json!({"logical": c.logical, "length": c.length, "type": c.kind, "stripe_devids": c.stripes})
@@ -338,7 +370,9 @@ fn summarize(a: &SummaryArgs) -> Result<Value, Failure> {
             if p.exists() {
                 let text = crate::load::read_text(&p).map_err(Failure::input)?;
                 let v = if key == "commit_stats" {
-                    commit_stats(&text)
+                    commit_stats(&text).map_err(|(line, m)| {
+                        Failure::input(format!("{}:{line}: {m}", p.display()))
+                    })?
                 } else {
                     json!(text.trim())
                 };
@@ -546,7 +580,7 @@ mod tests {
 \t\t\tstripe 1 devid 1 offset 116785152
 ";
         assert_eq!(
-            chunk_map(dump),
+            chunk_map(dump).expect("reads"),
             vec![Chunk {
                 logical: 137_756_672,
                 length: 107_347_968,
@@ -554,7 +588,11 @@ mod tests {
                 stripes: vec![2, 1],
             }]
         );
-        assert!(chunk_map("no chunks here\n").is_empty());
+        assert!(chunk_map("no chunks here\n").expect("reads").is_empty());
+        let cut = dump.replace("length 107347968", "length many");
+        assert_eq!(chunk_map(&cut).expect_err("bad length").0, 4);
+        let cut = dump.replace("CHUNK_ITEM 137756672)", "CHUNK_ITEM x)");
+        assert_eq!(chunk_map(&cut).expect_err("bad key").0, 3);
     }
 
     #[test]
@@ -567,12 +605,24 @@ mod tests {
         assert!((busy - 500.0 / 800.0).abs() < 1e-12);
         assert!((iowait - 100.0 / 800.0).abs() < 1e-12);
         assert_eq!(cpu_use("cpu 1 2\n", after), None);
+        // guest and guest_nice (fields 9 and 10) are inside user and nice.
+        let guest = after.replace(
+            "cpu  400 0 200 900 200 0 100 0 0 0",
+            "cpu  400 0 200 900 200 0 100 0 300 0",
+        );
+        assert_eq!(cpu_use(before, &guest), cpu_use(before, after));
         assert_eq!(cpu_use("", after), None);
     }
 
     #[test]
     fn commit_stats_and_space_names_read() {
-        let c = commit_stats("commits 44\ncur_commit_ms 0\nmax_commit_ms 853\n");
+        let c = commit_stats("commits 44\ncur_commit_ms 0\nmax_commit_ms 853\n").expect("reads");
+        assert_eq!(
+            commit_stats("commits 44\nmax_commit_ms lots\n")
+                .expect_err("bad")
+                .0,
+            2
+        );
         assert_eq!(c["commits"], 44);
         assert_eq!(c["max_commit_ms"], 853);
         assert_eq!(space_name(4), "METADATA");

@@ -223,3 +223,29 @@ impl Drop for Undo {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_choice_file_is_put_back_as_the_choice_in_brackets() {
+        let clock = Path::new("/sys/kernel/tracing/trace_clock");
+        assert_eq!(
+            restorable(
+                clock,
+                "[local] global counter uptime perf mono mono_raw boot"
+            ),
+            "local"
+        );
+        let sched = Path::new("/sys/block/loop0/queue/scheduler");
+        assert_eq!(
+            restorable(sched, "none [mq-deadline] kyber bfq"),
+            "mq-deadline"
+        );
+        let filter = Path::new("/sys/kernel/tracing/events/wbt/wbt_stat/filter");
+        assert_eq!(restorable(filter, "none"), "0");
+        let lat = Path::new("/sys/block/loop0/queue/wbt_lat_usec");
+        assert_eq!(restorable(lat, "2000"), "2000");
+    }
+}

@@ -9,6 +9,12 @@
 //! about 10 ms (more with many dirtiers); a pause shorter than the
 //! computed minimum is not slept, and the time a task spent between calls
 //! ("think time") is credited against its next pause.
+//!
+//! Not modelled: over the limit the kernel marks the device
+//! `dirty_exceeded` and calls a task back after 8 pages whatever its
+//! `nr_dirtied_pause` (`balance_dirty_pages_ratelimited`); the dirty rate
+//! limit is the caller's (write bandwidth over the dirtiers), not the
+//! kernel's estimate (`wb_update_dirty_ratelimit`).
 
 use super::dirty::DirtyLimits;
 use crate::time::{Ns, SEC};
