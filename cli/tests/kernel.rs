@@ -162,6 +162,32 @@ fn a_summary_of_a_bad_trace_names_its_line() {
     std::fs::write(&bad, lines.join("\n")).expect("write");
     let o = iolab(&["kernel", "summary", bad.to_str().expect("utf-8")]);
     refused(&o, "bad.txt:21:");
+    // A bundle with a file it cannot read says which, and where.
+    let copy = dir.join("bundle");
+    std::fs::create_dir_all(&copy).expect("copy dir");
+    for e in std::fs::read_dir(root().join(BTRFS_BUNDLE)).expect("fixture") {
+        let e = e.expect("entry");
+        std::fs::copy(e.path(), copy.join(e.file_name())).expect("copy");
+    }
+    let bundle = copy.to_str().expect("utf-8");
+    let chunks = std::fs::read_to_string(copy.join("chunks.txt")).expect("chunks");
+    let at = chunks
+        .lines()
+        .position(|l| l.contains("length "))
+        .expect("a chunk")
+        + 1;
+    let bad = chunks.replacen("length ", "length x", 1);
+    std::fs::write(copy.join("chunks.txt"), bad).expect("write");
+    refused(
+        &iolab(&["kernel", "summary", bundle]),
+        &format!("chunks.txt:{at}:"),
+    );
+    std::fs::write(copy.join("chunks.txt"), chunks).expect("write");
+    std::fs::remove_file(copy.join("stat-loop1-after.txt")).expect("rm");
+    refused(
+        &iolab(&["kernel", "summary", bundle]),
+        "stat-loop1-after.txt is missing",
+    );
     let o = iolab(&["kernel", "summary", "no/such/bundle"]);
     refused(&o, "no/such/bundle: no such file or directory");
     std::fs::remove_dir_all(&dir).expect("cleanup");

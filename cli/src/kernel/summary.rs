@@ -48,16 +48,11 @@ fn stat_fields(text: &str) -> Option<[u64; 4]> {
 
 fn device_io(dir: &Path, node: &str) -> Result<Option<DeviceIo>, Failure> {
     let name = node.rsplit('/').next().unwrap_or(node).to_owned();
-    let read = |when: &str| -> Result<Option<[u64; 4]>, Failure> {
-        let p = dir.join(format!("stat-{name}-{when}.txt"));
-        if !p.exists() {
-            return Ok(None);
-        }
-        let text = crate::load::read_text(&p).map_err(Failure::input)?;
-        stat_fields(&text).map(Some).ok_or_else(|| {
-            Failure::input(format!(
-                "{}:1: not a /sys/block/NAME/stat line (seven or more numbers)",
-                p.display()
+    let read = |when: &str| {
+        optional(dir, &format!("stat-{name}-{when}.txt"), |t| {
+            stat_fields(t).ok_or((
+                1,
+                "not a /sys/block/NAME/stat line (seven or more numbers)".to_owned(),
             ))
         })
     };
@@ -294,6 +289,23 @@ fn tally_json(t: &Tally) -> Value {
     })
 }
 
+/// `DIR/FILE` read by `parse`, if the bundle has it; a parse error names
+/// the file and the line.
+fn optional<T>(
+    dir: &Path,
+    file: &str,
+    parse: impl FnOnce(&str) -> Result<T, (usize, String)>,
+) -> Result<Option<T>, Failure> {
+    let p = dir.join(file);
+    if !p.exists() {
+        return Ok(None);
+    }
+    let text = crate::load::read_text(&p).map_err(Failure::input)?;
+    parse(&text)
+        .map(Some)
+        .map_err(|(line, m)| Failure::input(format!("{}:{line}: {m}", p.display())))
+}
+
 /// The whole summary as JSON.
 fn summarize(a: &SummaryArgs) -> Result<Value, Failure> {
     let path = Path::new(&a.trace);
@@ -348,13 +360,8 @@ fn summarize(a: &SummaryArgs) -> Result<Value, Failure> {
                 json!({"cpus": cpus, "busy_share": busy, "iowait_share": iowait}),
             );
         }
-        let chunks_path = path.join("chunks.txt");
-        if chunks_path.exists() {
-            let text = crate::load::read_text(&chunks_path).map_err(Failure::input)?;
-            let chunks: Vec<Value> = chunk_map(&text)
-                .map_err(|(line, m)| {
-                    Failure::input(format!("{}:{line}: {m}", chunks_path.display()))
-                })?
+        if let Some(chunks) = optional(path, "chunks.txt", chunk_map)? {
+            let chunks: Vec<Value> = chunks
                 .into_iter()
                 .map(|c| {
                     json!({"logical": c.logical, "length": c.length, "type": c.kind, "stripe_devids": c.stripes})
@@ -362,22 +369,11 @@ fn summarize(a: &SummaryArgs) -> Result<Value, Failure> {
                 .collect();
             out.insert("chunks".into(), Value::Array(chunks));
         }
-        for (file, key) in [
-            ("commit_stats.txt", "commit_stats"),
-            ("read_policy.txt", "read_policy"),
-        ] {
-            let p = path.join(file);
-            if p.exists() {
-                let text = crate::load::read_text(&p).map_err(Failure::input)?;
-                let v = if key == "commit_stats" {
-                    commit_stats(&text).map_err(|(line, m)| {
-                        Failure::input(format!("{}:{line}: {m}", p.display()))
-                    })?
-                } else {
-                    json!(text.trim())
-                };
-                out.insert(key.into(), v);
-            }
+        if let Some(v) = optional(path, "commit_stats.txt", commit_stats)? {
+            out.insert("commit_stats".into(), v);
+        }
+        if let Some(v) = optional(path, "read_policy.txt", |t| Ok(json!(t.trim())))? {
+            out.insert("read_policy".into(), v);
         }
         (path.join("trace.txt"), mono)
     } else {

@@ -16,7 +16,7 @@
 //! limit is the caller's (write bandwidth over the dirtiers), not the
 //! kernel's estimate (`wb_update_dirty_ratelimit`).
 
-use super::dirty::DirtyLimits;
+use super::dirty::{DirtyLimits, MAX_PAUSE_NS};
 use crate::time::{Ns, SEC};
 
 /// Timer ticks per second of the simulated kernel (the reference
@@ -24,8 +24,8 @@ use crate::time::{Ns, SEC};
 pub const HZ: u64 = 250;
 /// One jiffy.
 pub const JIFFY_NS: Ns = SEC / HZ;
-/// Longest pause (`MAX_PAUSE`: 200 ms).
-pub const MAX_PAUSE_JIFFIES: u64 = HZ / 5;
+/// Longest pause (`MAX_PAUSE`: 200 ms) in jiffies.
+pub const MAX_PAUSE_JIFFIES: u64 = MAX_PAUSE_NS / JIFFY_NS;
 /// Pages a task dirties before its first call, and the least the pause
 /// sizing aims for (`DIRTY_POLL_THRESH`: 128 KiB of 4 KiB pages).
 pub const DIRTY_POLL_THRESH: u32 = 32;
@@ -205,7 +205,8 @@ mod tests {
     #[test]
     fn jiffies_are_four_milliseconds_and_the_longest_pause_is_fifty() {
         assert_eq!(JIFFY_NS, 4 * MS);
-        assert_eq!(MAX_PAUSE_JIFFIES * JIFFY_NS, 200 * MS);
+        // The kernel's MAX_PAUSE is HZ / 5.
+        assert_eq!(MAX_PAUSE_JIFFIES, HZ / 5);
     }
 
     #[test]

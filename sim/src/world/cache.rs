@@ -316,8 +316,6 @@ impl<P: Policy> World<P> {
             }
             Pass::Sleep(p) => {
                 self.jobs[j].dirtied = 0;
-                self.bdp.pauses += 1;
-                self.bdp.pause_ns += p;
                 self.bdp.pause_lengths.record(p);
                 self.policy.dirty_throttled(now);
                 self.flusher_wake(now);

@@ -251,12 +251,11 @@ pub(crate) struct Bdp {
     pub bw_stamp: Ns,
     pub completed_pages: u64,
     pub completed_at_stamp: u64,
-    pub pauses: u64,
-    pub pause_ns: u64,
     /// Passes above the free-run line whose pause was too short to sleep
     /// (the kernel traces these with `pause` ≤ 0).
     pub unpaused: u64,
-    /// The pauses slept, one value each.
+    /// The pauses slept, one value each (their count and sum are the
+    /// report's `dirty_pauses` and `dirty_pause_ns`).
     pub pause_lengths: crate::stats::LatAcc,
 }
 
@@ -382,8 +381,6 @@ impl<P: Policy> World<P> {
                 bw_stamp: 0,
                 completed_pages: 0,
                 completed_at_stamp: 0,
-                pauses: 0,
-                pause_ns: 0,
                 unpaused: 0,
                 pause_lengths: crate::stats::LatAcc::default(),
             },
@@ -644,11 +641,11 @@ impl<P: Policy> World<P> {
                 "writeback_pages": self.cache.nr_writeback,
                 "bg_thresh_pages": self.cache.limits.bg_thresh,
                 "thresh_pages": self.cache.limits.thresh,
-                "dirty_pauses": self.bdp.pauses,
-                "dirty_pause_ns": self.bdp.pause_ns,
+                "dirty_pauses": self.bdp.pause_lengths.n,
+                "dirty_pause_ns": u64::try_from(self.bdp.pause_lengths.sum).unwrap_or(u64::MAX),
                 // As the kernel's `balance_dirty_pages` records count them.
                 "dirty_throttle": {
-                    "passes": self.bdp.pauses + self.bdp.unpaused,
+                    "passes": self.bdp.pause_lengths.n + self.bdp.unpaused,
                     "unpaused": self.bdp.unpaused,
                     "pause_ns": self.bdp.pause_lengths.spread_json(),
                 },
