@@ -603,11 +603,15 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
         assert!(o.status.success(), "{f}: {}", stderr(&o));
         let text = std::fs::read_to_string(root().join(f)).expect("file");
         for key in [
+            "host_io_us",
+            "host_wake_us",
+            "units",
             "read_us",
+            "write_us",
+            "link_mb_s",
+            "flush_us",
             "service_sigma",
-            "luns_per_channel",
-            "program_us",
-            "flush_fixed_us",
+            "write_sigma",
         ] {
             let at = text
                 .find(&format!("\n{key} = "))
@@ -619,5 +623,6 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
             );
         }
         assert!(text.contains("# randread-4k-qd1 "), "{f}: the probe table");
+        assert!(text.contains("\nkind = \"loop\"\n"), "{f}: the loop model");
     }
 }

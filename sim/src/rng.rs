@@ -56,6 +56,15 @@ impl Stream {
         Self::new(seed, Entity::Kernel(u32::MAX))
     }
 
+    /// A second stream drawn from this one (for an entity with two
+    /// independent sources of randomness): this one moves on by two draws.
+    pub fn fork(&mut self) -> Self {
+        let state = (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64());
+        Self {
+            rng: Pcg64Mcg::new(state | 1),
+        }
+    }
+
     /// Next raw 64-bit value.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {

@@ -766,11 +766,15 @@ fn build_world<P: Policy>(
         ));
     }
     world.cpus = scenario.cpus.max(1);
-    let host_us = match &scenario.volume {
-        Some(v) => v.devices.iter().map(|d| d.host_io_us).fold(0.0, f64::max),
-        None => scenario.device.host_io_us,
+    let host_us = |key: fn(&DeviceConfig) -> f64| -> Ns {
+        let us = match &scenario.volume {
+            Some(v) => v.devices.iter().map(key).fold(0.0, f64::max),
+            None => key(&scenario.device),
+        };
+        (us * 1000.0).round() as Ns
     };
-    world.host_io_ns = (host_us * 1000.0).round() as Ns;
+    world.host_io_ns = host_us(|d| d.host_io_us);
+    world.host_wake_ns = host_us(|d| d.host_wake_us);
 
     // Files: one per distinct name, sized by the largest user; written out
     // if any user reads it or asks for overwrite (fio's layout rule).

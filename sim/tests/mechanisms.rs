@@ -241,3 +241,38 @@ fn host_time_per_direct_io_lowers_iops_and_leaves_clat_alone() {
         total_ios(&plain, Dir::Read)
     );
 }
+
+#[test]
+fn at_depth_the_jobs_thread_bounds_iops_and_completions_wait_for_it_in_clat() {
+    // QD16 on a device much faster than the thread: the thread reaps one
+    // IO per `host_io_us`, so IOPS is 1/host and a completion waits for
+    // the fifteen before it (fio's clat ends at the reap); the thread is
+    // busy all the time (sys_cpu) and hardly ever sleeps, so it hardly
+    // ever pays `host_wake_us` (ctx). At QD1 every IO pays both.
+    let deep = "[r]\nrw=randread\nbs=4k\nsize=256m\ndirect=1\nioengine=libaio\niodepth=16\nruntime=1\ntime_based\n";
+    let mut sc = scenario(deep, "null", 1 << 30, 1);
+    sc.device.host_io_us = 10.0;
+    sc.device.host_wake_us = 5.0;
+    let out = run_none(&sc);
+    let secs = 1.0;
+    let iops = total_ios(&out, Dir::Read) as f64 / secs;
+    assert!((iops - 100_000.0).abs() < 2_000.0, "{iops} IOPS");
+    let clat = mean_clat(&out, "r", Dir::Read);
+    assert!((clat - 160_000.0).abs() < 0.1 * 160_000.0, "clat {clat} ns");
+    let json = iolab_sim::stats::json_output(&out.report, out.extra.clone());
+    let job = &json["jobs"][0];
+    let sys = job["sys_cpu"].as_f64().expect("sys_cpu");
+    assert!(sys > 95.0, "sys_cpu {sys}");
+    assert!(job["ctx"].as_u64().expect("ctx") < 100, "{}", job["ctx"]);
+    let qd1 = deep.replace("iodepth=16", "iodepth=1");
+    let mut one = scenario(&qd1, "null", 1 << 30, 1);
+    one.device.host_io_us = 10.0;
+    one.device.host_wake_us = 5.0;
+    let out = run_none(&one);
+    // null completes in 10 µs: each IO is 10 + 5 + 10 µs.
+    let iops = total_ios(&out, Dir::Read) as f64 / secs;
+    assert!((iops - 40_000.0).abs() < 800.0, "{iops} IOPS at QD1");
+    let json = iolab_sim::stats::json_output(&out.report, out.extra.clone());
+    let ctx = json["jobs"][0]["ctx"].as_u64().expect("ctx") as f64;
+    assert!((ctx - iops * secs).abs() < 0.01 * ctx, "{ctx} wake-ups");
+}

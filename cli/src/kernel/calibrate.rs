@@ -1,7 +1,7 @@
 //! `iolab calibrate`: short fio probes on a real device (a loop device this
 //! command makes, or one the user names), a device file fitted to them for
-//! the SSD model, and each probe run again on the fitted file to show how
-//! well the model reproduces it.
+//! the file-backed (`loop`) or the SSD model, and each probe run again on
+//! the fitted file to show how well the model reproduces it.
 //!
 //! The probes run with the real fio, `direct=1`, `ioengine=libaio`, on the
 //! raw device after one sequential pass has written all of it (a loop
@@ -41,6 +41,19 @@ pub struct CalibrateArgs {
     /// Seconds per probe.
     #[arg(long, default_value_t = 5)]
     pub runtime: u32,
+    /// The model to fit: `loop` (a file behind the loop driver; the
+    /// default with --loop) or `ssd` (flash; the default with --dev).
+    #[arg(long, value_enum)]
+    pub model: Option<Model>,
+}
+
+/// The device model a calibration fits.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// `kind = "loop"`: servers in arrival order and one shared bandwidth.
+    Loop,
+    /// `kind = "ssd"` over the `nvme` preset: flash units, stripes, programs.
+    Ssd,
 }
 
 /// One probe: a fio job of one access pattern.
@@ -150,6 +163,10 @@ pub struct Measured {
     pub p99_ns: f64,
     pub bw: f64,
     pub sync_mean_ns: f64,
+    /// fio's CPU time (`usr_cpu` + `sys_cpu` of `job_runtime`) per IO.
+    pub cpu_ns_per_io: f64,
+    /// fio's context switches (`ctx`) per IO.
+    pub ctx_per_io: f64,
 }
 
 /// The figures of fio's JSON (or iolab's, which has fio's keys).
@@ -166,7 +183,13 @@ pub fn measured(json: &Value) -> Option<Measured> {
     };
     let clat = main.get("clat_ns")?;
     let pct = |q: &str| num(clat.get("percentile").and_then(|p| p.get(q)));
+    let ios = num(r.get("total_ios")) + num(w.get("total_ios"));
+    let per_io = |v: f64| if ios > 0.0 { v / ios } else { 0.0 };
+    let cpu_share = (num(job.get("usr_cpu")) + num(job.get("sys_cpu"))) / 100.0;
+    let runtime_ns = num(job.get("job_runtime")) * 1e6;
     Some(Measured {
+        cpu_ns_per_io: per_io(cpu_share * runtime_ns),
+        ctx_per_io: per_io(num(job.get("ctx"))),
         iops: num(r.get("iops")) + num(w.get("iops")),
         mean_ns: num(clat.get("mean")),
         p50_ns: pct("50.000000"),
@@ -249,23 +272,9 @@ fn fit(
     let sync = get("randwrite-4k-qd1-fsync").sync_mean_ns;
     let flush_fixed = (sync - prog_ns).max(0.0);
     let gb = size.div_ceil(1_000_000_000).max(1);
-    // What a QD1 IO costs besides its completion latency.
-    let host_ns = if qd1.iops > 0.0 {
-        (1e9 / qd1.iops - qd1.mean_ns).max(0.0)
-    } else {
-        0.0
-    };
     let f = |key, value: String, from: String| Fitted { key, value, from };
-    vec![
-        f(
-            "host_io_us",
-            format!("{:.1}", host_ns / 1000.0),
-            format!(
-                "randread-4k-qd1: 1/IOPS {:.1} us less the mean completion latency {:.1} us",
-                if qd1.iops > 0.0 { 1e6 / qd1.iops } else { 0.0 },
-                qd1.mean_ns / 1000.0
-            ),
-        ),
+    let mut out = fit_host(m);
+    out.extend([
         f(
             "capacity_gb",
             gb.to_string(),
@@ -366,23 +375,230 @@ fn fit(
             "\"none\"".into(),
             "a loop device or a short run: no GC seen".into(),
         ),
+    ]);
+    out
+}
+
+/// The job thread's host time: two probes, two unknowns. At QD1 the
+/// thread sleeps for every completion, so 1/IOPS less the mean `clat` is
+/// `host_io_us` plus one wake-up per context switch; at QD32 fio's CPU
+/// time per IO is `host_io_us` plus the (few) wake-ups it still has.
+/// Without two different context-switch rates (or with a negative
+/// result) all of the QD1 remainder is `host_io_us`.
+fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
+    let qd1 = of(m, "randread-4k-qd1").copied().unwrap_or_default();
+    let qd32 = of(m, "randread-4k-qd32").copied().unwrap_or_default();
+    let gap = if qd1.iops > 0.0 {
+        (1e9 / qd1.iops - qd1.mean_ns).max(0.0)
+    } else {
+        0.0
+    };
+    let dctx = qd1.ctx_per_io - qd32.ctx_per_io;
+    let (host, wake, from) = match dctx > 0.2 && qd32.cpu_ns_per_io > 0.0 {
+        true => {
+            let wake = (gap - qd32.cpu_ns_per_io) / dctx;
+            let host = qd32.cpu_ns_per_io - qd32.ctx_per_io * wake;
+            if wake >= 0.0 && host >= 0.0 {
+                (host, wake, true)
+            } else {
+                (gap, 0.0, false)
+            }
+        }
+        false => (gap, 0.0, false),
+    };
+    let gap_text = format!(
+        "randread-4k-qd1: 1/IOPS {:.1} us less the mean completion latency {:.1} us = {:.1} us with {:.2} context switches per IO",
+        if qd1.iops > 0.0 { 1e6 / qd1.iops } else { 0.0 },
+        qd1.mean_ns / 1000.0,
+        gap / 1000.0,
+        qd1.ctx_per_io
+    );
+    let cpu_text = format!(
+        "randread-4k-qd32: fio's CPU {:.1} us per IO with {:.2} context switches per IO",
+        qd32.cpu_ns_per_io / 1000.0,
+        qd32.ctx_per_io
+    );
+    vec![
+        Fitted {
+            key: "host_io_us",
+            value: format!("{:.1}", host / 1000.0),
+            from: if from {
+                format!("{cpu_text}, less its wake-ups")
+            } else {
+                format!("{gap_text} (no wake-up could be told apart)")
+            },
+        },
+        Fitted {
+            key: "host_wake_us",
+            value: format!("{:.1}", wake / 1000.0),
+            from: if from {
+                format!("{gap_text}, less host_io_us, per context switch more than at QD32")
+            } else {
+                "0: see host_io_us".into()
+            },
+        },
     ]
 }
 
-/// Fitted keys of the device file's top level (the rest go in `[ssd]`).
-const TOP_LEVEL: [&str; 1] = ["host_io_us"];
+/// The `loop` model's parameters.
+///
+/// * `link_mb_s`: `link` if given (searched, see [`fit_all`]), else the
+///   sequential read bandwidth.
+/// * `service_sigma`, `write_sigma`: the QD1 4 KiB read's and write's
+///   p99/p50 is `exp(2.326 σ)`.
+/// * `read_us`, `write_us`: the QD1 4 KiB read's and write's medians less
+///   one 4 KiB transfer.
+/// * `units`: QD32 4 KiB read IOPS times the mean read service.
+/// * `flush_us`: what an fsync after each write adds to the QD1 write's
+///   period (fio's fsync latency overlaps the thread's own time).
+fn fit_loop(
+    m: &[(&'static str, Measured)],
+    size: u64,
+    wc: bool,
+    fua: bool,
+    depth: u32,
+    link: Option<u64>,
+) -> Vec<Fitted> {
+    let get = |name: &str| of(m, name).copied().unwrap_or_default();
+    let seq_read = get("read-1m-qd8").bw.max(1.0);
+    let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
+    let link4k = 4096.0 / (link_mb_s as f64 * 1e6) * 1e9;
+    let qd1 = get("randread-4k-qd1");
+    let sigma = spread_of(&qd1);
+    let tenth = |ns: f64| ((ns / 100.0).round() / 10.0).max(0.1);
+    let read_us = tenth(qd1.p50_ns - link4k);
+    let w1 = get("randwrite-4k-qd1");
+    let write_us = tenth(w1.p50_ns - link4k);
+    let write_sigma = spread_of(&w1);
+    let qd32 = get("randread-4k-qd32").iops;
+    let mean_service = read_us * 1000.0 * (sigma * sigma / 2.0).exp() + link4k;
+    let units = ((qd32 * mean_service / 1e9).round() as u64).clamp(1, 1024);
+    // What an fsync adds to each write: the probes' periods, not fio's
+    // sync latency, which overlaps the thread's own time.
+    let period = |p: Measured| if p.iops > 0.0 { 1e9 / p.iops } else { 0.0 };
+    let synced = get("randwrite-4k-qd1-fsync");
+    let flush = (period(synced) - period(w1)).max(0.0);
+    let gb = size.div_ceil(1_000_000_000).max(1);
+    let f = |key, value: String, from: String| Fitted { key, value, from };
+    let mut out = fit_host(m);
+    out.extend([
+        f(
+            "capacity_gb",
+            gb.to_string(),
+            format!("the device's {size} bytes"),
+        ),
+        f(
+            "queue_depth",
+            depth.to_string(),
+            "the device's tag count".into(),
+        ),
+        f(
+            "units",
+            units.to_string(),
+            format!(
+                "randread-4k-qd32: {qd32:.0} IOPS x mean service {:.1} us",
+                mean_service / 1000.0
+            ),
+        ),
+        f(
+            "read_us",
+            format!("{read_us}"),
+            format!(
+                "randread-4k-qd1: median {:.1} us less one 4 KiB transfer",
+                qd1.p50_ns / 1000.0
+            ),
+        ),
+        f(
+            "write_us",
+            format!("{write_us}"),
+            format!(
+                "randwrite-4k-qd1: median {:.1} us less one 4 KiB transfer",
+                w1.p50_ns / 1000.0
+            ),
+        ),
+        f(
+            "link_mb_s",
+            link_mb_s.to_string(),
+            format!(
+                "read-1m-qd8: {:.0} MB/s{}",
+                seq_read / 1e6,
+                if link.is_some() {
+                    ", the bandwidth the model needs to reach it"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        f(
+            "flush_us",
+            format!("{}", tenth(flush)),
+            format!(
+                "randwrite-4k-qd1-fsync: 1/IOPS {:.1} us less randwrite-4k-qd1's {:.1} us",
+                period(synced) / 1000.0,
+                period(w1) / 1000.0
+            ),
+        ),
+        f(
+            "service_sigma",
+            format!("{sigma}"),
+            format!(
+                "randread-4k-qd1: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
+                qd1.p99_ns / 1000.0,
+                qd1.p50_ns / 1000.0
+            ),
+        ),
+        f(
+            "write_sigma",
+            format!("{write_sigma}"),
+            format!(
+                "randwrite-4k-qd1: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
+                w1.p99_ns / 1000.0,
+                w1.p50_ns / 1000.0
+            ),
+        ),
+        f("write_cache", wc.to_string(), "queue/write_cache".into()),
+        f("fua", fua.to_string(), "queue/fua".into()),
+    ]);
+    out
+}
 
-fn device_toml(name: &str, source: &str, fitted: &[Fitted]) -> String {
+/// The σ of a log-normal whose p99/p50 is the probe's (`exp(2.326 σ)`),
+/// to three places.
+fn spread_of(m: &Measured) -> f64 {
+    let sigma = if m.p50_ns > 0.0 && m.p99_ns > m.p50_ns {
+        ((m.p99_ns / m.p50_ns).ln() / 2.326).clamp(0.0, 2.0)
+    } else {
+        0.0
+    };
+    (sigma * 1000.0).round() / 1000.0
+}
+
+/// Fitted keys of the device file's top level (the rest go in the
+/// model's table).
+const TOP_LEVEL: [&str; 2] = ["host_io_us", "host_wake_us"];
+
+fn device_toml(model: Model, name: &str, source: &str, fitted: &[Fitted]) -> String {
+    let (head, table) = match model {
+        Model::Loop => (
+            "every parameter names the probe it came from.\nname = \"{name}\"\nkind = \"loop\"\n",
+            "loop",
+        ),
+        Model::Ssd => (
+            "each parameter names the probe it came from; the rest come from the base preset.\nname = \"{name}\"\nkind = \"ssd\"\nbase = \"nvme\"\n",
+            "ssd",
+        ),
+    };
     let mut s = format!(
-        "# Fitted by `iolab calibrate` from fio probes on {source}.\n# Each parameter names the probe it came from; the rest come from the base preset.\nname = \"{name}\"\nkind = \"ssd\"\nbase = \"nvme\"\n"
+        "# Fitted by `iolab calibrate` from fio probes on {source};\n# {}",
+        head.replace("{name}", name)
     );
-    let (top, ssd): (Vec<&Fitted>, Vec<&Fitted>) =
+    let (top, rest): (Vec<&Fitted>, Vec<&Fitted>) =
         fitted.iter().partition(|f| TOP_LEVEL.contains(&f.key));
     for f in top {
         let _ = writeln!(s, "# {}\n{} = {}", f.from, f.key, f.value);
     }
-    s.push_str("\n[ssd]\n");
-    for f in ssd {
+    let _ = write!(s, "\n[{table}]\n");
+    for f in rest {
         let _ = writeln!(s, "# {}\n{} = {}", f.from, f.key, f.value);
     }
     s
@@ -564,7 +780,11 @@ fn run_probes(
     // The device's queue depth as capture reads it for wbt: a loop
     // device's tag count, a driver's own depth, or nr_requests.
     let depth = t.wbt_queue_depth;
-    let fitted = fit_all(&real, t.size, wc, fua, depth, args.runtime, &scratch)?;
+    let model = args.model.unwrap_or(match loop_spec {
+        Some(_) => Model::Loop,
+        None => Model::Ssd,
+    });
+    let fitted = fit_all(model, &real, t.size, wc, fua, depth, args.runtime, &scratch)?;
     let kernel = undo::read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
     let source = match &t.backing {
         Some(b) => format!("a loop device over {} (Linux {kernel})", b.display()),
@@ -575,7 +795,7 @@ fn run_probes(
         .and_then(|s| s.to_str())
         .unwrap_or("calibrated")
         .to_owned();
-    let mut text = device_toml(&name, &source, &fitted);
+    let mut text = device_toml(model, &name, &source, &fitted);
     let device = DeviceConfig::from_toml(&text)
         .map_err(|e| sys(format!("the fitted file does not load: {e}")))?;
 
@@ -619,13 +839,16 @@ fn of<'a>(real: &'a [(&'static str, Measured)], name: &str) -> Option<&'a Measur
     real.iter().find(|(n, _)| *n == name).map(|x| &x.1)
 }
 
-/// Everything the probes determine. Two bandwidths are not a single
-/// parameter's: the sequential read bandwidth is `min(link, the units'
-/// media rate)`, and a sequential write's is a burst into the buffer and
-/// then the programs' rate, so the link and `program_us` are searched on
-/// the simulator (the probe run on the fitted model until it gives the
-/// measured bandwidth); the rest come from [`fit`]'s formulas.
+/// Everything the probes determine. Bandwidths are not a single
+/// parameter's: the sequential read bandwidth is `min(link, what the
+/// units deliver)`, and on the SSD a sequential write's is a burst into
+/// the buffer and then the programs' rate, so the link (and the SSD's
+/// `program_us`) are searched on the simulator (the probe run on the
+/// fitted model until it gives the measured bandwidth); the rest come
+/// from [`fit_loop`]'s or [`fit`]'s formulas.
+#[allow(clippy::too_many_arguments)]
 fn fit_all(
+    model: Model,
     real: &[(&'static str, Measured)],
     size: u64,
     wc: bool,
@@ -635,15 +858,19 @@ fn fit_all(
     dir: &Path,
 ) -> Result<Vec<Fitted>, Failure> {
     let device = |fitted: &[Fitted]| {
-        DeviceConfig::from_toml(&device_toml("search", "the search", fitted))
+        DeviceConfig::from_toml(&device_toml(model, "search", "the search", fitted))
             .map_err(|e| capture::sys_err(format!("the fitted file does not load: {e}")))
+    };
+    let formulas = |link, program| match model {
+        Model::Loop => fit_loop(real, size, wc, fua, depth, link),
+        Model::Ssd => fit(real, size, wc, fua, depth, link, program),
     };
     let probe = |name: &str| PROBES.iter().find(|p| p.name == name).expect("a probe");
     let read_bw = of(real, "read-1m-qd8").map_or(0.0, |m| m.bw);
     let link = if read_bw > 0.0 {
         let mb = read_bw / 1e6;
         search(mb, 20.0 * mb, read_bw, |link| {
-            let d = device(&fit(real, size, wc, fua, depth, Some(link), None))?;
+            let d = device(&formulas(Some(link), None))?;
             Ok(sim_probe(probe("read-1m-qd8"), &d, size, runtime, dir)?.bw)
         })?
     } else {
@@ -651,17 +878,17 @@ fn fit_all(
     };
     let write_bw = of(real, "write-1m-qd8").map_or(0.0, |m| m.bw);
     // Bandwidth falls as programs lengthen: search the inverse.
-    let program = if write_bw > 0.0 {
+    let program = if write_bw > 0.0 && model == Model::Ssd {
         search(1.0 / 100_000.0 * 1e6, 1e6, write_bw, |inv| {
             let us = (1e6 / inv as f64).round().max(1.0) as u64;
-            let d = device(&fit(real, size, wc, fua, depth, link, Some(us)))?;
+            let d = device(&formulas(link, Some(us)))?;
             Ok(sim_probe(probe("write-1m-qd8"), &d, size, runtime, dir)?.bw)
         })?
         .map(|inv| (1e6 / inv as f64).round().max(1.0) as u64)
     } else {
         None
     };
-    Ok(fit(real, size, wc, fua, depth, link, program))
+    Ok(formulas(link, program))
 }
 
 /// One probe on a simulated device: its job written to `dir`, run with
@@ -726,9 +953,12 @@ fn reproduce(
 }
 
 fn device_bytes(d: &DeviceConfig) -> u64 {
-    d.ssd
-        .as_ref()
-        .map_or(u64::MAX, |s| s.capacity_gb * 1_000_000_000)
+    let gb = match (&d.ssd, &d.loop_dev) {
+        (Some(s), _) => s.capacity_gb,
+        (None, Some(l)) => l.capacity_gb,
+        (None, None) => return u64::MAX,
+    };
+    gb * 1_000_000_000
 }
 
 #[cfg(test)]
@@ -752,6 +982,24 @@ mod tests {
         assert!(measured(&serde_json::json!({"jobs": []})).is_none());
     }
 
+    /// Every probe of 1 s run on `truth` in a scratch directory named
+    /// after `what`: the directory, the device size, the figures.
+    fn probed(truth: &DeviceConfig, what: &str) -> (PathBuf, u64, Vec<(&'static str, Measured)>) {
+        let dir = std::env::temp_dir().join(format!("iolab-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let size = 2_000_000_000;
+        let real = PROBES
+            .iter()
+            .map(|p| {
+                (
+                    p.name,
+                    sim_probe(p, truth, size, 1, &dir).expect("simulates"),
+                )
+            })
+            .collect();
+        (dir, size, real)
+    }
+
     /// A device the model can represent exactly, probed on the simulator
     /// itself: the fit recovers its parameters, and the fitted file
     /// reproduces every probe.
@@ -761,19 +1009,8 @@ mod tests {
             "name = \"truth\"\nkind = \"ssd\"\nbase = \"nvme\"\nhost_io_us = 8.0\n[ssd]\ncapacity_gb = 2\nqueue_depth = 128\nchannels = 4\nluns_per_channel = 1\nread_us = 40\nprogram_us = 200\ncmd_overhead_us = 0\nack_us = 10\nlink_mb_s = 2000\nchannel_mb_s = 2000\nservice_sigma = 0.3\nflush_fixed_us = 300\ngc = \"none\"\n",
         )
         .expect("truth loads");
-        let dir = std::env::temp_dir().join(format!("iolab-fit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let size = 2_000_000_000;
-        let real: Vec<_> = PROBES
-            .iter()
-            .map(|p| {
-                (
-                    p.name,
-                    sim_probe(p, &truth, size, 1, &dir).expect("simulates"),
-                )
-            })
-            .collect();
-        let fitted = fit_all(&real, size, true, true, 128, 1, &dir).expect("fits");
+        let (dir, size, real) = probed(&truth, "fit");
+        let fitted = fit_all(Model::Ssd, &real, size, true, true, 128, 1, &dir).expect("fits");
         let value = |k: &str| {
             fitted
                 .iter()
@@ -795,7 +1032,48 @@ mod tests {
         near("link_mb_s", 2000.0, 0.1);
         near("host_io_us", 8.0, 0.15);
         assert_eq!(num("channels") * num("luns_per_channel"), 4.0, "units");
-        let text = device_toml("fitted", "the model itself", &fitted);
+        let text = device_toml(Model::Ssd, "fitted", "the model itself", &fitted);
+        let device = DeviceConfig::from_toml(&text).expect("fitted file loads");
+        let (table, worst) = reproduce(&real, &device, size, 1, &dir).expect("reproduces");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
+        assert!(worst <= 15.0, "{table}");
+    }
+
+    /// The same for the `loop` model, with a host whose thread both
+    /// works per IO and wakes at QD1: the two are told apart.
+    #[test]
+    fn the_loop_fit_recovers_a_loop_device_and_its_host() {
+        let truth = DeviceConfig::from_toml(
+            "name = \"truth\"\nkind = \"loop\"\nhost_io_us = 6.0\nhost_wake_us = 3.0\n[loop]\ncapacity_gb = 2\nqueue_depth = 128\nunits = 3\nread_us = 16.0\nwrite_us = 12.0\nlink_mb_s = 4000\nflush_us = 30.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.3\nwrite_sigma = 0.5\n",
+        )
+        .expect("truth loads");
+        let (dir, size, real) = probed(&truth, "loopfit");
+        let fitted = fit_all(Model::Loop, &real, size, true, false, 128, 1, &dir).expect("fits");
+        let num = |k: &str| {
+            fitted
+                .iter()
+                .find(|f| f.key == k)
+                .and_then(|f| f.value.parse::<f64>().ok())
+                .expect(k)
+        };
+        for (k, want, tol) in [
+            ("read_us", 16.0, 0.1),
+            ("write_us", 12.0, 0.1),
+            ("service_sigma", 0.3, 0.15),
+            ("write_sigma", 0.5, 0.15),
+            ("link_mb_s", 4000.0, 0.1),
+            ("units", 3.0, 0.0),
+            ("host_io_us", 6.0, 0.15),
+            ("host_wake_us", 3.0, 0.25),
+            ("flush_us", 30.0, 0.2),
+        ] {
+            let got = num(k);
+            assert!(
+                (got - want).abs() <= tol * want,
+                "{k}: fitted {got}, truth {want}"
+            );
+        }
+        let text = device_toml(Model::Loop, "fitted", "the model itself", &fitted);
         let device = DeviceConfig::from_toml(&text).expect("fitted file loads");
         let (table, worst) = reproduce(&real, &device, size, 1, &dir).expect("reproduces");
         std::fs::remove_dir_all(&dir).expect("cleanup");

@@ -20,6 +20,8 @@ pub enum DeviceKind {
     Ssd,
     /// Rotating disk (sim.md §1.5).
     Hdd,
+    /// A file behind the loop driver, fitted by `iolab calibrate`.
+    Loop,
 }
 
 impl DeviceKind {
@@ -28,6 +30,7 @@ impl DeviceKind {
             DeviceKind::Null => "null",
             DeviceKind::Ssd => "ssd",
             DeviceKind::Hdd => "hdd",
+            DeviceKind::Loop => "loop",
         }
     }
 }
@@ -35,9 +38,9 @@ impl DeviceKind {
 /// A complete device description. Build one with [`DeviceConfig::preset`] or
 /// [`DeviceConfig::from_toml`].
 ///
-/// TOML shape: top-level `name`, `kind` (`"null"`, `"ssd"` or `"hdd"`), optional `base`
-/// (a preset name whose values fill everything not given), and the parameter table of the
-/// kind (`[null]`, `[ssd]` or `[hdd]`).
+/// TOML shape: top-level `name`, `kind` (`"null"`, `"ssd"`, `"hdd"` or `"loop"`), optional
+/// `base` (a preset name whose values fill everything not given; `loop` has none), and the
+/// parameter table of the kind (`[null]`, `[ssd]`, `[hdd]` or `[loop]`).
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceConfig {
@@ -57,14 +60,26 @@ pub struct DeviceConfig {
     /// Parameters of the HDD model (kind = "hdd").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hdd: Option<HddParams>,
-    /// Host time per direct IO outside its completion latency, in µs: the
-    /// engine's submit and reap, the block layer's CPU, fio's own loop.
-    /// The job's thread spends it after each completion before its next
-    /// submission, one IO at a time, so it lowers IOPS without touching
-    /// `clat`. `iolab calibrate` measures it (1/IOPS less the mean
-    /// completion latency at QD1); the datasheet presets leave it at 0.
+    /// Parameters of the file-backed model (kind = "loop").
+    #[serde(default, rename = "loop", skip_serializing_if = "Option::is_none")]
+    pub loop_dev: Option<LoopParams>,
+    /// Host time per direct IO outside the device, in µs: the engine's
+    /// submit and reap, the block layer's CPU, fio's own loop. The job's
+    /// thread spends it on each completion before its next submission,
+    /// one IO at a time; a completion that arrives while the thread is
+    /// still busy with earlier ones waits for it (fio's `clat` ends when
+    /// the thread reaps it), so at depth it bounds IOPS and lengthens
+    /// `clat`. `iolab calibrate` measures it (fio's CPU time per IO at
+    /// QD32); the datasheet presets leave it at 0.
     #[serde(default)]
     pub host_io_us: f64,
+    /// Host time, in µs, a thread that went to sleep for a direct IO's
+    /// completion spends waking up, before `host_io_us`: at QD1 every IO
+    /// pays it, at depth few do. `iolab calibrate` measures it (the QD1
+    /// read's 1/IOPS less its mean `clat` and `host_io_us`, per context
+    /// switch); the presets leave it at 0.
+    #[serde(default)]
+    pub host_wake_us: f64,
 }
 
 /// null_blk-like device (sim.md §1.6).
@@ -78,6 +93,40 @@ pub struct NullParams {
     /// Fixed completion delay of every command. null_blk `completion_nsec` default
     /// 10,000 ns in timer mode [S8].
     pub completion_ns: u64,
+}
+
+/// A file behind the loop driver (module `backed`). No preset: every
+/// value comes from `iolab calibrate`'s probes, each named in the file's
+/// comments.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LoopParams {
+    /// Size in 10^9 bytes.
+    pub capacity_gb: u64,
+    /// Tags (the loop queue's `nr_requests`).
+    pub queue_depth: u32,
+    /// Commands the backing store serves at once.
+    pub units: u32,
+    /// Fixed time of a read on the backing file, µs (the median; the
+    /// spread scales it).
+    pub read_us: f64,
+    /// Fixed time of a write, µs.
+    pub write_us: f64,
+    /// The backing store's bandwidth, shared by every command of both
+    /// directions, 10^6 B/s.
+    pub link_mb_s: u64,
+    /// A FLUSH (the backing file's fsync) after the writes before it, µs.
+    pub flush_us: f64,
+    /// The queue's `write_cache` is `write back`: FLUSH is meaningful.
+    pub write_cache: bool,
+    /// The queue honours FUA.
+    pub fua: bool,
+    /// σ of the log-normal spread (median 1) of a read's fixed time.
+    #[serde(default)]
+    pub service_sigma: f64,
+    /// σ of the spread of a write's fixed time.
+    #[serde(default)]
+    pub write_sigma: f64,
 }
 
 /// Garbage-collection fidelity of the SSD model (sim.md §1.3).
@@ -490,6 +539,22 @@ const HDD_DOCS: &[(&str, &str, &str)] = &[
     ("destage_window", "extents", "(assumed) NCQ scan breadth"),
 ];
 
+/// A loop device's values are all measured; the file's comments name the
+/// probe each came from.
+const LOOP_DOCS: &[(&str, &str, &str)] = &[
+    ("capacity_gb", "GB", "the device's size"),
+    ("queue_depth", "tags", "queue/nr_requests"),
+    ("units", "", "measured (iolab calibrate)"),
+    ("read_us", "us", "measured (iolab calibrate)"),
+    ("write_us", "us", "measured (iolab calibrate)"),
+    ("link_mb_s", "MB/s", "measured (iolab calibrate)"),
+    ("flush_us", "us", "measured (iolab calibrate)"),
+    ("write_cache", "", "queue/write_cache"),
+    ("fua", "", "queue/fua"),
+    ("service_sigma", "", "measured (iolab calibrate)"),
+    ("write_sigma", "", "measured (iolab calibrate)"),
+];
+
 const NULL_DOCS: &[(&str, &str, &str)] = &[
     ("capacity_gb", "GB", "[S8] null_blk gb=250"),
     ("queue_depth", "tags", "[S8] hw_queue_depth=64"),
@@ -542,7 +607,9 @@ impl DeviceConfig {
             null: None,
             ssd: None,
             hdd: None,
+            loop_dev: None,
             host_io_us: 0.0,
+            host_wake_us: 0.0,
         };
         match name {
             "nvme" => cfg.ssd = Some(nvme()),
@@ -604,6 +671,7 @@ impl DeviceConfig {
             (DeviceKind::Null, self.null.is_some()),
             (DeviceKind::Ssd, self.ssd.is_some()),
             (DeviceKind::Hdd, self.hdd.is_some()),
+            (DeviceKind::Loop, self.loop_dev.is_some()),
         ];
         for (kind, present) in tables {
             if kind == self.kind && !present {
@@ -617,11 +685,13 @@ impl DeviceConfig {
                 )));
             }
         }
-        if !(self.host_io_us.is_finite() && (0.0..=MAX_TIME_US as f64).contains(&self.host_io_us)) {
-            return Err(invalid(
-                "host_io_us",
-                format!("must be 0 to {MAX_TIME_US} µs"),
-            ));
+        for (key, v) in [
+            ("host_io_us", self.host_io_us),
+            ("host_wake_us", self.host_wake_us),
+        ] {
+            if !(v.is_finite() && (0.0..=MAX_TIME_US as f64).contains(&v)) {
+                return Err(invalid(key, format!("must be 0 to {MAX_TIME_US} µs")));
+            }
         }
         if let Some(p) = &self.null {
             nonzero("null.capacity_gb", p.capacity_gb)?;
@@ -635,6 +705,9 @@ impl DeviceConfig {
         }
         if let Some(p) = &self.hdd {
             validate_hdd(p)?;
+        }
+        if let Some(p) = &self.loop_dev {
+            validate_loop(p)?;
         }
         Ok(())
     }
@@ -668,6 +741,7 @@ impl DeviceConfig {
         let rows: Vec<(&str, &str, &str)> = match self.kind {
             DeviceKind::Null => NULL_DOCS.to_vec(),
             DeviceKind::Hdd => HDD_DOCS.to_vec(),
+            DeviceKind::Loop => LOOP_DOCS.to_vec(),
             DeviceKind::Ssd => {
                 let sata = reference.as_ref().is_some_and(|r| r.name == "sata-ssd");
                 SSD_DOCS
@@ -681,6 +755,7 @@ impl DeviceConfig {
                 DeviceKind::Null => toml::Table::try_from(c.null.as_ref()?),
                 DeviceKind::Ssd => toml::Table::try_from(c.ssd.as_ref()?),
                 DeviceKind::Hdd => toml::Table::try_from(c.hdd.as_ref()?),
+                DeviceKind::Loop => toml::Table::try_from(c.loop_dev.as_ref()?),
             };
             v.ok()
         };
@@ -699,12 +774,25 @@ impl DeviceConfig {
             };
             let _ = writeln!(out, "{key:<24} {value:>12} {unit:<8} {src}");
         }
-        if self.host_io_us > 0.0 {
-            let _ = writeln!(
-                out,
-                "{:<24} {:>12} {:<8} measured (iolab calibrate), host time per direct IO outside clat",
-                "host_io_us", self.host_io_us, "us"
-            );
+        for (key, v, what) in [
+            (
+                "host_io_us",
+                self.host_io_us,
+                "host time per direct IO, reaped one at a time",
+            ),
+            (
+                "host_wake_us",
+                self.host_wake_us,
+                "waking a thread that slept for its IO",
+            ),
+        ] {
+            if v > 0.0 {
+                let _ = writeln!(
+                    out,
+                    "{key:<24} {v:>12} {:<8} measured (iolab calibrate), {what}",
+                    "us"
+                );
+            }
         }
         out
     }
@@ -788,6 +876,43 @@ fn validate_ssd(p: &SsdParams) -> Result<(), DeviceError> {
     nonzero("ssd.pages_per_block", u64::from(p.pages_per_block))?;
     if !(p.service_sigma.is_finite() && (0.0..=2.0).contains(&p.service_sigma)) {
         return Err(invalid("ssd.service_sigma", "must be between 0 and 2"));
+    }
+    Ok(())
+}
+
+/// Shortest fixed time of a loop device's command: a copy of one page in
+/// RAM takes longer, and a device of zero-cost commands never lets the
+/// simulated clock move.
+const MIN_LOOP_US: f64 = 0.1;
+
+fn validate_loop(p: &LoopParams) -> Result<(), DeviceError> {
+    nonzero("loop.capacity_gb", p.capacity_gb)?;
+    at_most("loop.capacity_gb", p.capacity_gb, MAX_CAPACITY_GB)?;
+    nonzero("loop.queue_depth", u64::from(p.queue_depth))?;
+    at_most("loop.queue_depth", u64::from(p.queue_depth), 65_536)?;
+    nonzero("loop.units", u64::from(p.units))?;
+    at_most("loop.units", u64::from(p.units), 1024)?;
+    for (k, v) in [
+        ("loop.read_us", p.read_us),
+        ("loop.write_us", p.write_us),
+        ("loop.flush_us", p.flush_us),
+    ] {
+        if !(v.is_finite() && (MIN_LOOP_US..=MAX_TIME_US as f64).contains(&v)) {
+            return Err(invalid(
+                k,
+                format!("must be {MIN_LOOP_US} to {MAX_TIME_US} µs"),
+            ));
+        }
+    }
+    nonzero("loop.link_mb_s", p.link_mb_s)?;
+    at_most("loop.link_mb_s", p.link_mb_s, 1_000_000)?;
+    for (k, v) in [
+        ("loop.service_sigma", p.service_sigma),
+        ("loop.write_sigma", p.write_sigma),
+    ] {
+        if !(v.is_finite() && (0.0..=2.0).contains(&v)) {
+            return Err(invalid(k, "must be between 0 and 2"));
+        }
     }
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! Device models (sim.md §1): null, flash SSD (NVMe / SATA) and rotating disk.
+//! Device models (sim.md §1): null, flash SSD (NVMe / SATA), rotating disk, and a
+//! file behind the loop driver (`backed`, fitted by `iolab calibrate`).
 //!
 //! A device accepts commands from the block layer (`submit`), tells the event loop when
 //! each one completes (`DevCtx::complete_at`) and when it wants to run again
@@ -17,6 +18,7 @@
 //! dispatch a FLUSH only with nothing in flight, and while it runs `can_accept` refuses
 //! everything.
 
+mod backed;
 mod config;
 mod divisor;
 mod hdd;
@@ -27,8 +29,9 @@ mod ssd;
 mod tests;
 mod timeline;
 
+pub use backed::LoopDev;
 pub use config::{
-    DeviceConfig, DeviceKind, GcMode, HddParams, NullParams, Precondition, SsdParams,
+    DeviceConfig, DeviceKind, GcMode, HddParams, LoopParams, NullParams, Precondition, SsdParams,
 };
 pub use hdd::HddDev;
 pub use null::NullDev;
@@ -109,6 +112,8 @@ pub enum Device {
     Ssd(SsdDev),
     /// Rotating disk.
     Hdd(HddDev),
+    /// A file behind the loop driver.
+    Loop(LoopDev),
 }
 
 macro_rules! each {
@@ -117,6 +122,7 @@ macro_rules! each {
             Device::Null($d) => $e,
             Device::Ssd($d) => $e,
             Device::Hdd($d) => $e,
+            Device::Loop($d) => $e,
         }
     };
 }
@@ -154,6 +160,13 @@ impl Device {
                     .as_ref()
                     .ok_or_else(|| DeviceError::MissingTable("hdd".into()))?;
                 Ok(Device::Hdd(HddDev::new(p)?))
+            }
+            DeviceKind::Loop => {
+                let p = cfg
+                    .loop_dev
+                    .as_ref()
+                    .ok_or_else(|| DeviceError::MissingTable("loop".into()))?;
+                Ok(Device::Loop(LoopDev::new(p, stream)))
             }
         }
     }

@@ -880,3 +880,106 @@ fn a_spread_device_varies_with_its_seed_and_keeps_its_median() {
     e.sort_unstable();
     assert_eq!(e[0], e[e.len() - 1], "the presets' service times are exact");
 }
+
+/// Completion times as a model reports them, in order.
+#[derive(Default)]
+struct Collect {
+    done: Vec<(Ns, u32)>,
+}
+
+impl DevCtx for Collect {
+    fn complete_at(&mut self, at: Ns, tag: u32) {
+        self.done.push((at, tag));
+    }
+    fn wake_at(&mut self, _at: Ns) {}
+}
+
+/// A file-backed device: commands go to the first free server in
+/// arrival order, so a sequential 4 KiB stream costs what a random one
+/// does; `units` bound IOPS at depth; the shared bandwidth bounds large
+/// reads; a FLUSH waits for the writes before it.
+#[test]
+fn a_loop_device_serves_in_arrival_order_and_shares_one_bandwidth() {
+    let cfg = DeviceConfig::from_toml(
+        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 20.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\n",
+    )
+    .expect("loads");
+    let lone = |op: DevOp, len: u64| {
+        let mut d = Device::new(&cfg).expect("builds");
+        let mut ctx = Collect::default();
+        d.submit(
+            0,
+            DevCmd {
+                tag: 0,
+                op,
+                offset: 0,
+                len,
+                fua: false,
+            },
+            &mut ctx,
+        );
+        ctx.done[0].0
+    };
+    // 20 µs + 4096 B at 1 GB/s; 1 MiB: 20 µs + 1048.6 µs.
+    assert_eq!(lone(DevOp::Read, 4096), 20_000 + 4_096);
+    assert_eq!(lone(DevOp::Read, 1 << 20), 20_000 + 1_048_576);
+    assert_eq!(lone(DevOp::Write, 4096), 30_000 + 4_096);
+    // Eight 4 KiB reads at once, sequential or scattered: two servers,
+    // each 24.1 µs a read, so the last ends after four rounds.
+    for step in [4096u64, 7 << 20] {
+        let mut d = Device::new(&cfg).expect("builds");
+        let mut ctx = Collect::default();
+        for i in 0..8u32 {
+            let cmd = DevCmd {
+                tag: i,
+                op: DevOp::Read,
+                offset: u64::from(i) * step,
+                len: 4096,
+                fua: false,
+            };
+            d.submit(0, cmd, &mut ctx);
+        }
+        let last = ctx.done.iter().map(|&(t, _)| t).max().expect("done");
+        assert!(
+            (4 * 20_000..=4 * 24_100 + 4 * 4_096).contains(&last),
+            "step {step}: {last}"
+        );
+    }
+    // A FLUSH after a write starts when the write has completed.
+    let mut d = Device::new(&cfg).expect("builds");
+    let mut ctx = Collect::default();
+    d.submit(
+        0,
+        DevCmd {
+            tag: 0,
+            op: DevOp::Write,
+            offset: 0,
+            len: 4096,
+            fua: false,
+        },
+        &mut ctx,
+    );
+    d.submit(
+        0,
+        DevCmd {
+            tag: 1,
+            op: DevOp::Flush,
+            offset: 0,
+            len: 0,
+            fua: false,
+        },
+        &mut ctx,
+    );
+    let at = |tag| {
+        ctx.done
+            .iter()
+            .find(|&&(_, t)| t == tag)
+            .expect("completes")
+            .0
+    };
+    assert_eq!(at(1), at(0) + 100_000);
+    // Commands of no cost are refused: they would stop the clock.
+    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 0.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\n";
+    let e = DeviceConfig::from_toml(zero).expect_err("zero read time");
+    assert!(e.to_string().contains("loop.read_us"), "{e}");
+}

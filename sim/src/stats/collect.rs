@@ -270,6 +270,11 @@ pub struct JobStats {
     end_ns: Option<Ns>,
     pub(crate) dirs: [DirStats; 3],
     pub(crate) sync: LatAcc,
+    /// Host time the job's thread spent on its direct IOs (fio's
+    /// `usr_cpu` + `sys_cpu` share) and the times it woke for one (fio's
+    /// `ctx`).
+    pub(crate) host_ns: u64,
+    pub(crate) wakes: u64,
 }
 
 impl JobStats {
@@ -296,7 +301,17 @@ impl JobStats {
             end_ns: None,
             dirs,
             sync: LatAcc::default(),
+            host_ns: 0,
+            wakes: 0,
         }
+    }
+
+    /// The job's thread spent `ns` on a direct IO; `woke`: it had slept
+    /// for the completion.
+    #[inline]
+    pub fn record_host(&mut self, ns: u64, woke: bool) {
+        self.host_ns += ns;
+        self.wakes += u64::from(woke);
     }
 
     /// One completed IO of `bytes` with completion latency `clat_ns`,

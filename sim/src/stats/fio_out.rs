@@ -342,9 +342,16 @@ fn job_json(j: &JobReport) -> Value {
     s.insert("lat_ns".into(), lat_json(&j.sync.lat, true));
     m.insert("sync".into(), Value::Object(s));
     m.insert("job_runtime".into(), Value::from(j.job_runtime_ms));
+    // The simulated thread's host time as fio's CPU share (all of it
+    // system time: the engine's submit and reap).
+    let sys = if j.job_runtime_ms > 0 {
+        100.0 * j.host_ns as f64 / (j.job_runtime_ms as f64 * 1e6)
+    } else {
+        0.0
+    };
     m.insert("usr_cpu".into(), num(0.0));
-    m.insert("sys_cpu".into(), num(0.0));
-    m.insert("ctx".into(), Value::from(0u64));
+    m.insert("sys_cpu".into(), num(sys));
+    m.insert("ctx".into(), Value::from(j.ctx));
     m.insert("majf".into(), Value::from(0u64));
     m.insert("minf".into(), Value::from(0u64));
     Value::Object(m)
@@ -381,8 +388,9 @@ pub fn lat_log_json(r: &RunReport) -> Value {
 /// Layout: `{"fio version": "iolab-<crate version>", "jobs": [...],
 /// "iolab": <extra>}`. Each job carries fio's key names (`jobname`,
 /// `groupid`, `error`, `"job options"`, `read`/`write`/`trim` with
-/// `io_bytes` … `iops_samples`, `sync`, `job_runtime`, zeroed
-/// `usr_cpu`/`sys_cpu`/`ctx`/`majf`/`minf`). No wall-clock fields
+/// `io_bytes` … `iops_samples`, `sync`, `job_runtime`, `sys_cpu` and
+/// `ctx` from the thread's host time on direct IOs (0 without
+/// `host_io_us`/`host_wake_us`), zeroed `usr_cpu`/`majf`/`minf`). No wall-clock fields
 /// (`timestamp`, `time`) are emitted.
 ///
 /// The 10 ms window series (fio's averaged latency log, one per job even

@@ -139,6 +139,12 @@ pub struct JobReport {
     pub sync: SyncReport,
     /// Sum of the member jobs' runtimes, ms (fio `job_runtime`).
     pub job_runtime_ms: u64,
+    /// Host time of the member jobs' threads on their direct IOs, ns
+    /// (fio's CPU share: `sys_cpu`), and their wake-ups (`ctx`).
+    #[serde(default)]
+    pub host_ns: u64,
+    #[serde(default)]
+    pub ctx: u64,
 }
 
 impl JobReport {
@@ -202,6 +208,8 @@ struct EntryAcc {
     iops: [RunningStat; 3],
     sync: LatAcc,
     job_runtime_ms: u64,
+    host_ns: u64,
+    ctx: u64,
 }
 
 impl RunReport {
@@ -239,12 +247,16 @@ impl RunReport {
                     iops: Default::default(),
                     sync: LatAcc::default(),
                     job_runtime_ms: 0,
+                    host_ns: 0,
+                    ctx: 0,
                 });
             }
             let e = entries.last_mut().expect("an entry was pushed above");
             e.members += 1;
             let runtime_ms = stats.runtime_ns() / MS;
             e.job_runtime_ms += runtime_ms;
+            e.host_ns += stats.host_ns;
+            e.ctx += stats.wakes;
             for i in 0..3 {
                 let d = &stats.dirs[i];
                 e.io_bytes[i] += d.io_bytes;
@@ -363,6 +375,8 @@ impl RunReport {
                         lat: LatSummary::from_acc(&e.sync, plist),
                     },
                     job_runtime_ms: e.job_runtime_ms,
+                    host_ns: e.host_ns,
+                    ctx: e.ctx,
                 }
             })
             .collect();

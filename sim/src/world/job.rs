@@ -64,6 +64,9 @@ pub(crate) enum Phase {
     SyncCommit,
     /// btrfs-lite: a write waiting for its metadata reservation ticket.
     Reserve,
+    /// A direct IO that completed while its job's thread was busy with
+    /// earlier ones: it is reaped (its `clat` ends) on its timer.
+    Reap,
     Done,
 }
 
@@ -110,6 +113,9 @@ pub(crate) struct Ctx {
     /// Its bios waiting for a request slot (more than one only while the
     /// copies of a mirrored writeback bio wait together).
     pub parked: u32,
+    /// When the job's thread is done with this context's last direct IO
+    /// (its host time reserved at completion): the next submission.
+    pub host_until: Ns,
 }
 
 /// One job clone.
@@ -139,7 +145,8 @@ pub(crate) struct Job {
     /// the last pause ended.
     pub pacing: crate::cache::pacing::TaskPacing,
     /// When the job's thread is next free of host work (the devices'
-    /// `host_io_us` after each direct IO, one IO at a time).
+    /// `host_io_us` after each direct IO, one IO at a time, and
+    /// `host_wake_us` when it had slept for the completion).
     pub host_free: Ns,
     pub end_sync_next: usize,
     pub sync_busy: bool,
@@ -246,6 +253,7 @@ impl<P: Policy> World<P> {
                 self.op_complete(now, c);
             }
             Phase::Sleep => self.ctx_next(now, c),
+            Phase::Reap => self.op_complete(now, c),
             Phase::Wait | Phase::SyncWait | Phase::SyncLogWait
                 if self.ctxs[c as usize].pending == 0 =>
             {
@@ -655,6 +663,9 @@ impl<P: Policy> World<P> {
 
     /// The operation of context `c` is over: account it, go on.
     pub(crate) fn op_complete(&mut self, now: Ns, c: u32) {
+        if self.reap_later(now, c) {
+            return;
+        }
         self.ops_done += 1;
         if self.ctxs[c as usize].phase == Phase::SyncLogLock {
             self.note_follower_done();
@@ -663,6 +674,7 @@ impl<P: Policy> World<P> {
         let j = ctx.job as usize;
         let lat = now - ctx.op_start;
         let op = ctx.op;
+        let host_until = std::mem::take(&mut ctx.host_until);
         ctx.op = OpKind::None;
         ctx.phase = Phase::Idle;
         let job = &mut self.jobs[j];
@@ -690,16 +702,48 @@ impl<P: Policy> World<P> {
             }
             OpKind::None => {}
         }
-        // The thread reaps this IO and prepares the next before it submits
-        // again: host time outside the completion latency, serial per job.
-        let host = self.host_io_ns;
-        if host > 0 && matches!(op, OpKind::Io { .. }) && job.plan.direct {
-            let at = job.host_free.max(now) + host;
-            job.host_free = at;
-            self.ctx_timer(at, c, Phase::Sleep);
+        // The thread prepares the next IO before it submits again.
+        if host_until > now {
+            self.ctx_timer(host_until, c, Phase::Sleep);
             return;
         }
         self.ctx_next(now, c);
+    }
+
+    /// The job's thread reaps a direct IO's completion and prepares the
+    /// next one, one IO at a time (the devices' `host_io_us`, with
+    /// `host_wake_us` first when the thread had gone to sleep waiting
+    /// for it): this reserves that time on the thread and, when the
+    /// thread is still busy with earlier completions, defers the reaping
+    /// (fio's `clat` ends when the thread gets to the completion, so at
+    /// depth completions queue there). The next submission waits for the
+    /// reserved time to pass. Returns whether the reaping was deferred.
+    fn reap_later(&mut self, now: Ns, c: u32) -> bool {
+        let (host, wake) = (self.host_io_ns, self.host_wake_ns);
+        let ctx = &mut self.ctxs[c as usize];
+        let job = &mut self.jobs[ctx.job as usize];
+        if host == 0 && wake == 0
+            || ctx.phase == Phase::Reap
+            || !matches!(ctx.op, OpKind::Io { .. })
+            || !job.plan.direct
+        {
+            return false;
+        }
+        let slept = job.host_free < now;
+        let start = job.host_free.max(now);
+        let busy = host + if slept { wake } else { 0 };
+        job.host_free = start + busy;
+        ctx.host_until = start + busy;
+        if ctx.op_start >= job.ramp_end
+            && let Some(s) = job.stats.as_mut()
+        {
+            s.record_host(busy, slept);
+        }
+        if start > now {
+            self.ctx_timer(start, c, Phase::Reap);
+            return true;
+        }
+        false
     }
 
     /// Stops job `j` from starting new IO.
@@ -819,6 +863,7 @@ impl Ctx {
             batch: crate::block::pool::Batch::default(),
             dirty_paused: false,
             parked: 0,
+            host_until: 0,
         }
     }
 }

@@ -282,6 +282,9 @@ pub(crate) struct World<P: Policy> {
     /// Host time per direct IO outside its completion latency (the
     /// devices' `host_io_us`, the largest of a volume's).
     pub host_io_ns: Ns,
+    /// Host time to wake a thread that slept for a direct IO's completion
+    /// (the devices' `host_wake_us`, the largest of a volume's).
+    pub host_wake_ns: Ns,
     pub jn: JournalActor,
     /// A volume's transaction commits and `tree_log_mutex`.
     pub commit: commit::CommitActor,
@@ -372,6 +375,7 @@ impl<P: Policy> World<P> {
             btrfs: None,
             cpus: 1,
             host_io_ns: 0,
+            host_wake_ns: 0,
             jn: JournalActor::default(),
             commit: commit::CommitActor::default(),
             flusher: Flusher::default(),
