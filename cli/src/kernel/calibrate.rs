@@ -209,12 +209,119 @@ struct Fitted {
     from: String,
 }
 
+/// What both models read off the probes alike.
+struct Shared {
+    /// The sequential read bandwidth, B/s.
+    seq_read: f64,
+    /// The link: searched if given, else the sequential read bandwidth.
+    link_mb_s: u64,
+    searched: bool,
+    /// One 4 KiB transfer over the link, ns.
+    link4k: f64,
+    qd1: Measured,
+    w1: Measured,
+    /// The QD1 read's spread.
+    sigma: f64,
+    qd32_iops: f64,
+}
+
+impl Shared {
+    fn of(m: &[(&'static str, Measured)], link: Option<u64>) -> Shared {
+        let get = |name: &str| of(m, name).copied().unwrap_or_default();
+        let seq_read = get("read-1m-qd8").bw.max(1.0);
+        let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
+        let qd1 = get("randread-4k-qd1");
+        Shared {
+            seq_read,
+            link_mb_s,
+            searched: link.is_some(),
+            link4k: 4096.0 / (link_mb_s as f64 * 1e6) * 1e9,
+            sigma: spread_of(&qd1),
+            qd1,
+            w1: get("randwrite-4k-qd1"),
+            qd32_iops: get("randread-4k-qd32").iops,
+        }
+    }
+
+    /// Units busy at QD32: its IOPS times the mean service of a read of
+    /// median `read_ns` (`read_ns · exp(σ²/2)` plus a transfer), and that
+    /// mean service.
+    fn units(&self, read_ns: f64) -> (u64, f64) {
+        let mean = read_ns * (self.sigma * self.sigma / 2.0).exp() + self.link4k;
+        let units = ((self.qd32_iops * mean / 1e9).round() as u64).clamp(1, 1024);
+        (units, mean)
+    }
+
+    /// The entries every fitted file starts with: the host's two figures,
+    /// the size and tag count, the link and the read spread.
+    fn head(&self, m: &[(&'static str, Measured)], size: u64, depth: u32) -> Vec<Fitted> {
+        let gb = size.div_ceil(1_000_000_000).max(1);
+        let mut out = fit_host(m);
+        out.extend([
+            Fitted {
+                key: "capacity_gb",
+                value: gb.to_string(),
+                from: format!("the device's {size} bytes"),
+            },
+            Fitted {
+                key: "queue_depth",
+                value: depth.to_string(),
+                from: "the device's tag count".into(),
+            },
+            Fitted {
+                key: "link_mb_s",
+                value: self.link_mb_s.to_string(),
+                from: format!(
+                    "read-1m-qd8: {:.0} MB/s{}",
+                    self.seq_read / 1e6,
+                    if self.searched {
+                        ", the bandwidth the model needs to reach it"
+                    } else {
+                        ""
+                    }
+                ),
+            },
+            spread_entry("service_sigma", "randread-4k-qd1", &self.qd1),
+        ]);
+        out
+    }
+}
+
+/// The queue's cache flags, the last entries of every fitted file.
+fn cache_flags(wc: bool, fua: bool) -> [Fitted; 2] {
+    [
+        Fitted {
+            key: "write_cache",
+            value: wc.to_string(),
+            from: "queue/write_cache".into(),
+        },
+        Fitted {
+            key: "fua",
+            value: fua.to_string(),
+            from: "queue/fua".into(),
+        },
+    ]
+}
+
+/// `key` = the spread of probe `name`'s figures `m`, with its source.
+fn spread_entry(key: &'static str, name: &str, m: &Measured) -> Fitted {
+    Fitted {
+        key,
+        value: format!("{}", spread_of(m)),
+        from: format!(
+            "{name}: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
+            m.p99_ns / 1000.0,
+            m.p50_ns / 1000.0
+        ),
+    }
+}
+
 /// The SSD parameters the probes determine (`base = "nvme"` supplies the
 /// rest). The model's times are medians (its spread has median 1), so
 /// they are fitted to the probes' medians; times in ns in, µs out.
 ///
-/// * `link_mb_s`, `channel_mb_s`: `link` if given (see [`fit_link`]), else
-///   the sequential read bandwidth.
+/// * `link_mb_s`, `channel_mb_s`: `link` if given (searched, see
+///   [`fit_all`]), else the sequential read bandwidth.
 /// * `service_sigma`: the QD1 4 KiB read's p99/p50 is `exp(2.326 σ)`.
 /// * `read_us`: the QD1 4 KiB read's median less two 4 KiB transfers.
 /// * units (`channels` × `luns_per_channel`): QD32 4 KiB read IOPS times
@@ -234,36 +341,20 @@ fn fit(
     link: Option<u64>,
     program: Option<u64>,
 ) -> Vec<Fitted> {
-    let get = |name: &str| {
-        m.iter()
-            .find(|(n, _)| *n == name)
-            .map(|x| x.1)
-            .unwrap_or_default()
-    };
+    let get = |name: &str| of(m, name).copied().unwrap_or_default();
+    let sh = Shared::of(m, link);
+    let (qd1, w1, link4k) = (sh.qd1, sh.w1, sh.link4k);
     let us = |ns: f64| (ns / 1000.0).round().max(0.0) as u64;
-    let seq_read = get("read-1m-qd8").bw.max(1.0);
-    let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
-    let link4k = 4096.0 / (link_mb_s as f64 * 1e6) * 1e9;
-    let qd1 = get("randread-4k-qd1");
-    let sigma = if qd1.p50_ns > 0.0 && qd1.p99_ns > qd1.p50_ns {
-        ((qd1.p99_ns / qd1.p50_ns).ln() / 2.326).clamp(0.0, 2.0)
-    } else {
-        0.0
-    };
-    let sigma = (sigma * 1000.0).round() / 1000.0;
     let read_ns = (qd1.p50_ns - 2.0 * link4k).max(1000.0);
     let read_ns = us(read_ns).max(1) as f64 * 1000.0;
-    let qd32 = get("randread-4k-qd32").iops;
-    let mean_service = read_ns * (sigma * sigma / 2.0).exp() + link4k;
-    let units = ((qd32 * mean_service / 1e9).round() as u64).clamp(1, 1024);
+    let (units, mean_service) = sh.units(read_ns);
     let channels = units.min(8);
     let luns = units.div_ceil(channels);
     let units = channels * luns;
-    let w1 = get("randwrite-4k-qd1");
     let ack = (w1.p50_ns - link4k).max(0.0);
     let seq_write = get("write-1m-qd8").bw.max(1.0);
     // Programs limit the bandwidth unless the link does.
-    let link_bw = link_mb_s as f64 * 1e6;
+    let link_bw = sh.link_mb_s as f64 * 1e6;
     let prog_ns = match program {
         Some(us) => us as f64 * 1000.0,
         None if seq_write < 0.95 * link_bw => units as f64 * 16384.0 / seq_write * 1e9,
@@ -271,51 +362,18 @@ fn fit(
     };
     let sync = get("randwrite-4k-qd1-fsync").sync_mean_ns;
     let flush_fixed = (sync - prog_ns).max(0.0);
-    let gb = size.div_ceil(1_000_000_000).max(1);
     let f = |key, value: String, from: String| Fitted { key, value, from };
-    let mut out = fit_host(m);
+    let mut out = sh.head(m, size, depth);
     out.extend([
         f(
-            "capacity_gb",
-            gb.to_string(),
-            format!("the device's {size} bytes"),
-        ),
-        f(
-            "queue_depth",
-            depth.to_string(),
-            "the device's tag count".into(),
-        ),
-        f(
-            "link_mb_s",
-            link_mb_s.to_string(),
-            format!(
-                "read-1m-qd8: {:.0} MB/s{}",
-                seq_read / 1e6,
-                if link.is_some() {
-                    ", the link the model needs to reach it with the fitted units"
-                } else {
-                    ""
-                }
-            ),
-        ),
-        f(
             "channel_mb_s",
-            link_mb_s.to_string(),
+            sh.link_mb_s.to_string(),
             "as fast as the link (the probes cannot tell them apart)".into(),
         ),
         f(
             "cmd_overhead_us",
             "0".into(),
             "folded into read_us and ack_us (the probes cannot tell them apart)".into(),
-        ),
-        f(
-            "service_sigma",
-            format!("{sigma}"),
-            format!(
-                "randread-4k-qd1: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
-                qd1.p99_ns / 1000.0,
-                qd1.p50_ns / 1000.0
-            ),
         ),
         f(
             "read_us",
@@ -330,7 +388,8 @@ fn fit(
             "luns_per_channel",
             luns.to_string(),
             format!(
-                "randread-4k-qd32: {qd32:.0} IOPS x mean service {:.1} us = {units} units busy",
+                "randread-4k-qd32: {:.0} IOPS x mean service {:.1} us = {units} units busy",
+                sh.qd32_iops,
                 mean_service / 1000.0
             ),
         ),
@@ -363,8 +422,6 @@ fn fit(
                 sync / 1000.0
             ),
         ),
-        f("write_cache", wc.to_string(), "queue/write_cache".into()),
-        f("fua", fua.to_string(), "queue/fua".into()),
         f(
             "flush_queued",
             "true".into(),
@@ -376,6 +433,7 @@ fn fit(
             "a loop device or a short run: no GC seen".into(),
         ),
     ]);
+    out.extend(cache_flags(wc, fua));
     out
 }
 
@@ -459,44 +517,26 @@ fn fit_loop(
     depth: u32,
     link: Option<u64>,
 ) -> Vec<Fitted> {
-    let get = |name: &str| of(m, name).copied().unwrap_or_default();
-    let seq_read = get("read-1m-qd8").bw.max(1.0);
-    let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
-    let link4k = 4096.0 / (link_mb_s as f64 * 1e6) * 1e9;
-    let qd1 = get("randread-4k-qd1");
-    let sigma = spread_of(&qd1);
+    let sh = Shared::of(m, link);
+    let (qd1, w1) = (sh.qd1, sh.w1);
     let tenth = |ns: f64| ((ns / 100.0).round() / 10.0).max(0.1);
-    let read_us = tenth(qd1.p50_ns - link4k);
-    let w1 = get("randwrite-4k-qd1");
-    let write_us = tenth(w1.p50_ns - link4k);
-    let write_sigma = spread_of(&w1);
-    let qd32 = get("randread-4k-qd32").iops;
-    let mean_service = read_us * 1000.0 * (sigma * sigma / 2.0).exp() + link4k;
-    let units = ((qd32 * mean_service / 1e9).round() as u64).clamp(1, 1024);
+    let read_us = tenth(qd1.p50_ns - sh.link4k);
+    let write_us = tenth(w1.p50_ns - sh.link4k);
+    let (units, mean_service) = sh.units(read_us * 1000.0);
     // What an fsync adds to each write: the probes' periods, not fio's
     // sync latency, which overlaps the thread's own time.
     let period = |p: Measured| if p.iops > 0.0 { 1e9 / p.iops } else { 0.0 };
-    let synced = get("randwrite-4k-qd1-fsync");
+    let synced = of(m, "randwrite-4k-qd1-fsync").copied().unwrap_or_default();
     let flush = (period(synced) - period(w1)).max(0.0);
-    let gb = size.div_ceil(1_000_000_000).max(1);
     let f = |key, value: String, from: String| Fitted { key, value, from };
-    let mut out = fit_host(m);
+    let mut out = sh.head(m, size, depth);
     out.extend([
-        f(
-            "capacity_gb",
-            gb.to_string(),
-            format!("the device's {size} bytes"),
-        ),
-        f(
-            "queue_depth",
-            depth.to_string(),
-            "the device's tag count".into(),
-        ),
         f(
             "units",
             units.to_string(),
             format!(
-                "randread-4k-qd32: {qd32:.0} IOPS x mean service {:.1} us",
+                "randread-4k-qd32: {:.0} IOPS x mean service {:.1} us",
+                sh.qd32_iops,
                 mean_service / 1000.0
             ),
         ),
@@ -517,19 +557,6 @@ fn fit_loop(
             ),
         ),
         f(
-            "link_mb_s",
-            link_mb_s.to_string(),
-            format!(
-                "read-1m-qd8: {:.0} MB/s{}",
-                seq_read / 1e6,
-                if link.is_some() {
-                    ", the bandwidth the model needs to reach it"
-                } else {
-                    ""
-                }
-            ),
-        ),
-        f(
             "flush_us",
             format!("{}", tenth(flush)),
             format!(
@@ -538,27 +565,9 @@ fn fit_loop(
                 period(w1) / 1000.0
             ),
         ),
-        f(
-            "service_sigma",
-            format!("{sigma}"),
-            format!(
-                "randread-4k-qd1: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
-                qd1.p99_ns / 1000.0,
-                qd1.p50_ns / 1000.0
-            ),
-        ),
-        f(
-            "write_sigma",
-            format!("{write_sigma}"),
-            format!(
-                "randwrite-4k-qd1: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
-                w1.p99_ns / 1000.0,
-                w1.p50_ns / 1000.0
-            ),
-        ),
-        f("write_cache", wc.to_string(), "queue/write_cache".into()),
-        f("fua", fua.to_string(), "queue/fua".into()),
+        spread_entry("write_sigma", "randwrite-4k-qd1", &w1),
     ]);
+    out.extend(cache_flags(wc, fua));
     out
 }
 

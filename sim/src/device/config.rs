@@ -121,11 +121,10 @@ pub struct LoopParams {
     pub write_cache: bool,
     /// The queue honours FUA.
     pub fua: bool,
-    /// σ of the log-normal spread (median 1) of a read's fixed time.
-    #[serde(default)]
+    /// σ of the log-normal spread (median 1) of a read's fixed time (0:
+    /// exact).
     pub service_sigma: f64,
     /// σ of the spread of a write's fixed time.
-    #[serde(default)]
     pub write_sigma: f64,
 }
 

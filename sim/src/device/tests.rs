@@ -901,7 +901,7 @@ impl DevCtx for Collect {
 #[test]
 fn a_loop_device_serves_in_arrival_order_and_shares_one_bandwidth() {
     let cfg = DeviceConfig::from_toml(
-        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 20.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\n",
+        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 20.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n",
     )
     .expect("loads");
     let lone = |op: DevOp, len: u64| {
@@ -979,7 +979,7 @@ fn a_loop_device_serves_in_arrival_order_and_shares_one_bandwidth() {
     };
     assert_eq!(at(1), at(0) + 100_000);
     // Commands of no cost are refused: they would stop the clock.
-    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 0.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\n";
+    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 0.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
     let e = DeviceConfig::from_toml(zero).expect_err("zero read time");
     assert!(e.to_string().contains("loop.read_us"), "{e}");
 }
