@@ -608,7 +608,8 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
             "units",
             "read_us",
             "write_us",
-            "link_mb_s",
+            "read_mb_s",
+            "write_mb_s",
             "flush_us",
             "service_sigma",
             "write_sigma",
@@ -625,4 +626,97 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
         assert!(text.contains("# randread-4k-qd1 "), "{f}: the probe table");
         assert!(text.contains("\nkind = \"loop\"\n"), "{f}: the loop model");
     }
+}
+
+/// Each committed device file is what `iolab calibrate --from` fits from
+/// the measurement kept beside it, byte for byte: the file is the tool's
+/// output, and a change to the model or the fit shows up here.
+#[test]
+fn the_calibrated_device_files_are_refitted_exactly_from_their_kept_probes() {
+    let dir = temp("refit");
+    for dev in ["loop-disk", "loop-shm"] {
+        let out = dir.join(format!("{dev}.toml"));
+        let o = iolab(&[
+            "calibrate",
+            "--from",
+            &format!("kernel/calibrated/{dev}.probes"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ]);
+        assert!(o.status.success(), "{dev}: {}", stderr(&o));
+        let fitted = std::fs::read_to_string(&out).expect("fitted");
+        let committed =
+            std::fs::read_to_string(root().join(format!("kernel/calibrated/{dev}.toml")))
+                .expect("committed");
+        assert_eq!(
+            fitted, committed,
+            "{dev}: refit differs from the committed file"
+        );
+        // The printed table is the one appended to the file.
+        let table = String::from_utf8_lossy(&o.stdout);
+        for l in table.lines() {
+            assert!(committed.contains(&format!("# {l}\n")), "{dev}: {l}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kept measurement with a file missing, a file that is not JSON, or a
+/// fact of the wrong kind is refused naming the file; --from takes no
+/// device.
+#[test]
+fn a_broken_kept_measurement_is_refused_at_its_file() {
+    let dir = temp("kept");
+    let kept = dir.join("probes");
+    let src = root().join("kernel/calibrated/loop-shm.probes");
+    let copy = || {
+        let _ = std::fs::remove_dir_all(&kept);
+        std::fs::create_dir_all(&kept).expect("dir");
+        for e in std::fs::read_dir(&src).expect("probes") {
+            let e = e.expect("entry");
+            std::fs::copy(e.path(), kept.join(e.file_name())).expect("copy");
+        }
+    };
+    let out = dir.join("out.toml");
+    let refit = || {
+        iolab(&[
+            "calibrate",
+            "--from",
+            kept.to_str().expect("utf-8"),
+            "--out",
+            out.to_str().expect("utf-8"),
+        ])
+    };
+    copy();
+    std::fs::remove_file(kept.join("randread-4k-qd32.json")).expect("rm");
+    refused(&refit(), "randread-4k-qd32.json");
+    copy();
+    std::fs::write(kept.join("write-1m-qd8.json"), "{\n\"jobs\": [\n").expect("cut");
+    refused(&refit(), "write-1m-qd8.json:3: not JSON");
+    copy();
+    let facts = std::fs::read_to_string(kept.join("device.json")).expect("facts");
+    std::fs::write(
+        kept.join("device.json"),
+        facts.replace("\"runtime\": 5", "\"runtime\": \"5\""),
+    )
+    .expect("facts");
+    refused(
+        &refit(),
+        "device.json: \"runtime\" must be an integer from 1 to 600",
+    );
+    copy();
+    std::fs::write(kept.join("read-1m-qd8.json"), "{\"jobs\": []}").expect("empty");
+    refused(&refit(), "read-1m-qd8.json: no figures");
+    assert!(!out.exists(), "nothing written on a refusal");
+    let o = iolab(&[
+        "calibrate",
+        "--from",
+        kept.to_str().expect("utf-8"),
+        "--loop",
+        "1g",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    refused(&o, "--loop");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -45,12 +45,24 @@ pub struct CalibrateArgs {
     /// default with --loop) or `ssd` (flash; the default with --dev).
     #[arg(long, value_enum)]
     pub model: Option<Model>,
+    /// Also keep what was measured in this new directory: each probe's
+    /// fio JSON and the device's facts, for a later --from.
+    #[arg(long, value_name = "DIR", conflicts_with = "from")]
+    pub keep_probes: Option<String>,
+    /// Fit from the probes a --keep-probes run kept in DIR instead of
+    /// measuring (no root, no device; the measurement is not repeated).
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = ["loop_spec", "dev", "destroy_data", "runtime"]
+    )]
+    pub from: Option<String>,
 }
 
 /// The device model a calibration fits.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
-    /// `kind = "loop"`: servers in arrival order and one shared bandwidth.
+    /// `kind = "loop"`: servers in arrival order and one data channel.
     Loop,
     /// `kind = "ssd"` over the `nvme` preset: flash units, stripes, programs.
     Ssd,
@@ -253,8 +265,15 @@ impl Shared {
     }
 
     /// The entries every fitted file starts with: the host's two figures,
-    /// the size and tag count, the link and the read spread.
-    fn head(&self, m: &[(&'static str, Measured)], size: u64, depth: u32) -> Vec<Fitted> {
+    /// the size and tag count, the link (under the model's `link_key`) and
+    /// the read spread.
+    fn head(
+        &self,
+        m: &[(&'static str, Measured)],
+        size: u64,
+        depth: u32,
+        link_key: &'static str,
+    ) -> Vec<Fitted> {
         let gb = size.div_ceil(1_000_000_000).max(1);
         let mut out = fit_host(m);
         out.extend([
@@ -269,7 +288,7 @@ impl Shared {
                 from: "the device's tag count".into(),
             },
             Fitted {
-                key: "link_mb_s",
+                key: link_key,
                 value: self.link_mb_s.to_string(),
                 from: format!(
                     "read-1m-qd8: {:.0} MB/s{}",
@@ -363,7 +382,7 @@ fn fit(
     let sync = get("randwrite-4k-qd1-fsync").sync_mean_ns;
     let flush_fixed = (sync - prog_ns).max(0.0);
     let f = |key, value: String, from: String| Fitted { key, value, from };
-    let mut out = sh.head(m, size, depth);
+    let mut out = sh.head(m, size, depth, "link_mb_s");
     out.extend([
         f(
             "channel_mb_s",
@@ -500,8 +519,8 @@ fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
 
 /// The `loop` model's parameters.
 ///
-/// * `link_mb_s`: `link` if given (searched, see [`fit_all`]), else the
-///   sequential read bandwidth.
+/// * `read_mb_s`, `write_mb_s`: `link` and `write` if given (searched,
+///   see [`fit_all`]), else the sequential read and write bandwidths.
 /// * `service_sigma`, `write_sigma`: the QD1 4 KiB read's and write's
 ///   p99/p50 is `exp(2.326 σ)`.
 /// * `read_us`, `write_us`: the QD1 4 KiB read's and write's medians less
@@ -516,9 +535,12 @@ fn fit_loop(
     fua: bool,
     depth: u32,
     link: Option<u64>,
+    write: Option<u64>,
 ) -> Vec<Fitted> {
     let sh = Shared::of(m, link);
     let (qd1, w1) = (sh.qd1, sh.w1);
+    let seq_write = of(m, "write-1m-qd8").map_or(0.0, |p| p.bw);
+    let write_mb_s = write.unwrap_or(((seq_write / 1e6).round() as u64).max(1));
     let tenth = |ns: f64| ((ns / 100.0).round() / 10.0).max(0.1);
     let read_us = tenth(qd1.p50_ns - sh.link4k);
     let write_us = tenth(w1.p50_ns - sh.link4k);
@@ -529,7 +551,28 @@ fn fit_loop(
     let synced = of(m, "randwrite-4k-qd1-fsync").copied().unwrap_or_default();
     let flush = (period(synced) - period(w1)).max(0.0);
     let f = |key, value: String, from: String| Fitted { key, value, from };
-    let mut out = sh.head(m, size, depth);
+    let mut out = sh.head(m, size, depth, "read_mb_s");
+    // The write bandwidth beside the read's.
+    let at = out
+        .iter()
+        .position(|e| e.key == "read_mb_s")
+        .map_or(out.len(), |i| i + 1);
+    out.insert(
+        at,
+        f(
+            "write_mb_s",
+            write_mb_s.to_string(),
+            format!(
+                "write-1m-qd8: {:.0} MB/s{}",
+                seq_write / 1e6,
+                if write.is_some() {
+                    ", the bandwidth the model needs to reach it"
+                } else {
+                    ""
+                }
+            ),
+        ),
+    );
     out.extend([
         f(
             "units",
@@ -649,10 +692,27 @@ fn pct(sim: f64, real: f64) -> f64 {
     }
 }
 
+/// What a measurement found: each probe's figures (and fio's JSON as it
+/// wrote it), and the facts about the device a fit needs.
+struct Probed {
+    real: Vec<(&'static str, Measured)>,
+    json: Vec<String>,
+    size: u64,
+    write_cache: bool,
+    fua: bool,
+    /// The queue depth as capture reads it for wbt.
+    depth: u32,
+    runtime: u32,
+    /// What the device was, for the fitted file's first line.
+    source: String,
+    /// A loop device this command made (the default model is `loop`).
+    made_loop: bool,
+}
+
+/// The facts file of a kept measurement, beside `PROBE.json` per probe.
+const FACTS: &str = "device.json";
+
 pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
-    if args.runtime == 0 || args.runtime > 600 {
-        return Err(Failure::input("--runtime: 1 to 600 seconds per probe"));
-    }
     let out = PathBuf::from(&args.out);
     if out.exists() {
         return Err(Failure::input(format!(
@@ -660,12 +720,29 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
             args.out
         )));
     }
+    if let Some(dir) = &args.from {
+        let probed = read_kept(Path::new(dir))?;
+        let scratch = PathBuf::from(format!("/tmp/iolab-refit-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| capture::sys_err(format!("{}: {e}", scratch.display())))?;
+        let r = fit_file(args, &probed, &scratch);
+        let _ = std::fs::remove_dir_all(&scratch);
+        return finish(args, &out, r?);
+    }
+    if args.runtime == 0 || args.runtime > 600 {
+        return Err(Failure::input("--runtime: 1 to 600 seconds per probe"));
+    }
+    if let Some(keep) = args.keep_probes.as_ref().filter(|k| Path::new(k).exists()) {
+        return Err(Failure::input(format!(
+            "--keep-probes {keep}: exists; name a new directory"
+        )));
+    }
     let loop_spec = match (&args.loop_spec, &args.dev) {
         (Some(l), None) => Some(capture::parse_loop(l, 0)?),
         (None, Some(_)) => None,
         _ => {
             return Err(Failure::input(
-                "give the device: --loop SIZE[@PATH] or --dev /dev/X",
+                "give the device: --loop SIZE[@PATH], --dev /dev/X, or --from DIR",
             ));
         }
     };
@@ -704,8 +781,16 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
             failed.join("; ")
         )));
     }
-    let (text, table) = r?;
-    std::fs::write(&out, &text).map_err(|e| Failure::input(format!("--out {}: {e}", args.out)))?;
+    finish(args, &out, r?)
+}
+
+/// Writes the fitted file and prints the table.
+fn finish(
+    args: &CalibrateArgs,
+    out: &Path,
+    (text, table): (String, String),
+) -> Result<(), Failure> {
+    std::fs::write(out, &text).map_err(|e| Failure::input(format!("--out {}: {e}", args.out)))?;
     crate::write_out(&mut std::io::stdout().lock(), &table)
 }
 
@@ -735,7 +820,7 @@ fn run_probes(
     };
     let scratch = PathBuf::from(format!("/tmp/iolab-calibrate-{}", std::process::id()));
     undo.create_tree(&scratch).map_err(sys)?;
-    let fio = |job: &Path, json: &Path| -> Result<Value, Failure> {
+    let fio = |job: &Path, json: &Path| -> Result<(Value, String), Failure> {
         let o = Command::new("fio")
             .arg("--output-format=json")
             .arg(format!("--output={}", json.display()))
@@ -752,7 +837,8 @@ fn run_probes(
         }
         let text =
             std::fs::read_to_string(json).map_err(|e| sys(format!("{}: {e}", json.display())))?;
-        serde_json::from_str(&text).map_err(|e| sys(format!("{}: {e}", json.display())))
+        let v = serde_json::from_str(&text).map_err(|e| sys(format!("{}: {e}", json.display())))?;
+        Ok((v, text))
     };
     // Write the whole device once.
     let fill = scratch.join("fill.fio");
@@ -769,46 +855,163 @@ fn run_probes(
     let filled = fio(&fill, &scratch.join("fill.json"));
     check()?;
     filled?;
-    let mut real = Vec::new();
+    let (mut real, mut json) = (Vec::new(), Vec::new());
     for p in PROBES {
         check()?;
         eprintln!("iolab: probe {} ({} s)", p.name, args.runtime);
         let job = scratch.join(format!("{}.fio", p.name));
         std::fs::write(&job, job_text(p, &t.node, t.size, args.runtime))
             .map_err(|e| sys(format!("{}: {e}", job.display())))?;
-        let json = fio(&job, &scratch.join(format!("{}.json", p.name)));
+        let out = fio(&job, &scratch.join(format!("{}.json", p.name)));
         check()?;
-        let json = json?;
-        let m = measured(&json)
-            .ok_or_else(|| sys(format!("fio's JSON for {} has no figures", p.name)))?;
+        let (v, text) = out?;
+        let m =
+            measured(&v).ok_or_else(|| sys(format!("fio's JSON for {} has no figures", p.name)))?;
         real.push((p.name, m));
+        json.push(text);
     }
     let q = |k: &str| undo::read(&t.queue.join(k)).unwrap_or_default();
-    let wc = q("write_cache") == "write back";
-    let fua = q("fua") == "1";
-    // The device's queue depth as capture reads it for wbt: a loop
-    // device's tag count, a driver's own depth, or nr_requests.
-    let depth = t.wbt_queue_depth;
-    let model = args.model.unwrap_or(match loop_spec {
-        Some(_) => Model::Loop,
-        None => Model::Ssd,
-    });
-    let fitted = fit_all(model, &real, t.size, wc, fua, depth, args.runtime, &scratch)?;
     let kernel = undo::read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
-    let source = match &t.backing {
-        Some(b) => format!("a loop device over {} (Linux {kernel})", b.display()),
-        None => format!("{} (Linux {kernel})", t.node),
+    let probed = Probed {
+        real,
+        json,
+        size: t.size,
+        write_cache: q("write_cache") == "write back",
+        fua: q("fua") == "1",
+        // The device's queue depth as capture reads it for wbt: a loop
+        // device's tag count, a driver's own depth, or nr_requests.
+        depth: t.wbt_queue_depth,
+        runtime: args.runtime,
+        source: match &t.backing {
+            Some(b) => format!("a loop device over {} (Linux {kernel})", b.display()),
+            None => format!("{} (Linux {kernel})", t.node),
+        },
+        made_loop: loop_spec.is_some(),
     };
+    if let Some(keep) = &args.keep_probes {
+        keep_probes(Path::new(keep), &probed)?;
+    }
+    fit_file(args, &probed, &scratch)
+}
+
+/// Writes a measurement to `dir` (new): `PROBE.json` as fio wrote it,
+/// and [`FACTS`].
+fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
+    let err = |e: std::io::Error| Failure::input(format!("--keep-probes {}: {e}", dir.display()));
+    std::fs::create_dir(dir).map_err(err)?;
+    for ((name, _), text) in p.real.iter().zip(&p.json) {
+        std::fs::write(dir.join(format!("{name}.json")), text).map_err(err)?;
+    }
+    let facts = serde_json::json!({
+        "size": p.size,
+        "write_cache": p.write_cache,
+        "fua": p.fua,
+        "queue_depth": p.depth,
+        "runtime": p.runtime,
+        "source": p.source,
+        "loop_device": p.made_loop,
+    });
+    let text = serde_json::to_string_pretty(&facts).map_err(|e| Failure::input(e.to_string()))?;
+    std::fs::write(dir.join(FACTS), text + "\n").map_err(err)
+}
+
+/// Reads a measurement [`keep_probes`] wrote. Every file is required;
+/// an error names the file and what is wrong with it.
+fn read_kept(dir: &Path) -> Result<Probed, Failure> {
+    let read = |name: &str| -> Result<(PathBuf, String, Value), Failure> {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Failure::input(format!("--from: {}: {e}", path.display())))?;
+        let v = serde_json::from_str(&text).map_err(|e| {
+            Failure::input(format!(
+                "--from: {}:{}: not JSON: {e}",
+                path.display(),
+                e.line()
+            ))
+        })?;
+        Ok((path, text, v))
+    };
+    let (path, _, facts) = read(FACTS)?;
+    let field = |k: &str| {
+        facts
+            .get(k)
+            .ok_or_else(|| Failure::input(format!("--from: {}: no \"{k}\"", path.display())))
+    };
+    let bad = |k: &str, want: &str| {
+        Failure::input(format!(
+            "--from: {}: \"{k}\" must be {want}",
+            path.display()
+        ))
+    };
+    let int = |k: &str, max: u64| -> Result<u64, Failure> {
+        field(k)?
+            .as_u64()
+            .filter(|&v| (1..=max).contains(&v))
+            .ok_or_else(|| bad(k, &format!("an integer from 1 to {max}")))
+    };
+    let flag = |k: &str| field(k)?.as_bool().ok_or_else(|| bad(k, "true or false"));
+    let size = int("size", 1 << 50)?;
+    let depth = int("queue_depth", 65_536)? as u32;
+    let runtime = int("runtime", 600)? as u32;
+    let source = field("source")?
+        .as_str()
+        .ok_or_else(|| bad("source", "a string"))?
+        .to_owned();
+    let (write_cache, fua, made_loop) = (flag("write_cache")?, flag("fua")?, flag("loop_device")?);
+    let (mut real, mut json) = (Vec::new(), Vec::new());
+    for p in PROBES {
+        let (path, text, v) = read(&format!("{}.json", p.name))?;
+        let m = measured(&v).ok_or_else(|| {
+            Failure::input(format!(
+                "--from: {}: no figures (fio's jobs[0] with read and write)",
+                path.display()
+            ))
+        })?;
+        real.push((p.name, m));
+        json.push(text);
+    }
+    Ok(Probed {
+        real,
+        json,
+        size,
+        write_cache,
+        fua,
+        depth,
+        runtime,
+        source,
+        made_loop,
+    })
+}
+
+/// Fits the model to a measurement and runs every probe again on the
+/// fitted file: the file's text (the table appended as comments) and the
+/// table.
+fn fit_file(args: &CalibrateArgs, p: &Probed, scratch: &Path) -> Result<(String, String), Failure> {
+    let sys = capture::sys_err;
+    let model = args.model.unwrap_or(match p.made_loop {
+        true => Model::Loop,
+        false => Model::Ssd,
+    });
+    let fitted = fit_all(
+        model,
+        &p.real,
+        p.size,
+        p.write_cache,
+        p.fua,
+        p.depth,
+        p.runtime,
+        scratch,
+    )?;
     let name = Path::new(&args.out)
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("calibrated")
         .to_owned();
-    let mut text = device_toml(model, &name, &source, &fitted);
+    let mut text = device_toml(model, &name, &p.source, &fitted);
     let device = DeviceConfig::from_toml(&text)
         .map_err(|e| sys(format!("the fitted file does not load: {e}")))?;
 
-    let (table, _) = reproduce(&real, &device, t.size, args.runtime, &scratch)?;
+    let (table, _) = reproduce(&p.real, &device, p.size, p.runtime, scratch)?;
     text.push_str("\n# The probes on this file (iolab run) against the device:\n");
     for l in table.lines() {
         let _ = writeln!(text, "# {l}");
@@ -870,9 +1073,10 @@ fn fit_all(
         DeviceConfig::from_toml(&device_toml(model, "search", "the search", fitted))
             .map_err(|e| capture::sys_err(format!("the fitted file does not load: {e}")))
     };
-    let formulas = |link, program| match model {
-        Model::Loop => fit_loop(real, size, wc, fua, depth, link),
-        Model::Ssd => fit(real, size, wc, fua, depth, link, program),
+    // `second`: the loop model's write bandwidth, the SSD's program time.
+    let formulas = |link, second| match model {
+        Model::Loop => fit_loop(real, size, wc, fua, depth, link, second),
+        Model::Ssd => fit(real, size, wc, fua, depth, link, second),
     };
     let probe = |name: &str| PROBES.iter().find(|p| p.name == name).expect("a probe");
     let read_bw = of(real, "read-1m-qd8").map_or(0.0, |m| m.bw);
@@ -886,18 +1090,25 @@ fn fit_all(
         None
     };
     let write_bw = of(real, "write-1m-qd8").map_or(0.0, |m| m.bw);
-    // Bandwidth falls as programs lengthen: search the inverse.
-    let program = if write_bw > 0.0 && model == Model::Ssd {
-        search(1.0 / 100_000.0 * 1e6, 1e6, write_bw, |inv| {
-            let us = (1e6 / inv as f64).round().max(1.0) as u64;
-            let d = device(&formulas(link, Some(us)))?;
-            Ok(sim_probe(probe("write-1m-qd8"), &d, size, runtime, dir)?.bw)
-        })?
-        .map(|inv| (1e6 / inv as f64).round().max(1.0) as u64)
-    } else {
-        None
+    let write_probe = |d: &DeviceConfig| -> Result<f64, Failure> {
+        Ok(sim_probe(probe("write-1m-qd8"), d, size, runtime, dir)?.bw)
     };
-    Ok(formulas(link, program))
+    let second = match model {
+        _ if write_bw <= 0.0 => None,
+        Model::Loop => {
+            let mb = write_bw / 1e6;
+            search(mb, 20.0 * mb, write_bw, |w| {
+                write_probe(&device(&formulas(link, Some(w)))?)
+            })?
+        }
+        // Bandwidth falls as programs lengthen: search the inverse.
+        Model::Ssd => search(1.0 / 100_000.0 * 1e6, 1e6, write_bw, |inv| {
+            let us = (1e6 / inv as f64).round().max(1.0) as u64;
+            write_probe(&device(&formulas(link, Some(us)))?)
+        })?
+        .map(|inv| (1e6 / inv as f64).round().max(1.0) as u64),
+    };
+    Ok(formulas(link, second))
 }
 
 /// One probe on a simulated device: its job written to `dir`, run with
@@ -1053,7 +1264,7 @@ mod tests {
     #[test]
     fn the_loop_fit_recovers_a_loop_device_and_its_host() {
         let truth = DeviceConfig::from_toml(
-            "name = \"truth\"\nkind = \"loop\"\nhost_io_us = 6.0\nhost_wake_us = 3.0\n[loop]\ncapacity_gb = 2\nqueue_depth = 128\nunits = 3\nread_us = 16.0\nwrite_us = 12.0\nlink_mb_s = 4000\nflush_us = 30.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.3\nwrite_sigma = 0.5\n",
+            "name = \"truth\"\nkind = \"loop\"\nhost_io_us = 6.0\nhost_wake_us = 3.0\n[loop]\ncapacity_gb = 2\nqueue_depth = 128\nunits = 3\nread_us = 16.0\nwrite_us = 12.0\nread_mb_s = 4000\nwrite_mb_s = 2500\nflush_us = 30.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.3\nwrite_sigma = 0.5\n",
         )
         .expect("truth loads");
         let (dir, size, real) = probed(&truth, "loopfit");
@@ -1070,7 +1281,8 @@ mod tests {
             ("write_us", 12.0, 0.1),
             ("service_sigma", 0.3, 0.15),
             ("write_sigma", 0.5, 0.15),
-            ("link_mb_s", 4000.0, 0.1),
+            ("read_mb_s", 4000.0, 0.1),
+            ("write_mb_s", 2500.0, 0.1),
             ("units", 3.0, 0.0),
             ("host_io_us", 6.0, 0.15),
             ("host_wake_us", 3.0, 0.25),

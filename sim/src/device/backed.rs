@@ -9,9 +9,11 @@
 //! of a RAM file), in arrival order, whatever its offset, so sequential
 //! and random small IOs cost the same. Each command costs a fixed time
 //! (`read_us` or `write_us`, each with its own seeded spread,
-//! `service_sigma` and `write_sigma`) on its server and then its data crosses the backing store's one shared
-//! bandwidth (`link_mb_s`, both directions), the server held until the
-//! transfer ends.
+//! `service_sigma` and `write_sigma`) on its server and then its data
+//! crosses the backing store's one data channel, shared by both
+//! directions, at a read's or a write's speed (`read_mb_s`, `write_mb_s`:
+//! a RAM file's page copies, or the host disk's transfers, are not equally
+//! fast both ways), the server held until the transfer ends.
 //!
 //! With a volatile write cache a FLUSH (the backing file's fsync) starts
 //! once the writes submitted before it have completed and holds a server
@@ -40,7 +42,8 @@ pub struct LoopDev {
     t_read: Ns,
     t_write: Ns,
     t_flush: Ns,
-    link: Rate,
+    read_rate: Rate,
+    write_rate: Rate,
     write_cache: bool,
     fua: bool,
     /// When each server is next free.
@@ -70,7 +73,8 @@ impl LoopDev {
             t_read: ns(p.read_us),
             t_write: ns(p.write_us),
             t_flush: ns(p.flush_us),
-            link: Rate::new(p.link_mb_s * 1_000_000),
+            read_rate: Rate::new(p.read_mb_s * 1_000_000),
+            write_rate: Rate::new(p.write_mb_s * 1_000_000),
             write_cache: p.write_cache,
             fua: p.fua,
             unit_free: vec![0; p.units as usize],
@@ -138,8 +142,8 @@ impl LoopDev {
     }
 
     /// One command ready at `ready`: `fixed` (with its spread) on the
-    /// first server free, then `len` bytes over the shared bandwidth.
-    /// Returns its end.
+    /// first server free, then `len` bytes over the shared channel at
+    /// the read or the write speed. Returns its end.
     fn serve(&mut self, now: Ns, ready: Ns, fixed: Ns, spread: Spread, len: u64) -> Ns {
         let (u, free) = self
             .unit_free
@@ -155,7 +159,11 @@ impl LoopDev {
         };
         let fixed = jitter.map_or(fixed, |j| j.scale(fixed));
         let media = ready.max(free) + fixed;
-        let dur = if len == 0 { 0 } else { self.link.ns(len) };
+        let rate = match spread {
+            Spread::Read => &mut self.read_rate,
+            Spread::Write | Spread::Exact => &mut self.write_rate,
+        };
+        let dur = if len == 0 { 0 } else { rate.ns(len) };
         let end = self.link_busy.reserve(now, media, dur) + dur;
         self.unit_free[u] = end;
         end

@@ -112,9 +112,11 @@ pub struct LoopParams {
     pub read_us: f64,
     /// Fixed time of a write, µs.
     pub write_us: f64,
-    /// The backing store's bandwidth, shared by every command of both
-    /// directions, 10^6 B/s.
-    pub link_mb_s: u64,
+    /// The backing store's data channel, shared by every command of both
+    /// directions: how fast it moves a read's data, 10^6 B/s.
+    pub read_mb_s: u64,
+    /// How fast the same channel moves a write's data, 10^6 B/s.
+    pub write_mb_s: u64,
     /// A FLUSH (the backing file's fsync) after the writes before it, µs.
     pub flush_us: f64,
     /// The queue's `write_cache` is `write back`: FLUSH is meaningful.
@@ -546,7 +548,8 @@ const LOOP_DOCS: &[(&str, &str, &str)] = &[
     ("units", "", "measured (iolab calibrate)"),
     ("read_us", "us", "measured (iolab calibrate)"),
     ("write_us", "us", "measured (iolab calibrate)"),
-    ("link_mb_s", "MB/s", "measured (iolab calibrate)"),
+    ("read_mb_s", "MB/s", "measured (iolab calibrate)"),
+    ("write_mb_s", "MB/s", "measured (iolab calibrate)"),
     ("flush_us", "us", "measured (iolab calibrate)"),
     ("write_cache", "", "queue/write_cache"),
     ("fua", "", "queue/fua"),
@@ -903,8 +906,13 @@ fn validate_loop(p: &LoopParams) -> Result<(), DeviceError> {
             ));
         }
     }
-    nonzero("loop.link_mb_s", p.link_mb_s)?;
-    at_most("loop.link_mb_s", p.link_mb_s, 1_000_000)?;
+    for (k, v) in [
+        ("loop.read_mb_s", p.read_mb_s),
+        ("loop.write_mb_s", p.write_mb_s),
+    ] {
+        nonzero(k, v)?;
+        at_most(k, v, 1_000_000)?;
+    }
     for (k, v) in [
         ("loop.service_sigma", p.service_sigma),
         ("loop.write_sigma", p.write_sigma),

@@ -896,12 +896,12 @@ impl DevCtx for Collect {
 
 /// A file-backed device: commands go to the first free server in
 /// arrival order, so a sequential 4 KiB stream costs what a random one
-/// does; `units` bound IOPS at depth; the shared bandwidth bounds large
+/// does; `units` bound IOPS at depth; the shared channel bounds large
 /// reads; a FLUSH waits for the writes before it.
 #[test]
-fn a_loop_device_serves_in_arrival_order_and_shares_one_bandwidth() {
+fn a_loop_device_serves_in_arrival_order_and_shares_one_channel() {
     let cfg = DeviceConfig::from_toml(
-        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 20.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n",
+        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n",
     )
     .expect("loads");
     let lone = |op: DevOp, len: u64| {
@@ -920,10 +920,27 @@ fn a_loop_device_serves_in_arrival_order_and_shares_one_bandwidth() {
         );
         ctx.done[0].0
     };
-    // 20 µs + 4096 B at 1 GB/s; 1 MiB: 20 µs + 1048.6 µs.
+    // 20 µs + 4096 B at 1 GB/s; 1 MiB: 20 µs + 1048.6 µs; a write's
+    // data at 0.5 GB/s.
     assert_eq!(lone(DevOp::Read, 4096), 20_000 + 4_096);
     assert_eq!(lone(DevOp::Read, 1 << 20), 20_000 + 1_048_576);
-    assert_eq!(lone(DevOp::Write, 4096), 30_000 + 4_096);
+    assert_eq!(lone(DevOp::Write, 4096), 30_000 + 8_192);
+    // A read and a write of 1 MiB at once, on two servers: one channel,
+    // so the write's data follows the read's.
+    let mut d = Device::new(&cfg).expect("builds");
+    let mut ctx = Collect::default();
+    for (tag, op) in [(0, DevOp::Read), (1, DevOp::Write)] {
+        let cmd = DevCmd {
+            tag,
+            op,
+            offset: u64::from(tag) << 30,
+            len: 1 << 20,
+            fua: false,
+        };
+        d.submit(0, cmd, &mut ctx);
+    }
+    assert_eq!(ctx.done[0], (20_000 + 1_048_576, 0));
+    assert_eq!(ctx.done[1], (20_000 + 1_048_576 + 2_097_152, 1));
     // Eight 4 KiB reads at once, sequential or scattered: two servers,
     // each 24.1 µs a read, so the last ends after four rounds.
     for step in [4096u64, 7 << 20] {
@@ -979,7 +996,7 @@ fn a_loop_device_serves_in_arrival_order_and_shares_one_bandwidth() {
     };
     assert_eq!(at(1), at(0) + 100_000);
     // Commands of no cost are refused: they would stop the clock.
-    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 0.0\nwrite_us = 30.0\nlink_mb_s = 1000\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
+    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 0.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
     let e = DeviceConfig::from_toml(zero).expect_err("zero read time");
     assert!(e.to_string().contains("loop.read_us"), "{e}");
 }
