@@ -1,6 +1,9 @@
 //! Simulator speed: simulated IOs per second of wall time on the reference
 //! job (4 KiB random read, O_DIRECT, libaio iodepth 32) on `null` and
-//! `nvme`, and the cost of one event-queue push+pop.
+//! `nvme`, the cost of one event-queue push+pop, and buffered writes that
+//! fill the page cache with dirty pages (a 1 GiB write into 1 GiB of
+//! RAM; sixteen writers of one 256 MiB write each on 4 GiB), where
+//! eviction must not rescan the dirty pages for every new one.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -16,22 +19,26 @@ use iolab_sim::{FsKind, Scenario, SchedKind, parse_variant, run};
 const JOB: &str = "[randread]\nioengine=libaio\niodepth=32\ndirect=1\nrw=randread\nbs=4k\nsize=4g\ntime_based\nruntime=1\n";
 
 fn scenario(device: &str) -> Scenario {
+    scenario_of(JOB, device, 4 << 30)
+}
+
+fn scenario_of(job: &str, device: &str, mem_bytes: u64) -> Scenario {
     let vars = BTreeMap::new();
     let include = |_: &str| -> Result<(String, String), String> { Err("no includes".into()) };
     let env = ParseEnv {
-        mem_bytes: 4 << 30,
+        mem_bytes,
         ncpus: 4,
         pagesize: 4096,
         vars: &vars,
         include: &include,
     };
-    let jobs = fio::parse_job_file("bench.fio", JOB, &env)
+    let jobs = fio::parse_job_file("bench.fio", job, &env)
         .expect("bench job parses")
         .jobs;
     Scenario {
         jobs,
         device: DeviceConfig::preset(device).expect("preset exists"),
-        mem_bytes: 4 << 30,
+        mem_bytes,
         seed: 1,
         fs: FsKind::XfsLite,
         bdp: BdpMode::Paced,
@@ -89,5 +96,28 @@ fn event_queue(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, simulated_ios, event_queue);
+/// Whole runs of buffered writers whose dirty pages fill the cache.
+fn dirty_cache(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sim_buffered_write_dirty_cache");
+    g.sample_size(10);
+    let cases = [
+        (
+            "write_1g_into_1g_ram",
+            "[j]\nbs=1g\nsize=1g\nrw=write\n",
+            1u64 << 30,
+        ),
+        (
+            "16_writers_256m_on_4g_ram",
+            "[global]\nbs=256m\nsize=256m\nrw=write\nnumjobs=16\n[w]\n",
+            4 << 30,
+        ),
+    ];
+    for (name, job, mem) in cases {
+        let s = scenario_of(job, "nvme", mem);
+        g.bench_function(name, |b| b.iter(|| black_box(ios_of(black_box(&s)))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, simulated_ios, event_queue, dirty_cache);
 criterion_main!(benches);

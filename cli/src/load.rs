@@ -10,16 +10,42 @@ use iolab_sim::{AllocHint, Profile, VolumeSpec};
 
 use crate::Failure;
 
-/// Reads a file as UTF-8 text; binary content is an error naming the file.
+/// The largest job, include, device or JSON file read (traces have their
+/// own bound): far beyond any real one, small enough to hold in memory.
+pub(crate) const MAX_TEXT_BYTES: u64 = 16 << 20;
+
+/// Reads a regular file of at most [`MAX_TEXT_BYTES`] as UTF-8 text.
 pub(crate) fn read_text(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    read_text_up_to(path, MAX_TEXT_BYTES)
+}
+
+/// Reads a regular file of at most `max` bytes as UTF-8 text. A FIFO, a
+/// device (`/dev/zero`), a directory or a larger file is an error naming
+/// the file, before anything is read; so is binary content.
+pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown}: not a regular file"));
+    }
+    let too_big = |n: u64| format!("{shown}: {n} bytes; files above {max} bytes are not read");
+    if meta.len() > max {
+        return Err(too_big(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    // Bounded again while reading: the file may grow after the check.
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if bytes.len() as u64 > max {
+        return Err(too_big(bytes.len() as u64));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        format!(
-            "{}:{line}: not a text file (invalid UTF-8 at byte {at})",
-            path.display()
-        )
+        format!("{shown}:{line}: not a text file (invalid UTF-8 at byte {at})")
     })
 }
 
@@ -52,7 +78,15 @@ pub fn device(spec: &str) -> Result<DeviceConfig, Failure> {
     let p = Path::new(spec);
     if spec.ends_with(".toml") || p.exists() {
         let text = read_text(p).map_err(Failure::input)?;
-        return DeviceConfig::from_toml(&text).map_err(|e| Failure::input(format!("{spec}: {e}")));
+        return DeviceConfig::from_toml(&text).map_err(|e| {
+            let line = e
+                .key()
+                .and_then(|k| iolab_sim::device::line_of_key(&text, &k));
+            match line {
+                Some(l) => Failure::input(format!("{spec}:{l}: {e}")),
+                None => Failure::input(format!("{spec}: {e}")),
+            }
+        });
     }
     Err(Failure::input(format!(
         "--device: '{spec}' is neither a preset ({}) nor a TOML file",
@@ -220,6 +254,14 @@ pub fn peak_rss() -> Option<String> {
 
 /// Writes the policy's trace records (`extra.policy_report.trace`) as JSON
 /// lines to `path`; a policy without traces writes an empty file.
+/// Creates (empties) the trace file `path` before a run, so a path that
+/// cannot be written is refused at once, not after the simulation.
+pub fn open_trace(path: &str) -> Result<(), Failure> {
+    std::fs::File::create(path)
+        .map(drop)
+        .map_err(|e| Failure::input(format!("--trace {path}: {e}")))
+}
+
 pub fn write_trace(path: &str, extra: &serde_json::Value) -> Result<(), Failure> {
     let mut text = String::new();
     if let Some(records) = extra

@@ -218,6 +218,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
             let scenario = build_scenario(&common)?;
+            if let Some(path) = &common.trace {
+                load::open_trace(path)?;
+            }
             let out = run_one(&common, &scenario, &variant)?;
             if let Some(path) = &common.trace {
                 load::write_trace(path, &out.extra)?;
@@ -238,6 +241,11 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 iolab_sim::check_variant(&scenario, v).map_err(|e| {
                     Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
                 })?;
+            }
+            if let Some(path) = &common.trace {
+                for n in 0..variants.len() {
+                    load::open_trace(&format!("{path}.{n}"))?;
+                }
             }
             let mut outs = Vec::with_capacity(variants.len());
             for (n, v) in variants.iter().enumerate() {
@@ -348,8 +356,32 @@ fn devices(name: Option<String>) -> Result<(), Failure> {
     write_out(&mut std::io::stdout().lock(), &out)
 }
 
+/// The most CPUs a simulated machine has (the kernel's `NR_CPUS` limit).
+const MAX_CPUS: u32 = 8192;
+
 fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
     let mem_bytes = load::memory(&c.memory)?;
+    if !(1..=MAX_CPUS).contains(&c.cpus) {
+        return Err(Failure::input(format!(
+            "--cpus {}: a machine has 1 to {MAX_CPUS} CPUs",
+            c.cpus
+        )));
+    }
+    if c.volume.is_none() {
+        // Each of these describes the --volume; without one it would be
+        // dropped without a word.
+        let given = [
+            ("--balance", c.balance),
+            ("--pid-split", c.pid_split.is_some()),
+            ("--metadata-used", c.metadata_used.is_some()),
+            ("--full-commit", c.full_commit.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+            return Err(Failure::input(format!(
+                "{flag} describes a multi-device volume: give --volume PROFILE:DEV,... with it"
+            )));
+        }
+    }
     let mut volume = c.volume.as_deref().map(load::volume).transpose()?;
     if let Some(v) = volume.as_mut() {
         v.balanced = c.balance;

@@ -215,19 +215,88 @@ pub fn run(
 
 fn job_err(spec: &JobSpec, option: &'static str, message: impl Into<String>) -> SimError {
     let (file, line) = spec.where_set(option);
+    let set = spec.option_at.iter().any(|o| o.option == option);
+    let message = message.into();
     SimError::Job {
         file: file.to_owned(),
         line,
         option,
         job: spec.name.clone(),
-        message: message.into(),
+        // An option the file does not set is reported at the job's
+        // section line, and says so.
+        message: if set {
+            message
+        } else {
+            format!("{message} ({option} is not set: the line is the job's section)")
+        },
     }
+}
+
+/// The largest block size: Linux moves at most `MAX_RW_COUNT` (2 GiB less
+/// a page) in one read or write.
+pub const MAX_BS: u64 = (2 << 30) - 4096;
+
+/// The block sizes against the data set, as fio checks them: the job's
+/// size (capped by its files') must hold the smallest block (fio: "size
+/// too small, must not be less than minimum block size"), and each file
+/// must hold one too (fio issues no IO to a file smaller than its block
+/// size, which would be a run of nothing). Blocks above [`MAX_BS`] are
+/// refused: no single read or write moves that much.
+fn check_block_sizes(
+    spec: &JobSpec,
+    size: Option<u64>,
+    file_size: u64,
+    nrfiles: u32,
+) -> Result<(), SimError> {
+    let option = if spec.option_at.iter().any(|o| o.option == "bsrange") {
+        "bsrange"
+    } else {
+        "bs"
+    };
+    let min_bs = spec.bs.iter().map(|b| b.min).min().unwrap_or(PAGE);
+    let max_bs = spec.bs.iter().map(|b| b.max).max().unwrap_or(PAGE);
+    if max_bs > MAX_BS {
+        return Err(job_err(
+            spec,
+            option,
+            format!(
+                "a block of {max_bs} bytes is above the {MAX_BS} bytes Linux moves in one read or write"
+            ),
+        ));
+    }
+    let files = file_size.saturating_mul(u64::from(nrfiles));
+    let data_set = size.map_or(files, |s| s.min(files));
+    if data_set < min_bs {
+        return Err(job_err(
+            spec,
+            option,
+            format!(
+                "the data set ({data_set} bytes) is smaller than the smallest block ({min_bs} bytes); fio refuses this too"
+            ),
+        ));
+    }
+    if file_size < min_bs {
+        return Err(job_err(
+            spec,
+            option,
+            format!(
+                "each of the {nrfiles} files has {file_size} bytes, less than the smallest block ({min_bs} bytes): fio would issue no IO to them"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Most job clones in one run (fio's own limit, `REAL_MAX_JOBS`).
 pub const MAX_JOBS: u64 = 4096;
 /// Largest `iodepth` the simulator accepts.
 pub const MAX_IODEPTH: u32 = 65536;
+/// Most files planned in one run, over all jobs and clones (about 1 KiB
+/// of state each).
+pub const MAX_FILES: u64 = 1 << 18;
+/// Most IO contexts (a job's `iodepth`, 1 for a sync engine, summed over
+/// all jobs and clones) in one run (under 1 KiB of state each).
+pub const MAX_CONTEXTS: u64 = 1 << 18;
 
 /// Expands job sections into clones with reporting groups, stonewall
 /// sections, files and offsets.
@@ -241,6 +310,7 @@ pub fn plan_jobs(
     let mut groupid = 0u32;
     let mut wall = 0u32;
     let mut clones = 0u64;
+    let (mut files_planned, mut contexts) = (0u64, 0u64);
     let any_exitall = scenario.jobs.iter().any(|j| j.exitall);
     for (si, spec) in scenario.jobs.iter().enumerate() {
         if si > 0 {
@@ -296,10 +366,15 @@ pub fn plan_jobs(
         if file_size < PAGE {
             return Err(job_err(
                 spec,
-                "filesize",
+                if spec.filesize.is_some() {
+                    "filesize"
+                } else {
+                    "size"
+                },
                 format!("file size {file_size} is smaller than one 4 KiB page"),
             ));
         }
+        check_block_sizes(spec, size, file_size, nrfiles)?;
         let cgroup = cgroup_of(spec, &mut cgroups)?;
         let random = mode.is_random();
         let fadvise = match spec.fadvise_hint {
@@ -325,6 +400,37 @@ pub fn plan_jobs(
                 format!(
                     "{} is above the {MAX_IODEPTH} the simulator supports",
                     spec.iodepth
+                ),
+            ));
+        }
+        // Budgets of the whole run, checked before anything is planned:
+        // each planned file and each IO context holds state for the run.
+        let n = u64::from(spec.numjobs.max(1));
+        files_planned += n * u64::from(nrfiles);
+        if files_planned > MAX_FILES {
+            return Err(job_err(
+                spec,
+                if spec.filename.is_empty() {
+                    "nrfiles"
+                } else {
+                    "filename"
+                },
+                format!(
+                    "{files_planned} files in the run ({nrfiles} a job × numjobs={n}, with the jobs before), above the {MAX_FILES} the simulator holds"
+                ),
+            ));
+        }
+        let depth = match engine {
+            EngineKind::Sync => 1,
+            _ => u64::from(spec.iodepth.max(1)),
+        };
+        contexts += n * depth;
+        if contexts > MAX_CONTEXTS {
+            return Err(job_err(
+                spec,
+                "iodepth",
+                format!(
+                    "{contexts} IOs in flight at once in the run (iodepth={depth} × numjobs={n}, with the jobs before), above the {MAX_CONTEXTS} the simulator holds"
                 ),
             ));
         }
@@ -508,6 +614,13 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             "a multi-device volume runs without a journal: use --fs raw".into(),
         ));
     }
+    if spec.devices.len() > crate::fs::raid::MAX_DEVICES {
+        return Err(SimError::Volume(format!(
+            "--volume: {} devices; the simulator takes at most {}",
+            spec.devices.len(),
+            crate::fs::raid::MAX_DEVICES
+        )));
+    }
     if !spec.hints.is_empty() && spec.hints.len() != spec.devices.len() {
         return Err(SimError::Volume(format!(
             "--volume: {} allocation hints for {} devices",
@@ -526,6 +639,19 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
         });
     }
     let read = variant.read.unwrap_or(ReadPolicyConfig::Pid);
+    if let ReadPolicyConfig::Devid {
+        read_devid: Some(devid),
+    } = read
+    {
+        // The kernel refuses a devid the filesystem does not have.
+        if devid == 0 || devid > members.len() as u64 {
+            return Err(SimError::Variant(format!(
+                "variant '{}': read=devid:{devid}: the volume's devids are 1 to {}",
+                variant.spec,
+                members.len()
+            )));
+        }
+    }
     // The mount's latest device (`devid`'s default): the last one added,
     // the highest devid *(assumed; the kernel picks by generation)*.
     let latest = members.len() as u64;
@@ -778,24 +904,36 @@ fn build_world<P: Policy>(
 
     // Files: one per distinct name, sized by the largest user; written out
     // if any user reads it or asks for overwrite (fio's layout rule).
+    // (size, written out, the job section that sized it)
     let mut by_name: BTreeMap<String, (u64, bool, usize)> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for p in &plans {
         for f in &p.files {
             let e = by_name.entry(f.name.clone()).or_insert_with(|| {
                 order.push(f.name.clone());
-                (0, false, order.len() - 1)
+                (0, false, p.section as usize)
             });
-            e.0 = e.0.max(f.size);
+            if f.size > e.0 {
+                (e.0, e.2) = (f.size, p.section as usize);
+            }
             e.1 |= p.written_out;
         }
     }
     let mut file_id: BTreeMap<String, u32> = BTreeMap::new();
     let mut file_items = 0u64;
     for name in &order {
-        let (size, written, _) = by_name[name];
+        let (size, written, section) = by_name[name];
         file_items += fs::metadata::item_bytes_for_file(size, name.len() as u64);
-        let place = layout.place(name, size)?;
+        let place = layout.place(name, size).map_err(|e| {
+            // Said at the option that sized the file.
+            let spec = &scenario.jobs[section];
+            let option = if spec.filesize.is_some() {
+                "filesize"
+            } else {
+                "size"
+            };
+            job_err(spec, option, e.to_string())
+        })?;
         let prep = if written {
             Prep::WrittenOut
         } else {

@@ -85,6 +85,14 @@ pub enum VariantError {
     /// A `read=` part the tiering crate rejects.
     #[error("{0}")]
     Read(String),
+    /// A value after a policy name that takes none (`wbt=foo`).
+    #[error("'{part}': policy '{name}' takes no '=' value; knobs go after ':' (e.g. wbt:lat=2ms)")]
+    HeadValue {
+        /// The policy.
+        name: String,
+        /// The part as given.
+        part: String,
+    },
     /// A knob on a policy that has none.
     #[error("policy '{name}' takes no knobs, got '{knob}'")]
     Knob {
@@ -139,6 +147,13 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
         let mut pieces = part.split(':');
         let head = pieces.next().unwrap_or_default();
         let name = head.split('=').next().unwrap_or_default();
+        // Only `read=`, `alloc=` and `flush=` name a policy after '='.
+        if head != name && !matches!(name, "read" | "alloc" | "flush") {
+            return Err(VariantError::HeadValue {
+                name: name.to_owned(),
+                part: part.to_owned(),
+            });
+        }
         match name {
             "none" => {
                 if let Some(knob) = pieces.next() {
@@ -277,6 +292,11 @@ fn parse_lat(name: &str, value: &str) -> Result<i64, VariantError> {
         return Ok(-1);
     }
     let ns = n.checked_mul(scale_ns).ok_or_else(|| bad("too large"))?;
+    if ns % 1_000 != 0 {
+        // wbt_lat_usec counts whole microseconds; 1 to 999 ns would be
+        // 0, which disables wbt.
+        return Err(bad("not a whole number of microseconds (0 disables)"));
+    }
     Ok(ns / 1_000)
 }
 
@@ -452,6 +472,15 @@ mod tests {
             lat("wbt:lat=99999999999999999s"),
             Err(VariantError::BadValue { .. })
         ));
+        // Sub-microsecond targets would be 0, which disables wbt.
+        for odd in ["wbt:lat=1ns", "wbt:lat=999ns", "wbt:lat=1500ns"] {
+            let e = parse_variant(odd).unwrap_err();
+            assert!(
+                e.to_string().contains("whole number of microseconds"),
+                "{e}"
+            );
+        }
+        assert_eq!(lat("wbt:lat=2000ns"), Ok(Some(2)));
         let e = parse_variant("wbt:latt=2ms").unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -464,6 +493,24 @@ mod tests {
                 lat_usec: None
             })
         );
+    }
+
+    /// `wbt=foo` is not `wbt`: a value after a name that takes none is
+    /// refused, not dropped.
+    #[test]
+    fn a_value_after_a_plain_policy_name_is_an_error() {
+        for part in [
+            "wbt=foo",
+            "none=foo",
+            "iocost=garbage",
+            "wbt-v5=",
+            "iocost-v5.4=x",
+        ] {
+            let e = parse_variant(part).unwrap_err();
+            assert!(matches!(e, VariantError::HeadValue { .. }), "{part}: {e}");
+            assert!(e.to_string().contains("takes no '=' value"), "{e}");
+        }
+        assert!(parse_variant("none+read=pid").is_ok());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `struct btrfs_device` that `gather_device_info` and
 //! `find_free_dev_extent` read, plus the out-of-tree class and hint).
 
+use crate::consts::DEVICE_RANGE_RESERVED;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -72,6 +73,11 @@ pub struct Device {
     pub(crate) devid: u64,
     pub(crate) total_bytes: u64,
     pub(crate) extents: Vec<(u64, u64)>,
+    /// The gap-free start of `extents`: how many leading extents leave no
+    /// hole past the reserved first MiB, and where the scan for a hole
+    /// continues after them. A function of `extents`, kept up to date so
+    /// that a device filled from the front is searched from its tail.
+    gapless: (usize, u64),
     pub(crate) bytes_used: u64,
     /// True unless the block queue says non-rotational; the only class
     /// input of `ssd_metadata` V1-V3.
@@ -156,6 +162,7 @@ impl Device {
             devid,
             total_bytes,
             extents: Vec::new(),
+            gapless: (0, DEVICE_RANGE_RESERVED),
             bytes_used: 0,
             rotational: true,
             class: DeviceClass::Hdd,
@@ -203,6 +210,8 @@ impl Device {
         }
         self.extents = extents;
         self.bytes_used = used;
+        self.gapless = (0, DEVICE_RANGE_RESERVED);
+        self.extend_gapless();
         Ok(self)
     }
 
@@ -233,6 +242,28 @@ impl Device {
         &self.extents
     }
 
+    /// The extents a hole search must look at, and where its cursor
+    /// starts: the ones before them leave no hole past the reserved first
+    /// MiB ([`find_free_dev_extent`](crate::hole::find_free_dev_extent)
+    /// gives the same answer from here as from the start, in O(1) for a
+    /// device filled from the front).
+    pub fn extents_after_gapless_start(&self) -> (&[(u64, u64)], u64) {
+        (&self.extents[self.gapless.0..], self.gapless.1)
+    }
+
+    /// Takes in the extents after the gap-free start that leave no hole.
+    fn extend_gapless(&mut self) {
+        let (mut i, mut cursor) = self.gapless;
+        while let Some(&(offset, len)) = self.extents.get(i) {
+            if offset > cursor {
+                break;
+            }
+            cursor = cursor.max(offset + len);
+            i += 1;
+        }
+        self.gapless = (i, cursor);
+    }
+
     /// Whether chunk allocation may consider this device at all
     /// (`gather_device_info`'s state checks).
     pub fn eligible(&self) -> bool {
@@ -252,6 +283,13 @@ impl Device {
         debug_assert!(offset + len <= self.total_bytes);
         self.extents.insert(at, (offset, len));
         self.bytes_used += len;
+        if at < self.gapless.0 {
+            // Only below the reserved MiB can a hole precede the gap-free
+            // end; the new extent is in the start either way.
+            self.gapless.0 += 1;
+            self.gapless.1 = self.gapless.1.max(offset + len);
+        }
+        self.extend_gapless();
         self.debug_check();
     }
 
@@ -261,6 +299,11 @@ impl Device {
             Ok(i) if self.extents[i].1 == len => {
                 self.extents.remove(i);
                 self.bytes_used -= len;
+                if i < self.gapless.0 {
+                    // A hole may have opened in the start: find it again.
+                    self.gapless = (0, DEVICE_RANGE_RESERVED);
+                    self.extend_gapless();
+                }
                 self.debug_check();
                 true
             }
@@ -277,6 +320,16 @@ impl Device {
         debug_assert!(
             self.extents.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0),
             "extents sorted and disjoint"
+        );
+        debug_assert_eq!(
+            self.gapless,
+            {
+                let mut fresh = self.clone();
+                fresh.gapless = (0, DEVICE_RANGE_RESERVED);
+                fresh.extend_gapless();
+                fresh.gapless
+            },
+            "the gap-free start follows the extents"
         );
     }
 }

@@ -24,15 +24,18 @@ pub struct Hole {
 /// length 0 at 1 MiB; the caller treats that as no space.
 pub fn find_free_dev_extent(dev: &Device, want: u64) -> Hole {
     let end = dev.total_bytes();
-    let mut cursor = DEVICE_RANGE_RESERVED;
     let mut best = Hole {
-        start: cursor,
+        start: DEVICE_RANGE_RESERVED,
         len: 0,
         fits: false,
     };
-    if cursor >= end {
+    if DEVICE_RANGE_RESERVED >= end {
         return best;
     }
+    // The extents before the gap-free start hold no hole: skipping them
+    // changes nothing (no candidate is seen there) and keeps the search
+    // O(1) on a device filled from the front.
+    let (extents, mut cursor) = dev.extents_after_gapless_start();
     let consider = |start: u64, len: u64, best: &mut Hole| -> bool {
         if len > best.len {
             best.start = start;
@@ -47,7 +50,7 @@ pub fn find_free_dev_extent(dev: &Device, want: u64) -> Hole {
         }
         false
     };
-    for &(offset, len) in dev.extents() {
+    for &(offset, len) in extents {
         if offset > end {
             break;
         }

@@ -920,8 +920,8 @@ fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
 fn read_kept(dir: &Path) -> Result<Probed, Failure> {
     let read = |name: &str| -> Result<(PathBuf, String, Value), Failure> {
         let path = dir.join(name);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Failure::input(format!("--from: {}: {e}", path.display())))?;
+        let text =
+            crate::load::read_text(&path).map_err(|e| Failure::input(format!("--from: {e}")))?;
         let v = serde_json::from_str(&text).map_err(|e| {
             Failure::input(format!(
                 "--from: {}:{}: not JSON: {e}",

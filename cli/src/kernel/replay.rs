@@ -158,23 +158,7 @@ pub fn replay_wbt(a: ReplayArgs) -> Result<(), Failure> {
 
 /// A trace file's text: a regular file, bounded in size, UTF-8.
 pub fn read_trace(path: &Path) -> Result<String, Failure> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
-    if !meta.is_file() {
-        return Err(Failure::input(format!(
-            "{}: not a regular file (save the trace to a file first)",
-            path.display()
-        )));
-    }
-    if meta.len() > MAX_TRACE_BYTES {
-        return Err(Failure::input(format!(
-            "{}: {} bytes; traces above {} GiB are not read",
-            path.display(),
-            meta.len(),
-            MAX_TRACE_BYTES >> 30
-        )));
-    }
-    crate::load::read_text(path).map_err(Failure::input)
+    crate::load::read_text_up_to(path, MAX_TRACE_BYTES).map_err(Failure::input)
 }
 
 fn source_name(s: Source) -> &'static str {

@@ -1,85 +1,122 @@
-//! A fixed-size bitmap over page indices, with fast range operations.
+//! A bitmap over page indices, with fast range operations, that costs
+//! memory only where bits were set.
+//!
+//! The bits are kept in chunks of [`CHUNK_BITS`] (128 MiB of a file's
+//! 4 KiB pages in 4 KiB of bits), each allocated the first time a bit in
+//! it is set; a chunk never set reads as all clear. A file of 16 TiB
+//! costs one pointer per chunk (1 MiB) until its pages are used, so the
+//! page cache's bookkeeping grows with the pages touched, not with the
+//! files' sizes.
+
+/// Words of one chunk.
+const CHUNK_WORDS: usize = 512;
+/// Bits of one chunk.
+pub const CHUNK_BITS: u32 = (CHUNK_WORDS * 64) as u32;
+
+type Chunk = Box<[u64; CHUNK_WORDS]>;
 
 /// One bit per page.
 #[derive(Clone, Debug, Default)]
 pub struct Bits {
-    words: Vec<u64>,
+    chunks: Vec<Option<Chunk>>,
+}
+
+/// The chunk and the word in it of bit `i`, and the bit's mask.
+#[inline]
+fn at(i: u32) -> (usize, usize, u64) {
+    (
+        (i / CHUNK_BITS) as usize,
+        ((i % CHUNK_BITS) >> 6) as usize,
+        1u64 << (i & 63),
+    )
 }
 
 impl Bits {
-    /// `n` cleared bits.
-    #[expect(
-        clippy::slow_vector_initialization,
-        reason = "vec![0; n] would calloc lazily; writing the zeros makes the memory resident up front"
-    )]
+    /// `n` cleared bits (no chunk allocated yet).
     pub fn new(n: u64) -> Self {
-        let len = n.div_ceil(64) as usize;
-        let mut words = Vec::with_capacity(len);
-        // Written, not calloc'ed: resident from the start, so memory use
-        // does not creep up as a run touches more pages.
-        words.resize(len, 0);
-        Self { words }
+        let len = n.div_ceil(u64::from(CHUNK_BITS)) as usize;
+        Self {
+            chunks: (0..len).map(|_| None).collect(),
+        }
     }
 
     /// Bit `i`.
     #[inline]
     pub fn get(&self, i: u32) -> bool {
-        self.words[(i >> 6) as usize] >> (i & 63) & 1 == 1
+        let (c, w, m) = at(i);
+        self.chunks[c].as_ref().is_some_and(|ch| ch[w] & m != 0)
     }
 
     /// Sets bit `i`; returns its previous value.
     #[inline]
     pub fn set(&mut self, i: u32) -> bool {
-        let w = &mut self.words[(i >> 6) as usize];
-        let m = 1u64 << (i & 63);
-        let old = *w & m != 0;
-        *w |= m;
+        let (c, w, m) = at(i);
+        let word = &mut self.chunks[c].get_or_insert_with(|| Box::new([0; CHUNK_WORDS]))[w];
+        let old = *word & m != 0;
+        *word |= m;
         old
     }
 
     /// Clears bit `i`; returns its previous value.
     #[inline]
     pub fn clear(&mut self, i: u32) -> bool {
-        let w = &mut self.words[(i >> 6) as usize];
-        let m = 1u64 << (i & 63);
-        let old = *w & m != 0;
-        *w &= !m;
+        let (c, w, m) = at(i);
+        let Some(ch) = self.chunks[c].as_mut() else {
+            return false;
+        };
+        let old = ch[w] & m != 0;
+        ch[w] &= !m;
         old
+    }
+
+    /// The word holding bit `i`, bit `i` first (bits past the word's end
+    /// are zero), inverted if `clear`.
+    #[inline]
+    fn word_from(&self, i: u32, clear: bool) -> u64 {
+        let (c, w, _) = at(i);
+        let word = self.chunks[c].as_ref().map_or(0, |ch| ch[w]);
+        let word = if clear { !word } else { word };
+        word >> (i & 63)
+    }
+
+    /// First bit at or after `from` and before `end` that is set (or
+    /// clear, if `clear`).
+    fn next(&self, from: u32, end: u32, clear: bool) -> Option<u32> {
+        let mut i = from;
+        while i < end {
+            if !clear && self.chunks[(i / CHUNK_BITS) as usize].is_none() {
+                // Nothing set in this chunk: go to the next.
+                i = (i / CHUNK_BITS + 1).saturating_mul(CHUNK_BITS);
+                continue;
+            }
+            let w = self.word_from(i, clear);
+            if w != 0 {
+                let found = i + w.trailing_zeros();
+                return (found < end).then_some(found);
+            }
+            i = (i | 63).checked_add(1)?;
+        }
+        None
     }
 
     /// First set bit at or after `from` and before `end`.
     pub fn next_set(&self, from: u32, end: u32) -> Option<u32> {
-        let mut i = from;
-        while i < end {
-            let wi = (i >> 6) as usize;
-            let w = self.words[wi] >> (i & 63);
-            if w != 0 {
-                let found = i + w.trailing_zeros();
-                return (found < end).then_some(found);
-            }
-            i = ((wi as u32) + 1) << 6;
-        }
-        None
+        self.next(from, end, false)
     }
 
     /// First clear bit at or after `from` and before `end`.
     pub fn next_clear(&self, from: u32, end: u32) -> Option<u32> {
-        let mut i = from;
-        while i < end {
-            let wi = (i >> 6) as usize;
-            let w = !self.words[wi] >> (i & 63);
-            if w != 0 {
-                let found = i + w.trailing_zeros();
-                return (found < end).then_some(found);
-            }
-            i = ((wi as u32) + 1) << 6;
-        }
-        None
+        self.next(from, end, true)
     }
 
     /// Number of set bits in `[from, end)`.
     pub fn count_range(&self, from: u32, end: u32) -> u32 {
         (from..end).filter(|&i| self.get(i)).count() as u32
+    }
+
+    /// Chunks allocated (each [`CHUNK_BITS`] bits).
+    pub fn chunks_used(&self) -> usize {
+        self.chunks.iter().filter(|c| c.is_some()).count()
     }
 }
 
@@ -108,5 +145,30 @@ mod tests {
             full.set(i);
         }
         assert_eq!(full.next_clear(0, 130), None);
+    }
+
+    /// A bitmap of 2^32 bits costs a chunk per region used, and scans
+    /// skip the regions never set, up to the last bit.
+    #[test]
+    fn a_huge_bitmap_allocates_only_the_chunks_it_uses() {
+        let n = 1u64 << 32;
+        let mut b = Bits::new(n);
+        assert_eq!(b.chunks_used(), 0);
+        let last = u32::MAX;
+        assert!(!b.get(last));
+        assert!(!b.clear(last), "clearing allocates nothing");
+        assert_eq!(b.chunks_used(), 0);
+        b.set(5);
+        b.set(last);
+        b.set(3 * CHUNK_BITS + 7);
+        assert_eq!(b.chunks_used(), 3);
+        assert_eq!(b.next_set(6, last), Some(3 * CHUNK_BITS + 7));
+        assert_eq!(b.next_set(3 * CHUNK_BITS + 8, last), None, "end excluded");
+        assert_eq!(b.next_set(3 * CHUNK_BITS + 8, u32::MAX), None);
+        assert_eq!(b.next_clear(last, u32::MAX), None);
+        assert_eq!(b.next_clear(5, 10), Some(6));
+        assert_eq!(b.next_clear(CHUNK_BITS, u32::MAX), Some(CHUNK_BITS));
+        assert!(b.clear(last));
+        assert!(!b.get(last));
     }
 }

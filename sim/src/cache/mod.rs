@@ -2,14 +2,22 @@
 //! writeback counters (spec sim.md §2).
 //!
 //! Page state is a set of bitmaps per file, allocated the first time the
-//! file is used through the cache, so O_DIRECT-only files cost nothing.
-//! Eviction is CLOCK (second chance), the usual approximation of LRU: a
-//! ring of cached pages; a referenced page gets another lap, a dirty or
-//! under-IO page is skipped, the first clean unreferenced page goes.
+//! file is used through the cache, so O_DIRECT-only files cost nothing,
+//! and each bitmap allocates only the regions of the file whose pages are
+//! used ([`bits`]). Eviction is CLOCK (second chance), the usual
+//! approximation of LRU: a ring of cached pages; a referenced page gets
+//! another lap, the first clean unreferenced page goes.
 //!
-//! Like the kernel's `struct page` array, the ring is sized for all of
-//! memory and touched when the run starts, so the simulator's footprint is
-//! set by the machine it models, not by how long it runs.
+//! A dirty or under-writeback page the hand reaches leaves the ring
+//! (it cannot go until it is written) and comes back, at the back, when
+//! its writeback ends, much as the kernel's reclaim moves such a folio
+//! aside and rotates it back once written. So eviction costs O(1)
+//! amortised however much of the cache is dirty: each page leaves and
+//! rejoins the ring once per writeback, instead of being stepped over on
+//! every eviction.
+//!
+//! The ring grows with the pages cached (doubling), not with the memory
+//! the run models, so `--memory` costs nothing until pages are used.
 
 pub mod bits;
 pub mod dirty;
@@ -93,30 +101,25 @@ pub struct PageCache {
     /// Files with dirty pages, oldest first.
     pub dirty_list: VecDeque<u32>,
     ring: Ring,
+    /// Ring entries the CLOCK hand has looked at, over the run.
+    scanned: u64,
 }
 
-/// A fixed-capacity FIFO of `(file, page)` entries.
-#[derive(Debug)]
+/// A FIFO of `(file, page)` entries in a circular buffer that grows by
+/// doubling.
+#[derive(Debug, Default)]
 struct Ring {
     slots: Vec<(u32, u32)>,
     head: usize,
     len: usize,
-    /// Slots taken when the first entry arrives.
-    planned: usize,
 }
 
 const NO_ENTRY: (u32, u32) = (u32::MAX, u32::MAX);
 
-impl Ring {
-    fn new(capacity: usize) -> Self {
-        Self {
-            slots: Vec::new(),
-            head: 0,
-            len: 0,
-            planned: capacity.max(1),
-        }
-    }
+/// The ring's first allocation.
+const RING_START: usize = 1024;
 
+impl Ring {
     fn len(&self) -> usize {
         self.len
     }
@@ -127,20 +130,12 @@ impl Ring {
     }
 
     fn push_back(&mut self, e: (u32, u32)) {
-        if self.slots.is_empty() {
-            // The first cached page: take the planned room now, filled
-            // (not calloc'd) so the memory is resident from here on and a
-            // run's peak does not grow with its length. A run that caches
-            // nothing (O_DIRECT) never pays for it.
-            self.slots.resize(self.planned, NO_ENTRY);
-        }
-        if self.is_full() {
-            // Only when more pages are cached than planned (overcommit):
-            // grow, keeping order.
+        if self.slots.is_empty() || self.is_full() {
+            // Grow, keeping order.
             let mut v: Vec<(u32, u32)> = (0..self.len)
                 .map(|i| self.slots[(self.head + i) % self.slots.len()])
                 .collect();
-            let cap = (self.slots.len() * 2).max(16);
+            let cap = (self.slots.len() * 2).max(RING_START);
             v.resize(cap, NO_ENTRY);
             self.slots = v;
             self.head = 0;
@@ -173,7 +168,8 @@ impl PageCache {
             nr_writeback: 0,
             limits,
             dirty_list: VecDeque::new(),
-            ring: Ring::new(limits.dirtyable.max(64) as usize + 1024),
+            ring: Ring::default(),
+            scanned: 0,
         }
     }
 
@@ -212,11 +208,19 @@ impl PageCache {
         let in_ring = b.in_ring.set(p);
         self.nr_cached += 1;
         if !in_ring {
-            if self.ring.is_full() {
-                self.compact_ring();
-            }
-            self.ring.push_back((file, p));
+            self.enqueue(file, p);
         }
+    }
+
+    /// Puts page `p` of `file` (its `in_ring` bit just set) at the back
+    /// of the ring. A full ring drops its stale entries first when they
+    /// are at least half of it (entries beyond the cached pages can only
+    /// be stale), and grows otherwise: either way O(1) amortised.
+    fn enqueue(&mut self, file: u32, p: u32) {
+        if self.ring.is_full() && self.ring.len() as u64 >= 2 * self.nr_cached {
+            self.compact_ring();
+        }
+        self.ring.push_back((file, p));
     }
 
     /// Marks page `p` referenced.
@@ -262,6 +266,10 @@ impl PageCache {
 
     /// Evicts one clean page by CLOCK. Returns false if none could go
     /// (everything dirty or under IO): the cache then overcommits.
+    ///
+    /// Dirty and under-writeback pages met on the way leave the ring
+    /// ([`PageCache::end_writeback`] puts them back), so the scan never
+    /// steps over the same unevictable page twice between writebacks.
     fn evict_one(&mut self) -> bool {
         let mut budget = self.ring.len() * 2 + 1;
         while budget > 0 {
@@ -269,12 +277,13 @@ impl PageCache {
             let Some((f, p)) = self.ring.pop_front() else {
                 return false;
             };
+            self.scanned += 1;
             let b = self.bits(f);
-            if !b.cached.get(p) {
+            if !b.cached.get(p) || b.dirty.get(p) || b.writeback.get(p) {
                 b.in_ring.clear(p);
                 continue;
             }
-            if b.dirty.get(p) || b.writeback.get(p) || b.reading.get(p) {
+            if b.reading.get(p) {
                 self.ring.push_back((f, p));
                 continue;
             }
@@ -330,12 +339,17 @@ impl PageCache {
         }
     }
 
-    /// Writeback of `[first, first + count)` completed.
+    /// Writeback of `[first, first + count)` completed. A cached page
+    /// the CLOCK hand took out of the ring while it was unevictable goes
+    /// back in, at the back.
     pub fn end_writeback(&mut self, file: u32, first: u32, count: u32) {
-        let b = self.bits(file);
         for p in first..first + count {
+            let b = self.bits(file);
             let was = b.writeback.clear(p);
             debug_assert!(was);
+            if b.cached.get(p) && !b.in_ring.set(p) {
+                self.enqueue(file, p);
+            }
         }
         self.nr_writeback -= u64::from(count);
         self.files[file as usize].nr_writeback -= count;
@@ -352,6 +366,55 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cache whose every page is dirty: each new page overcommits, and
+    /// the hand looks at each dirty page once, not once per new page (a
+    /// write larger than the cache was quadratic). When the dirty pages
+    /// have been written they are back in the ring and evictable.
+    #[test]
+    fn a_cache_full_of_dirty_pages_scans_each_page_once_per_writeback() {
+        let mut c = PageCache::new(0);
+        c.capacity = 1000;
+        let f = c.add_file(1 << 20);
+        for p in 0..1000 {
+            c.dirty(0, f, p);
+        }
+        for p in 1000..11_000 {
+            c.dirty(0, f, p);
+        }
+        assert_eq!(c.nr_cached, 11_000, "nothing could go: overcommitted");
+        assert!(
+            c.scanned <= 2 * 11_000,
+            "{} entries scanned for 11,000 dirty pages",
+            c.scanned
+        );
+        c.start_writeback(f, 0, 11_000);
+        c.end_writeback(f, 0, 11_000);
+        assert_eq!(c.ring.len(), 11_000, "every written page back in the ring");
+        let before = c.scanned;
+        c.insert(f, 20_000);
+        assert_eq!(c.nr_cached, 11_000, "a clean page went for the new one");
+        // The first lap clears the second-chance bits dirtying set; the
+        // second evicts.
+        assert!(c.scanned - before <= 2 * 11_000 + 1);
+        assert_eq!(c.bits(f).cached.count_range(0, 11_000), 10_999);
+        assert!(c.bits(f).cached.get(20_000));
+    }
+
+    /// The ring and the bitmaps grow with the pages used, not with the
+    /// memory modelled: a cache for 16 TiB holding a few pages of a
+    /// 16 TiB file allocates a few KiB of state.
+    #[test]
+    fn bookkeeping_grows_with_the_pages_used_not_the_memory() {
+        let mut c = PageCache::new(16 << 40);
+        let f = c.add_file(u32::MAX);
+        for p in [0, 1, 2, u32::MAX - 1] {
+            c.insert(f, p);
+        }
+        assert_eq!(c.ring.slots.len(), RING_START);
+        assert_eq!(c.bits(f).cached.chunks_used(), 2);
+        assert_eq!(c.bits(f).dirty.chunks_used(), 0);
+    }
 
     #[test]
     fn clock_evicts_unreferenced_clean_pages_first() {

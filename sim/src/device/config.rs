@@ -590,6 +590,24 @@ fn at_most(key: &str, v: u64, max: u64) -> Result<(), DeviceError> {
 const MAX_CAPACITY_GB: u64 = 1_000_000;
 /// Upper bound on any time parameter in µs (one hour).
 const MAX_TIME_US: u64 = 3_600_000_000;
+/// Shortest completion of the null device, ns: null_blk's own work per
+/// command is about a microsecond of CPU, and commands of no cost would
+/// let a time-based run issue IOs without end.
+const MIN_NULL_NS: u64 = 1000;
+/// Shortest flash array read or program, µs: no NAND reads or programs
+/// faster (the fastest low-latency parts read in a few µs).
+const MIN_FLASH_US: u64 = 1;
+/// Fastest link or channel, 10^6 B/s: a terabyte per second, beyond any
+/// host interface.
+const MAX_LINK_MB_S: u64 = 1_000_000;
+
+fn at_least(key: &str, v: u64, min: u64, why: &str) -> Result<(), DeviceError> {
+    if v < min {
+        Err(invalid(key, format!("must be at least {min}: {why}")))
+    } else {
+        Ok(())
+    }
+}
 
 impl DeviceConfig {
     /// Built-in device class: `nvme`, `sata-ssd`, `hdd`, `null` (aliases `nvme-tlc`,
@@ -639,6 +657,12 @@ impl DeviceConfig {
     pub fn from_toml(text: &str) -> Result<DeviceConfig, DeviceError> {
         let mut user: toml::Table =
             toml::from_str(text).map_err(|e| DeviceError::Syntax(e.to_string()))?;
+        if user.is_empty() {
+            return Err(DeviceError::Parse(
+                "the file is empty: a device file gives `name` and `kind` (or `base`, a preset to start from)"
+                    .into(),
+            ));
+        }
         let merged = match user.remove("base") {
             Some(toml::Value::String(base)) => {
                 let preset = DeviceConfig::preset(&base)
@@ -660,9 +684,11 @@ impl DeviceConfig {
             Some(_) => return Err(invalid("base", "must be a preset name string")),
             None => user,
         };
-        let cfg: DeviceConfig = merged
-            .try_into()
-            .map_err(|e: toml::de::Error| DeviceError::Parse(e.to_string()))?;
+        let cfg: DeviceConfig = merged.try_into().map_err(|e: toml::de::Error| {
+            // The deserializer puts the table on a line of its own.
+            let msg = e.to_string();
+            DeviceError::Parse(msg.trim().replace("\nin `", " in `"))
+        })?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -700,6 +726,12 @@ impl DeviceConfig {
             at_most("null.capacity_gb", p.capacity_gb, MAX_CAPACITY_GB)?;
             nonzero("null.queue_depth", u64::from(p.queue_depth))?;
             at_most("null.queue_depth", u64::from(p.queue_depth), 65_536)?;
+            at_least(
+                "null.completion_ns",
+                p.completion_ns,
+                MIN_NULL_NS,
+                "null_blk's own work per command is about a microsecond, and commands of no cost never let a run end",
+            )?;
             at_most("null.completion_ns", p.completion_ns, MAX_TIME_US * 1000)?;
         }
         if let Some(p) = &self.ssd {
@@ -807,6 +839,32 @@ fn fmt_value(v: &toml::Value) -> String {
     }
 }
 
+/// The 1-based line of `key` (`ssd.read_us`, or a table such as `loop`)
+/// in a device file's `text`: its `key = ...` line under its table's
+/// header, or the header of a table. `None` if the file does not spell
+/// it so (a key left out, or written inline).
+pub fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let (table, leaf) = key.rsplit_once('.').unwrap_or(("", key));
+    let mut current = "";
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+            current = h.trim();
+            if current == key {
+                return Some(i + 1);
+            }
+            continue;
+        }
+        if current == table
+            && let Some((k, _)) = t.split_once('=')
+            && k.trim() == leaf
+        {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
 /// Overlay `user` on `base`, refusing keys the base does not have.
 fn merge(base: &mut toml::Table, user: toml::Table, prefix: &str) -> Result<(), DeviceError> {
     for (key, value) in user {
@@ -857,10 +915,18 @@ fn validate_ssd(p: &SsdParams) -> Result<(), DeviceError> {
     ] {
         at_most(k, v, MAX_TIME_US)?;
     }
+    for (k, v) in [("ssd.read_us", p.read_us), ("ssd.program_us", p.program_us)] {
+        at_least(
+            k,
+            v,
+            MIN_FLASH_US,
+            "no flash array reads or programs faster",
+        )?;
+    }
     nonzero("ssd.channel_mb_s", p.channel_mb_s)?;
-    at_most("ssd.channel_mb_s", p.channel_mb_s, 1 << 30)?;
+    at_most("ssd.channel_mb_s", p.channel_mb_s, MAX_LINK_MB_S)?;
     nonzero("ssd.link_mb_s", p.link_mb_s)?;
-    at_most("ssd.link_mb_s", p.link_mb_s, 1 << 30)?;
+    at_most("ssd.link_mb_s", p.link_mb_s, MAX_LINK_MB_S)?;
     nonzero("ssd.buffer_mib", p.buffer_mib)?;
     at_most("ssd.buffer_mib", p.buffer_mib, 1 << 20)?;
     if p.buffer_mib * 1024 < 4 * p.page_kib {
@@ -911,7 +977,7 @@ fn validate_loop(p: &LoopParams) -> Result<(), DeviceError> {
         ("loop.write_mb_s", p.write_mb_s),
     ] {
         nonzero(k, v)?;
-        at_most(k, v, 1_000_000)?;
+        at_most(k, v, MAX_LINK_MB_S)?;
     }
     for (k, v) in [
         ("loop.service_sigma", p.service_sigma),
@@ -965,7 +1031,7 @@ fn validate_hdd(p: &HddParams) -> Result<(), DeviceError> {
         ));
     }
     nonzero("hdd.link_mb_s", p.link_mb_s)?;
-    at_most("hdd.link_mb_s", p.link_mb_s, 1 << 30)?;
+    at_most("hdd.link_mb_s", p.link_mb_s, MAX_LINK_MB_S)?;
     if p.write_cache {
         nonzero("hdd.cache_mib", p.cache_mib)?;
     }

@@ -32,6 +32,7 @@ mod timeline;
 pub use backed::LoopDev;
 pub use config::{
     DeviceConfig, DeviceKind, GcMode, HddParams, LoopParams, NullParams, Precondition, SsdParams,
+    line_of_key,
 };
 pub use hdd::HddDev;
 pub use null::NullDev;
@@ -101,6 +102,36 @@ pub enum DeviceError {
     /// Type errors and missing fields reported by the deserializer (they name the key).
     #[error("device file: {0}")]
     Parse(String),
+}
+
+impl DeviceError {
+    /// The dotted key (or table) the error is about, if it names one:
+    /// where [`line_of_key`](crate::device::line_of_key) finds it in the
+    /// file.
+    pub fn key(&self) -> Option<String> {
+        match self {
+            DeviceError::Invalid { key, .. } => Some(key.clone()),
+            DeviceError::UnknownKey(path) => path.split_whitespace().next().map(str::to_owned),
+            DeviceError::MissingTable(table) => Some(table.clone()),
+            DeviceError::Parse(msg) => {
+                let table = msg
+                    .rsplit_once(" in `")
+                    .and_then(|(_, t)| t.strip_suffix('`'));
+                let field = ["unknown field `", "missing field `"]
+                    .iter()
+                    .find_map(|p| msg.strip_prefix(p))
+                    .and_then(|r| r.split_once('`'))
+                    .map(|(f, _)| f);
+                match (table, field) {
+                    (Some(t), Some(f)) if msg.starts_with("unknown") => Some(format!("{t}.{f}")),
+                    (Some(t), _) => Some(t.to_owned()),
+                    (None, f) => f.map(str::to_owned),
+                }
+            }
+            DeviceError::UnknownPreset(_) => Some("base".to_owned()),
+            DeviceError::Syntax(_) => None,
+        }
+    }
 }
 
 /// A device model (enum dispatch; no `dyn` on the hot path).

@@ -40,6 +40,7 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
+mod cosmetic;
 mod error;
 mod expand;
 mod lexer;

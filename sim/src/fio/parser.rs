@@ -1,6 +1,7 @@
 //! Sections, includes, `[global]` inheritance and option dispatch.
 
 use super::apply::JobState;
+use super::cosmetic;
 use super::error::{Loc, ParseError};
 use super::expand::Vars;
 use super::lexer::{Kind, lex_line};
@@ -205,12 +206,17 @@ impl<'e, 'a> Parser<'e, 'a> {
                     value: value.clone(),
                     loc: loc.clone(),
                 }),
-                Class::Cosmetic(why) => self.accepted.push(Accepted {
-                    file: loc.file.clone(),
-                    line: loc.line,
-                    option: o.key.clone(),
-                    why: why.to_string(),
-                }),
+                Class::Cosmetic(why) => {
+                    // Not simulated, but its value is fio's to check.
+                    cosmetic::check_value(cosmetic::check_of(entry.name), value.as_deref())
+                        .map_err(|m| loc.err(Some(&o.key), m))?;
+                    self.accepted.push(Accepted {
+                        file: loc.file.clone(),
+                        line: loc.line,
+                        option: o.key.clone(),
+                        why: why.to_string(),
+                    });
+                }
                 Class::Unsupported(ok, what) => {
                     if !table::is_harmless(ok, value.as_deref()) {
                         let msg = format!(

@@ -847,7 +847,13 @@ pub(crate) fn is_harmless(ok: Harmless, value: Option<&str>) -> bool {
                     .unwrap_or(digits.len());
                 let (num, suffix) = digits.split_at(n);
                 let zero = !num.is_empty() && num.bytes().all(|b| b == b'0');
-                if !zero || !suffix.chars().all(|c| c.is_ascii_alphabetic()) {
+                // Zero of any unit fio knows is zero; `0zz` is no value.
+                let unit = suffix.to_ascii_lowercase();
+                let known = unit.is_empty()
+                    || unit == "%"
+                    || super::value::size_mult(&unit, 1024).is_some()
+                    || super::value::time_mult_us(&unit).is_some();
+                if !zero || !known {
                     return false;
                 }
                 any = true;

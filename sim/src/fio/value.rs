@@ -23,7 +23,7 @@ pub(crate) enum Size {
 }
 
 /// Microseconds in one unit of each time suffix.
-fn time_mult_us(suffix: &str) -> Option<u64> {
+pub(crate) fn time_mult_us(suffix: &str) -> Option<u64> {
     Some(match suffix {
         "us" | "usec" => 1,
         "ms" | "msec" => 1_000,
@@ -36,7 +36,7 @@ fn time_mult_us(suffix: &str) -> Option<u64> {
 }
 
 /// Byte multiplier of a size suffix under `kb_base`.
-fn size_mult(suffix: &str, kb_base: u32) -> Option<u64> {
+pub(crate) fn size_mult(suffix: &str, kb_base: u32) -> Option<u64> {
     let (kb, inverse) = if kb_base == 1000 {
         (1000u64, 1024u64)
     } else {

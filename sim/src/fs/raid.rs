@@ -73,6 +73,13 @@ pub enum RaidError {
     Devices(String),
 }
 
+/// Most data chunks a volume's map holds (1 GiB each on most profiles:
+/// 256 TiB of data). The map is built before the run, every chunk the
+/// devices hold, so its size is bounded here.
+pub const MAX_DATA_CHUNKS: usize = 1 << 18;
+/// Most member devices of a volume.
+pub const MAX_DEVICES: usize = 256;
+
 pub use super::metadata::NODESIZE;
 use super::metadata::{MetaChunk, MetaSpace};
 
@@ -270,6 +277,12 @@ impl Raid {
             data_src.push(mkfs(ChunkType::Data, "data")?);
         }
         loop {
+            if data_src.len() >= MAX_DATA_CHUNKS {
+                return Err(RaidError::Devices(format!(
+                    "the devices hold more than {MAX_DATA_CHUNKS} data chunks (the first is {} MiB); the simulator maps at most that many: give smaller devices (capacity_gb)",
+                    data_src[0].length >> 20
+                )));
+            }
             match vol.alloc_chunk(&alloc, ChunkType::Data, profile) {
                 Ok(c) => data_src.push(c),
                 Err(e) if data_src.is_empty() => {

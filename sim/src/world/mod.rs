@@ -32,6 +32,7 @@ use crate::fs::journal::Journal;
 use crate::fs::raid::{PartStat, Raid};
 use crate::slab::Slab;
 use crate::time::Ns;
+use crate::world::job::Phase;
 
 pub(crate) use btrfs::BtrfsState;
 pub(crate) use job::{Ctx, Job};
@@ -505,9 +506,22 @@ impl<P: Policy> World<P> {
     /// Ends a run in which nothing has completed for ten simulated minutes
     /// while jobs remain (every submitter parked for good, only timers
     /// left): such a run would otherwise never end.
+    ///
+    /// Waiting that the input asked for is not a stall: a job sleeping to
+    /// a time it was given (`thinktime`, a `rate` gap, `startdelay`), or
+    /// spending CPU, or a device command still in flight (its completion
+    /// is scheduled) is progress to come, however far off.
     fn watchdog(&mut self) {
         let progress = self.ops_done + self.events_dev;
-        if progress == self.watch_last {
+        let scheduled = self
+            .ctxs
+            .iter()
+            .any(|c| matches!(c.phase, Phase::Sleep | Phase::Cpu | Phase::Reap))
+            || self.devs.iter().any(|d| d.dev.inflight() > 0);
+        if scheduled {
+            self.watch_last = progress;
+            self.watch_idle = 0;
+        } else if progress == self.watch_last {
             self.watch_idle += 1;
             if self.watch_idle >= STALL_TICKS {
                 self.stalled = true;

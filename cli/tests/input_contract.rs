@@ -1,0 +1,350 @@
+//! The input contract on the reproducers of inputs that once aborted,
+//! hung, ran for ever, were blamed on the simulator, or were dropped
+//! without a word: each now exits 2 naming its file, line and option (or
+//! the flag), or runs to the end, within a wall-time bound.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::{root, stderr};
+
+/// Longer than any case takes; a case still running then has hung.
+const WALL: Duration = Duration::from_secs(60);
+
+fn dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("iolab-contract-{}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn write(name: &str, text: &str) -> String {
+    let p = dir().join(name);
+    std::fs::write(&p, text).expect("write");
+    p.to_str().expect("utf-8").to_owned()
+}
+
+/// `iolab ARGS` killed after [`WALL`] (a failure: it hung).
+fn bounded(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("iolab starts");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > WALL {
+            let _ = child.kill();
+            panic!("{args:?} still running after {WALL:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Exit 2, saying `says`, nothing on stdout, no panic.
+fn refused(args: &[&str], says: &str) {
+    let o = bounded(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: expected '{says}' in: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(o.stdout.is_empty(), "{args:?} printed a report");
+}
+
+/// Exit 0.
+fn runs(args: &[&str]) -> Output {
+    let o = bounded(args);
+    assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    o
+}
+
+const SMALL: &str = "[j]\nrw=randread\nbs=4k\nsize=1m\nruntime=10ms\ntime_based\n";
+
+/// Products of limits, each accepted alone, once aborted or exhausted
+/// memory: files, IO contexts, the largest block.
+#[test]
+fn resource_products_are_refused_before_the_run() {
+    let nrfiles = write(
+        "nrfiles.fio",
+        "[j]\nrw=read\nnrfiles=4000000000\nsize=16t\n",
+    );
+    refused(
+        &["run", &nrfiles, "--device", "nvme"],
+        &format!("{nrfiles}:3: nrfiles: job 'j': 4000000000 files in the run"),
+    );
+    let many = write("nrfiles2.fio", "[j]\nrw=read\nnrfiles=100000000\nsize=1t\n");
+    refused(&["run", &many, "--device", "nvme"], ":3: nrfiles:");
+    let ctx = write(
+        "ctx.fio",
+        "[j]\nioengine=io_uring\niodepth=65536\nnumjobs=512\nrw=read\nsize=1g\n",
+    );
+    refused(
+        &["run", &ctx, "--device", "nvme"],
+        "iodepth: job 'j': 33554432 IOs in flight at once in the run (iodepth=65536 × numjobs=512",
+    );
+    let bsr = write("bsrange.fio", "[j]\nrw=read\nbsrange=1-1p\nsize=8g\n");
+    refused(
+        &["run", &bsr, "--device", "nvme"],
+        &format!("{bsr}:3: bsrange: job 'j': a block of 1125899906842624 bytes"),
+    );
+}
+
+/// A buffered write larger than the page cache once rescanned every
+/// dirty page for each new one (254 s of wall time for this job); huge
+/// simulated RAM once allocated its bookkeeping up front (31 GB at 16
+/// TiB). Both now finish at once.
+#[test]
+fn a_write_larger_than_the_cache_and_huge_ram_run_at_once() {
+    let job = write("big.fio", "[j]\nbs=1g\nsize=1g\nrw=write\n");
+    let sixteen = write(
+        "sixteen.fio",
+        "[global]\nbs=256m\nsize=256m\nrw=write\nnumjobs=16\n[w]\n",
+    );
+    for (job, memory) in [(&job, "1g"), (&job, "16t"), (&sixteen, "4g")] {
+        let start = Instant::now();
+        runs(&["run", job, "--device", "nvme", "--memory", memory]);
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{job} --memory {memory}: {:?}",
+            start.elapsed()
+        );
+    }
+}
+
+/// An include that is a FIFO would block for ever, `/dev/zero` would
+/// read until memory ran out.
+#[cfg(unix)]
+#[test]
+fn includes_are_regular_files_only() {
+    let fifo = dir().join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        let job = write("fifo.fio", "[j]\ninclude fifo\nrw=read\nsize=1m\n");
+        refused(
+            &["run", &job, "--device", "nvme"],
+            &format!("{job}:2: include: cannot include 'fifo'"),
+        );
+    }
+    let job = write("zero.fio", "[j]\ninclude /dev/zero\nrw=read\nsize=1m\n");
+    refused(
+        &["run", &job, "--device", "nvme"],
+        "/dev/zero: not a regular file",
+    );
+    refused(
+        &["run", "/dev/zero", "--device", "nvme"],
+        "not a regular file",
+    );
+}
+
+/// Devices whose commands cost nothing (the run never ends, or is
+/// called a livelock) are refused with the plausible range.
+#[test]
+fn devices_of_no_cost_are_refused() {
+    for (name, text, key) in [
+        (
+            "null0.toml",
+            "name = \"n\"\nbase = \"null\"\n[null]\ncompletion_ns = 0\n",
+            "`null.completion_ns`: must be at least 1000",
+        ),
+        (
+            "null1.toml",
+            "name = \"n\"\nbase = \"null\"\n[null]\ncompletion_ns = 1\n",
+            "`null.completion_ns`: must be at least 1000",
+        ),
+        (
+            "ssd0.toml",
+            "name = \"s\"\nbase = \"nvme\"\n[ssd]\nread_us = 0\nprogram_us = 0\nack_us = 0\ncmd_overhead_us = 0\nlink_mb_s = 1000000000\nchannel_mb_s = 1000000000\n",
+            "`ssd.read_us`: must be at least 1",
+        ),
+    ] {
+        let dev = write(name, text);
+        let job = write("small.fio", SMALL);
+        refused(&["run", &job, "--device", &dev], key);
+    }
+}
+
+/// Valid jobs that wait a long time by design are not stalls: a
+/// `thinktime` of 700 s, a `rate` of one IO per 1024 s.
+#[test]
+fn long_waits_the_job_asked_for_are_not_stalls() {
+    let think = write(
+        "think.fio",
+        "[j]\nrw=read\nsize=1m\nthinktime=700000000\nruntime=1500\ntime_based\n",
+    );
+    runs(&["run", &think, "--device", "nvme"]);
+    let rate = write(
+        "rate.fio",
+        "[j]\nrw=read\nsize=64k\nrate=4\nbs=4k\nruntime=2100\n",
+    );
+    runs(&["run", &rate, "--device", "nvme"]);
+}
+
+/// What was once dropped or defaulted without a word.
+#[test]
+fn silent_defaults_are_errors() {
+    let job = write("small.fio", SMALL);
+    for flag in [
+        vec!["--pid-split", "garbage"],
+        vec!["--balance"],
+        vec!["--metadata-used", "1g"],
+        vec!["--full-commit", "5"],
+    ] {
+        let mut args = vec!["run", &job, "--device", "nvme"];
+        args.extend(&flag);
+        refused(
+            &args,
+            &format!("{} describes a multi-device volume", flag[0]),
+        );
+    }
+    for (policy, says) in [
+        ("wbt=foo", "'wbt=foo': policy 'wbt' takes no '=' value"),
+        ("none=foo", "policy 'none' takes no '=' value"),
+        ("iocost=garbage", "policy 'iocost' takes no '=' value"),
+        ("wbt:lat=1ns", "not a whole number of microseconds"),
+        ("wbt:lat=999ns", "not a whole number of microseconds"),
+    ] {
+        refused(&["run", &job, "--device", "nvme", "--policy", policy], says);
+    }
+    refused(
+        &[
+            "run",
+            &job,
+            "--volume",
+            "raid1:nvme,nvme",
+            "--policy",
+            "read=devid:99",
+        ],
+        "read=devid:99: the volume's devids are 1 to 2",
+    );
+    refused(
+        &["run", &job, "--device", "nvme", "--cpus", "0"],
+        "--cpus 0",
+    );
+    let big_bs = write("bs.fio", "[j]\nrw=read\nbs=1m\nsize=8k\n");
+    refused(
+        &["run", &big_bs, "--device", "nvme"],
+        &format!(
+            "{big_bs}:3: bs: job 'j': the data set (8192 bytes) is smaller than the smallest block"
+        ),
+    );
+    let per_file = write(
+        "bsfile.fio",
+        "[j]\nrw=read\nbs=64k\nfilesize=4k\nnrfiles=32\n",
+    );
+    refused(
+        &["run", &per_file, "--device", "nvme"],
+        "less than the smallest block",
+    );
+    let tera = write("tera.fio", "[j]\nrw=read\nbs=2t\nsize=8t\n");
+    refused(&["run", &tera, "--device", "nvme"], ":3: bs:");
+}
+
+/// A volume of many devices costs no more per IO than the devices'
+/// own work: its chunk search no longer rescans every device extent,
+/// and the device count and chunk map are bounded.
+#[test]
+fn volumes_are_bounded_in_devices_and_chunks() {
+    let job = write(
+        "vol.fio",
+        "[j]\nioengine=libaio\niodepth=32\ndirect=1\nrw=randread\nbs=4k\nsize=1g\nruntime=20ms\ntime_based\n",
+    );
+    let many = |n: usize| format!("single:{}", vec!["nvme"; n].join(","));
+    runs(&["run", &job, "--volume", &many(128)]);
+    refused(
+        &["run", &job, "--volume", &many(257)],
+        "257 devices; the simulator takes at most 256",
+    );
+    let huge = write(
+        "huge.toml",
+        "name = \"h\"\nbase = \"nvme\"\n[ssd]\ncapacity_gb = 1000000\n",
+    );
+    refused(
+        &["run", &job, "--volume", &format!("single:{huge},{huge}")],
+        "more than 262144 data chunks",
+    );
+}
+
+/// Options accepted without simulating them still have fio's types and
+/// ranges; a zero with a unit fio does not know is not zero.
+#[test]
+fn cosmetic_options_are_type_checked() {
+    for (line, says) in [
+        (
+            "cmdprio_percentage=500",
+            ":4: cmdprio_percentage: 500 is outside 0 to 100",
+        ),
+        (
+            "allow_file_create==4kb",
+            ":4: allow_file_create: expected 0 or 1",
+        ),
+        ("clocksource=tsc", ":4: clocksource: 'tsc' is not one of"),
+        ("offset=0zz", ":4: offset:"),
+    ] {
+        let job = write("cosmetic.fio", &format!("[j]\nrw=read\nsize=1m\n{line}\n"));
+        refused(&["run", &job, "--device", "nvme"], &format!("{job}{says}"));
+    }
+    let fine = write(
+        "fine.fio",
+        "[j]\nrw=read\nsize=1m\ncmdprio_percentage=10,90\noffset=0k\n",
+    );
+    runs(&["run", &fine, "--device", "nvme"]);
+}
+
+/// Device-file errors of type, range or name carry the key's line; an
+/// empty file says what a device file needs; a trace path that cannot be
+/// written is refused before the run.
+#[test]
+fn device_errors_carry_their_line_and_trace_paths_are_checked_first() {
+    let job = write("small.fio", SMALL);
+    for (name, text, says) in [
+        (
+            "type.toml",
+            "name = \"x\"\nbase = \"nvme\"\n[ssd]\nqueue_depth = \"deep\"\n",
+            ":4: device file: invalid type",
+        ),
+        (
+            "range.toml",
+            "name = \"x\"\nbase = \"nvme\"\n\n[ssd]\nqueue_depth = 0\n",
+            ":5: invalid value for `ssd.queue_depth`",
+        ),
+        (
+            "unknown.toml",
+            "name = \"x\"\nbase = \"nvme\"\nhost_io_us = 1.0\nfoo = 1\n",
+            ":4: unknown key `foo`",
+        ),
+        (
+            "missing.toml",
+            "name = \"x\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\n",
+            ":3: device file: missing field `queue_depth` in `loop`",
+        ),
+        ("empty.toml", "", "the file is empty"),
+    ] {
+        let dev = write(name, text);
+        refused(&["run", &job, "--device", &dev], says);
+    }
+    let start = Instant::now();
+    refused(
+        &[
+            "run",
+            WBT,
+            "--device",
+            "sata-ssd",
+            "--trace",
+            "/nonexistent/dir/t",
+        ],
+        "--trace /nonexistent/dir/t",
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "refused before the run"
+    );
+}
+
+const WBT: &str = "scenarios/wbt-fdatasync-writers.fio";
