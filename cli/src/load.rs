@@ -252,16 +252,20 @@ pub fn peak_rss() -> Option<String> {
         .map(|l| l.trim_start_matches("VmHWM:").trim().to_owned())
 }
 
-/// Writes the policy's trace records (`extra.policy_report.trace`) as JSON
-/// lines to `path`; a policy without traces writes an empty file.
-/// Creates (empties) the trace file `path` before a run, so a path that
-/// cannot be written is refused at once, not after the simulation.
+/// Creates the trace file `path` if it is missing, before a run, so a
+/// path that cannot be written is refused at once, not after the
+/// simulation (an existing file is left as it is until the run ends).
 pub fn open_trace(path: &str) -> Result<(), Failure> {
-    std::fs::File::create(path)
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
         .map(drop)
         .map_err(|e| Failure::input(format!("--trace {path}: {e}")))
 }
 
+/// Writes the policy's trace records (`extra.policy_report.trace`) as JSON
+/// lines to `path`; a policy without traces writes an empty file.
 pub fn write_trace(path: &str, extra: &serde_json::Value) -> Result<(), Failure> {
     let mut text = String::new();
     if let Some(records) = extra

@@ -88,6 +88,12 @@ fn resource_products_are_refused_before_the_run() {
         &["run", &ctx, "--device", "nvme"],
         "iodepth: job 'j': 33554432 IOs in flight at once in the run (iodepth=65536 × numjobs=512",
     );
+    // A null or buffered job keeps one context whatever its iodepth.
+    let null = write(
+        "null.fio",
+        "[j]\nioengine=null\niodepth=65536\nnumjobs=8\nrw=read\nsize=1m\nruntime=1ms\n",
+    );
+    runs(&["run", &null, "--device", "nvme"]);
     let bsr = write("bsrange.fio", "[j]\nrw=read\nbsrange=1-1p\nsize=8g\n");
     refused(
         &["run", &bsr, "--device", "nvme"],
@@ -209,6 +215,7 @@ fn silent_defaults_are_errors() {
         ("iocost=garbage", "policy 'iocost' takes no '=' value"),
         ("wbt:lat=1ns", "not a whole number of microseconds"),
         ("wbt:lat=999ns", "not a whole number of microseconds"),
+        ("wbtt=1", "unknown policy 'wbtt' (did you mean 'wbt'?)"),
     ] {
         refused(&["run", &job, "--device", "nvme", "--policy", policy], says);
     }
@@ -241,6 +248,11 @@ fn silent_defaults_are_errors() {
     refused(
         &["run", &per_file, "--device", "nvme"],
         "less than the smallest block",
+    );
+    let small = write("smallsize.fio", "[j]\nrw=read\nfilesize=1m\nsize=2k\n");
+    refused(
+        &["run", &small, "--device", "nvme"],
+        &format!("{small}:4: size:"),
     );
     let tera = write("tera.fio", "[j]\nrw=read\nbs=2t\nsize=8t\n");
     refused(&["run", &tera, "--device", "nvme"], ":3: bs:");

@@ -248,10 +248,16 @@ fn check_block_sizes(
     file_size: u64,
     nrfiles: u32,
 ) -> Result<(), SimError> {
-    let option = if spec.option_at.iter().any(|o| o.option == "bsrange") {
-        "bsrange"
-    } else {
-        "bs"
+    let set = |o: &str| spec.option_at.iter().any(|x| x.option == o);
+    let option = if set("bsrange") { "bsrange" } else { "bs" };
+    let files = file_size.saturating_mul(u64::from(nrfiles));
+    // A data set too small for the default block is the fault of the
+    // size that made it small.
+    let small = match size {
+        _ if set(option) => option,
+        Some(s) if s < files => "size",
+        _ if spec.filesize.is_some() => "filesize",
+        _ => "size",
     };
     let min_bs = spec.bs.iter().map(|b| b.min).min().unwrap_or(PAGE);
     let max_bs = spec.bs.iter().map(|b| b.max).max().unwrap_or(PAGE);
@@ -264,12 +270,11 @@ fn check_block_sizes(
             ),
         ));
     }
-    let files = file_size.saturating_mul(u64::from(nrfiles));
     let data_set = size.map_or(files, |s| s.min(files));
     if data_set < min_bs {
         return Err(job_err(
             spec,
-            option,
+            small,
             format!(
                 "the data set ({data_set} bytes) is smaller than the smallest block ({min_bs} bytes); fio refuses this too"
             ),
@@ -278,13 +283,24 @@ fn check_block_sizes(
     if file_size < min_bs {
         return Err(job_err(
             spec,
-            option,
+            small,
             format!(
                 "each of the {nrfiles} files has {file_size} bytes, less than the smallest block ({min_bs} bytes): fio would issue no IO to them"
             ),
         ));
     }
     Ok(())
+}
+
+/// The IO contexts a job keeps: its `iodepth` for an asynchronous engine
+/// doing direct IO (libaio queues buffered IO synchronously, as Linux's
+/// does) or io_uring, else one.
+fn contexts_of(engine: EngineKind, direct: bool, iodepth: u32) -> u32 {
+    match engine {
+        EngineKind::Libaio if direct => iodepth,
+        EngineKind::IoUring => iodepth,
+        _ => 1,
+    }
 }
 
 /// Most job clones in one run (fio's own limit, `REAL_MAX_JOBS`).
@@ -294,8 +310,9 @@ pub const MAX_IODEPTH: u32 = 65536;
 /// Most files planned in one run, over all jobs and clones (about 1 KiB
 /// of state each).
 pub const MAX_FILES: u64 = 1 << 18;
-/// Most IO contexts (a job's `iodepth`, 1 for a sync engine, summed over
-/// all jobs and clones) in one run (under 1 KiB of state each).
+/// Most IO contexts (a job's `iodepth` with direct libaio or io_uring,
+/// else 1, summed over all jobs and clones) in one run (under 1 KiB of
+/// state each).
 pub const MAX_CONTEXTS: u64 = 1 << 18;
 
 /// Expands job sections into clones with reporting groups, stonewall
@@ -420,10 +437,7 @@ pub fn plan_jobs(
                 ),
             ));
         }
-        let depth = match engine {
-            EngineKind::Sync => 1,
-            _ => u64::from(spec.iodepth.max(1)),
-        };
+        let depth = u64::from(contexts_of(engine, spec.direct, spec.iodepth.max(1)));
         contexts += n * depth;
         if contexts > MAX_CONTEXTS {
             return Err(job_err(
@@ -1015,11 +1029,7 @@ fn build_world<P: Policy>(
                 )
             })
             .collect();
-        let nctx = match plan.engine {
-            EngineKind::Libaio if plan.direct => plan.iodepth,
-            EngineKind::IoUring => plan.iodepth,
-            _ => 1,
-        };
+        let nctx = contexts_of(plan.engine, plan.direct, plan.iodepth);
         let ctx_first = world.ctxs.len() as u32;
         for _ in 0..nctx {
             world.ctxs.push(Ctx::new(i as u32));

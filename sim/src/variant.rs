@@ -148,7 +148,7 @@ pub fn parse_variant(text: &str) -> Result<Variant, VariantError> {
         let head = pieces.next().unwrap_or_default();
         let name = head.split('=').next().unwrap_or_default();
         // Only `read=`, `alloc=` and `flush=` name a policy after '='.
-        if head != name && !matches!(name, "read" | "alloc" | "flush") {
+        if head != name && matches!(name, "none" | "wbt" | "wbt-v5" | "iocost" | "iocost-v5.4") {
             return Err(VariantError::HeadValue {
                 name: name.to_owned(),
                 part: part.to_owned(),
@@ -295,7 +295,9 @@ fn parse_lat(name: &str, value: &str) -> Result<i64, VariantError> {
     if ns % 1_000 != 0 {
         // wbt_lat_usec counts whole microseconds; 1 to 999 ns would be
         // 0, which disables wbt.
-        return Err(bad("not a whole number of microseconds (0 disables)"));
+        return Err(bad(
+            "not a whole number of microseconds (wbt_lat_usec counts whole µs)",
+        ));
     }
     Ok(ns / 1_000)
 }

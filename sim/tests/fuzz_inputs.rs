@@ -354,7 +354,8 @@ fn device_case(rng: &mut Rng, base: &str) -> Result<Outcome, String> {
         Err(e) => {
             let located =
                 e.key().is_some() || matches!(e, iolab_sim::device::DeviceError::Syntax(_));
-            return if located || e.to_string().contains("empty") {
+            let empty = e.to_string().contains("the file is empty");
+            return if located || empty {
                 Ok(Outcome::DeviceError)
             } else {
                 Err(format!("device error naming no key: {e}"))

@@ -13,8 +13,9 @@
 //! its writeback ends, much as the kernel's reclaim moves such a folio
 //! aside and rotates it back once written. So eviction costs O(1)
 //! amortised however much of the cache is dirty: each page leaves and
-//! rejoins the ring once per writeback, instead of being stepped over on
-//! every eviction.
+//! rejoins the ring about once per writeback (twice if it was dirtied
+//! again while under it), instead of being stepped over on every
+//! eviction.
 //!
 //! The ring grows with the pages cached (doubling), not with the memory
 //! the run models, so `--memory` costs nothing until pages are used.

@@ -479,7 +479,9 @@ pub(crate) fn check_value(check: Check, value: Option<&str>) -> Result<(), Strin
         Check::Size => parse_bytes(need()?, 1024).map(drop),
         Check::Time => parse_time_ns(need()?, 1).map(drop),
         Check::Choice(values) => {
+            // fio matches a choice up to a ':' (`mem=mmaphuge:/hugetlbfs/f`).
             let v = need()?;
+            let v = v.split_once(':').map_or(v, |(head, _)| head);
             if values.iter().any(|c| c.eq_ignore_ascii_case(v)) {
                 Ok(())
             } else {
@@ -529,6 +531,7 @@ mod tests {
         assert!(check_value(check_of("nice"), Some("-21")).is_err());
         assert!(check_value(check_of("clocksource"), Some("CPU")).is_ok());
         assert!(check_value(check_of("clocksource"), Some("tsc")).is_err());
+        assert!(check_value(check_of("mem"), Some("mmaphuge:/hugetlbfs/f")).is_ok());
         assert!(check_value(check_of("mem_align"), Some("4k")).is_ok());
         assert!(check_value(check_of("mem_align"), Some("4q")).is_err());
         assert!(check_value(check_of("buffer_pattern"), Some("anything")).is_ok());

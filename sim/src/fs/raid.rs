@@ -277,7 +277,7 @@ impl Raid {
             data_src.push(mkfs(ChunkType::Data, "data")?);
         }
         loop {
-            if data_src.len() >= MAX_DATA_CHUNKS {
+            if data_src.len() > MAX_DATA_CHUNKS {
                 return Err(RaidError::Devices(format!(
                     "the devices hold more than {MAX_DATA_CHUNKS} data chunks (the first is {} MiB); the simulator maps at most that many: give smaller devices (capacity_gb)",
                     data_src[0].length >> 20
