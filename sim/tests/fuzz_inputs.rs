@@ -11,11 +11,14 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use iolab_sim::cache::dirty::BdpMode;
 use iolab_sim::device::DeviceConfig;
 use iolab_sim::fio::{self, JobSpec, ParseEnv};
-use iolab_sim::stats::GroupBwMode;
-use iolab_sim::{FsKind, Scenario, SchedKind, SimError, parse_variant, run};
+use iolab_sim::{SimError, parse_variant, run};
+
+#[allow(dead_code, reason = "each test binary uses part of the helpers")]
+mod common;
+
+use common::scenario_of;
 
 /// Cases when `IOLAB_FUZZ_CASES` is not set.
 const DEFAULT_CASES: u64 = 5000;
@@ -262,22 +265,6 @@ struct Finding {
     input: String,
 }
 
-fn scenario(jobs: Vec<JobSpec>, device: DeviceConfig) -> Scenario {
-    Scenario {
-        jobs,
-        device,
-        mem_bytes: 1 << 30,
-        seed: 1,
-        fs: FsKind::XfsLite,
-        bdp: BdpMode::Paced,
-        group_bw: GroupBwMode::Sum,
-        scheduler: SchedKind::None,
-        trace: false,
-        volume: None,
-        cpus: 2,
-    }
-}
-
 /// Runs `jobs` for at most [`SIM_NS`] on `device`.
 fn simulate(mut jobs: Vec<JobSpec>, device: DeviceConfig) -> Result<(), SimError> {
     // The job's own IO time is what the harness bounds (a long ramp or
@@ -287,7 +274,7 @@ fn simulate(mut jobs: Vec<JobSpec>, device: DeviceConfig) -> Result<(), SimError
         j.ramp_time_ns = j.ramp_time_ns.min(SIM_NS);
     }
     let none = parse_variant("none").expect("none parses");
-    run(&scenario(jobs, device), &none, &mut |_| {}).map(drop)
+    run(&scenario_of(jobs, device, 1 << 30, 1), &none, &mut |_| {}).map(drop)
 }
 
 /// Whether `msg` carries `file:LINE:`.
@@ -306,9 +293,10 @@ fn parse(name: &str, text: &str) -> Result<fio::JobFile, String> {
     let include = |inc: &str| -> Result<(String, String), String> {
         Err(format!("{inc}: includes are not read by the harness"))
     };
+    // The machine of `common::scenario_of`: 4 CPUs.
     let env = ParseEnv {
         mem_bytes: 1 << 30,
-        ncpus: 2,
+        ncpus: 4,
         pagesize: 4096,
         vars: &vars,
         include: &include,

@@ -1220,6 +1220,40 @@ mod tests {
         (dir, size, real)
     }
 
+    /// The fitted value of `key`, as a number.
+    fn value_of(fitted: &[Fitted], key: &str) -> f64 {
+        fitted
+            .iter()
+            .find(|f| f.key == key)
+            .and_then(|f| f.value.parse::<f64>().ok())
+            .expect(key)
+    }
+
+    /// The fitted `key` is within `tol` (a fraction) of the truth `want`.
+    fn assert_near(fitted: &[Fitted], key: &str, want: f64, tol: f64) {
+        let got = value_of(fitted, key);
+        assert!(
+            (got - want).abs() <= tol * want,
+            "{key}: fitted {got}, truth {want}"
+        );
+    }
+
+    /// The fitted file loads and reproduces every probe within 15 %;
+    /// removes the scratch `dir`.
+    fn assert_reproduces(
+        model: Model,
+        fitted: &[Fitted],
+        real: &[(&'static str, Measured)],
+        size: u64,
+        dir: &Path,
+    ) {
+        let text = device_toml(model, "fitted", "the model itself", fitted);
+        let device = DeviceConfig::from_toml(&text).expect("fitted file loads");
+        let (table, worst) = reproduce(real, &device, size, 1, dir).expect("reproduces");
+        std::fs::remove_dir_all(dir).expect("cleanup");
+        assert!(worst <= 15.0, "{table}");
+    }
+
     /// A device the model can represent exactly, probed on the simulator
     /// itself: the fit recovers its parameters, and the fitted file
     /// reproduces every probe.
@@ -1231,32 +1265,18 @@ mod tests {
         .expect("truth loads");
         let (dir, size, real) = probed(&truth, "fit");
         let fitted = fit_all(Model::Ssd, &real, size, true, true, 128, 1, &dir).expect("fits");
-        let value = |k: &str| {
-            fitted
-                .iter()
-                .find(|f| f.key == k)
-                .map(|f| f.value.clone())
-                .expect(k)
-        };
-        let num = |k: &str| value(k).parse::<f64>().expect(k);
-        let near = |k: &str, want: f64, tol: f64| {
-            let got = num(k);
-            assert!(
-                (got - want).abs() <= tol * want,
-                "{k}: fitted {got}, truth {want}"
-            );
-        };
-        near("read_us", 40.0, 0.1);
-        near("service_sigma", 0.3, 0.15);
-        near("ack_us", 10.0, 0.2);
-        near("link_mb_s", 2000.0, 0.1);
-        near("host_io_us", 8.0, 0.15);
-        assert_eq!(num("channels") * num("luns_per_channel"), 4.0, "units");
-        let text = device_toml(Model::Ssd, "fitted", "the model itself", &fitted);
-        let device = DeviceConfig::from_toml(&text).expect("fitted file loads");
-        let (table, worst) = reproduce(&real, &device, size, 1, &dir).expect("reproduces");
-        std::fs::remove_dir_all(&dir).expect("cleanup");
-        assert!(worst <= 15.0, "{table}");
+        for (k, want, tol) in [
+            ("read_us", 40.0, 0.1),
+            ("service_sigma", 0.3, 0.15),
+            ("ack_us", 10.0, 0.2),
+            ("link_mb_s", 2000.0, 0.1),
+            ("host_io_us", 8.0, 0.15),
+        ] {
+            assert_near(&fitted, k, want, tol);
+        }
+        let units = value_of(&fitted, "channels") * value_of(&fitted, "luns_per_channel");
+        assert_eq!(units, 4.0, "units");
+        assert_reproduces(Model::Ssd, &fitted, &real, size, &dir);
     }
 
     /// The same for the `loop` model, with a host whose thread both
@@ -1269,13 +1289,6 @@ mod tests {
         .expect("truth loads");
         let (dir, size, real) = probed(&truth, "loopfit");
         let fitted = fit_all(Model::Loop, &real, size, true, false, 128, 1, &dir).expect("fits");
-        let num = |k: &str| {
-            fitted
-                .iter()
-                .find(|f| f.key == k)
-                .and_then(|f| f.value.parse::<f64>().ok())
-                .expect(k)
-        };
         for (k, want, tol) in [
             ("read_us", 16.0, 0.1),
             ("write_us", 12.0, 0.1),
@@ -1288,17 +1301,9 @@ mod tests {
             ("host_wake_us", 3.0, 0.25),
             ("flush_us", 30.0, 0.2),
         ] {
-            let got = num(k);
-            assert!(
-                (got - want).abs() <= tol * want,
-                "{k}: fitted {got}, truth {want}"
-            );
+            assert_near(&fitted, k, want, tol);
         }
-        let text = device_toml(Model::Loop, "fitted", "the model itself", &fitted);
-        let device = DeviceConfig::from_toml(&text).expect("fitted file loads");
-        let (table, worst) = reproduce(&real, &device, size, 1, &dir).expect("reproduces");
-        std::fs::remove_dir_all(&dir).expect("cleanup");
-        assert!(worst <= 15.0, "{table}");
+        assert_reproduces(Model::Loop, &fitted, &real, size, &dir);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use iolab_sim::cache::dirty::BdpMode;
 use iolab_sim::device::DeviceConfig;
-use iolab_sim::fio::{self, ParseEnv};
+use iolab_sim::fio::{self, JobSpec, ParseEnv};
 use iolab_sim::stats::{Dir, GroupBwMode, JobReport};
 use iolab_sim::{FsKind, RunOutput, Scenario, SchedKind, parse_variant, run};
 
@@ -23,9 +23,21 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
     let jobs = fio::parse_job_file("test.fio", job, &env)
         .unwrap_or_else(|e| panic!("test job does not parse: {e}"))
         .jobs;
+    let device = DeviceConfig::preset(device).unwrap_or_else(|| panic!("no preset {device}"));
+    scenario_of(jobs, device, mem_bytes, seed)
+}
+
+/// A scenario of parsed `jobs` on `device`: xfs-lite, no scheduler, 4
+/// CPUs, the defaults of `iolab run`.
+pub fn scenario_of(
+    jobs: Vec<JobSpec>,
+    device: DeviceConfig,
+    mem_bytes: u64,
+    seed: u64,
+) -> Scenario {
     Scenario {
         jobs,
-        device: DeviceConfig::preset(device).unwrap_or_else(|| panic!("no preset {device}")),
+        device,
         mem_bytes,
         seed,
         fs: FsKind::XfsLite,
