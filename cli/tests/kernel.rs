@@ -267,6 +267,119 @@ fn a_wrong_latency_target_is_caught_too() {
     assert_eq!(r["first_divergence"]["field"], "status", "{r:#}");
 }
 
+const DIRTY_TRACES: [&str; 2] = [
+    "kernel/fixtures/dirty-throttle-1.txt",
+    "kernel/fixtures/dirty-throttle-2.txt",
+];
+
+fn replay_dirty(path: &Path) -> Output {
+    let p = path.to_str().expect("utf-8 path");
+    iolab(&[
+        "kernel",
+        "replay-dirty",
+        p,
+        "--dev",
+        "7:0",
+        "--output-format",
+        "json",
+    ])
+}
+
+#[test]
+fn the_dirty_arithmetic_makes_the_kernels_rate_limit_updates_and_task_rates() {
+    for t in DIRTY_TRACES {
+        let o = replay_dirty(&root().join(t));
+        assert!(o.status.success(), "{t}: {}", stderr(&o));
+        let r = json(&o);
+        assert!(r["first_divergence"].is_null(), "{t}: {r:#}");
+        let updates = r["updates"].as_u64().expect("updates");
+        assert!(updates >= 25, "{t}: {r:#}");
+        assert_eq!(r["updates_agree"], r["updates"], "{t}: {r:#}");
+        let passes = r["passes"].as_u64().expect("passes");
+        assert!(passes >= 500, "{t}: {r:#}");
+        assert_eq!(r["passes_agree"], r["passes"], "{t}: {r:#}");
+        // Most passes are exact: the tolerance covers the bandwidth
+        // estimate moving untraced, not a different formula.
+        let exact = r["passes_exact"].as_u64().expect("exact");
+        assert!(exact * 3 >= passes, "{t}: {r:#}");
+    }
+}
+
+/// The fixture with the `n`-th line containing `event` changed by `edit`,
+/// and that line's number.
+fn tampered(event: &str, n: usize, edit: impl Fn(&str) -> String) -> (PathBuf, usize) {
+    let text = std::fs::read_to_string(root().join(DIRTY_TRACES[0])).expect("fixture");
+    let mut seen = 0;
+    let mut at = 0;
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if l.contains(event) {
+                seen += 1;
+                if seen == n {
+                    at = i + 1;
+                    return edit(l);
+                }
+            }
+            l.to_owned()
+        })
+        .collect();
+    assert!(at > 0, "the fixture has {n} {event} lines");
+    let path = temp(&format!("tampered-{n}")).join("trace.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+    (path, at)
+}
+
+/// `field=N` in `line` replaced by `field=f(N)`.
+fn bump(line: &str, field: &str, f: impl Fn(u64) -> u64) -> String {
+    let key = format!(" {field}=");
+    let start = line.find(&key).expect("field") + key.len();
+    let end = line[start..].find(' ').map_or(line.len(), |e| start + e);
+    let v: u64 = line[start..end].parse().expect("number");
+    format!("{}{}{}", &line[..start], f(v), &line[end..])
+}
+
+#[test]
+fn a_changed_rate_limit_update_or_task_rate_diverges_at_its_line_and_exits_3() {
+    // An update whose new base rate is one page/s off.
+    let (path, line) = tampered("bdi_dirty_ratelimit:", 10, |l| {
+        bump(l, "dirty_ratelimit", |v| v + 4)
+    });
+    let o = replay_dirty(&path);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let d = &json(&o)["first_divergence"];
+    assert_eq!(d["line"], line, "{d:#}");
+    assert_eq!(d["field"], "dirty_ratelimit", "{d:#}");
+    // A pass held to 5 % less than its position gives.
+    let (path, line) = tampered("balance_dirty_pages:", 200, |l| {
+        bump(l, "task_ratelimit", |v| v - v / 20)
+    });
+    let o = replay_dirty(&path);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let d = &json(&o)["first_divergence"];
+    assert_eq!(d["line"], line, "{d:#}");
+    assert_eq!(d["field"], "task_ratelimit", "{d:#}");
+}
+
+#[test]
+fn a_dirty_replay_without_writeback_records_or_device_is_refused() {
+    // The wbt bundles have no writeback records of their device.
+    let o = iolab(&["kernel", "replay-dirty", BUNDLES[0]]);
+    refused(&o, "no balance_dirty_pages records of device 7:0");
+    let t = root().join(DIRTY_TRACES[0]);
+    let o = iolab(&["kernel", "replay-dirty", t.to_str().expect("path")]);
+    refused(&o, "--dev: needed when the trace is a file");
+    let o = iolab(&[
+        "kernel",
+        "replay-dirty",
+        t.to_str().expect("path"),
+        "--dev",
+        "7:1",
+    ]);
+    refused(&o, "no balance_dirty_pages records of device 7:1");
+}
+
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("iolab-kernel-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);

@@ -1,12 +1,14 @@
 //! `iolab kernel ...`: the real kernel as the reference. `capture` runs a
 //! fio job on the real kernel with its tracepoints on and writes a bundle;
-//! `replay-wbt` replays the wbt core on a bundle's or any trace; `summary`
+//! `replay-wbt` replays the wbt core on a bundle's or any trace;
+//! `replay-dirty` the simulator's dirty-throttling arithmetic; `summary`
 //! adds a capture up in the figures `iolab run` reports.
 
 mod bundle;
 mod calibrate;
 mod capture;
 mod replay;
+mod replay_dirty;
 mod summary;
 mod undo;
 
@@ -26,6 +28,11 @@ pub enum KernelCmd {
     /// directory), window by window, and compare every verdict and step
     /// with the kernel's. Exits 3 if any differs.
     ReplayWbt(replay::ReplayArgs),
+    /// Replay the simulator's dirty-throttling arithmetic on a kernel trace
+    /// with the writeback events (a file, or a bundle directory): every
+    /// throttled pass's task rate and every rate-limit update against the
+    /// kernel's. Exits 3 if any differs.
+    ReplayDirty(replay_dirty::ReplayDirtyArgs),
     /// What a capture (a bundle, or a bare trace) adds up to, in the
     /// figures `iolab run` reports: fio's groups, each device's IO, btrfs
     /// commits, flush states and ticket waits, dirty-throttling passes and
@@ -37,6 +44,7 @@ pub fn run(cmd: KernelCmd) -> Result<(), Failure> {
     match cmd {
         KernelCmd::Capture(a) => capture::capture(&a),
         KernelCmd::ReplayWbt(a) => replay::replay_wbt(a),
+        KernelCmd::ReplayDirty(a) => replay_dirty::replay_dirty(a),
         KernelCmd::Summary(a) => summary::summary(&a),
     }
 }

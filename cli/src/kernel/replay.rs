@@ -7,6 +7,7 @@ use iolab_kernel::replay::wbt::{self, Config, Decision, Divergence, Report, Sour
 use iolab_kernel::trace::Dev;
 use serde_json::{Value, json};
 
+use super::bundle::{BundleDevice, BundleMeta};
 use crate::{Failure, Format, pretty, write_out};
 
 /// The largest trace read (it is held in memory whole).
@@ -40,50 +41,66 @@ pub struct ReplayArgs {
     pub output_format: Format,
 }
 
-/// The trace text and the replay's configuration, from a bundle's
-/// metadata or the flags alone.
-fn configure(a: &ReplayArgs) -> Result<(String, String, Config), Failure> {
-    let path = Path::new(&a.trace);
+/// A replay's trace argument, which must exist, and its `--dev`, read.
+pub fn trace_arg<'a>(
+    trace: &'a str,
+    dev: Option<&str>,
+) -> Result<(&'a Path, Option<Dev>), Failure> {
+    let path = Path::new(trace);
     if !path.exists() {
         return Err(Failure::input(format!(
-            "{}: no such file or directory",
-            a.trace
+            "{trace}: no such file or directory"
         )));
     }
-    let dev_flag = a
-        .dev
-        .as_deref()
+    let dev = dev
         .map(|d| {
             d.parse::<Dev>()
                 .map_err(|e| Failure::input(format!("--dev: {e}")))
         })
         .transpose()?;
+    Ok((path, dev))
+}
+
+/// The device of bundle `trace` a replay reads: the one `--dev` names
+/// (which must be the bundle's), else its first; and its number.
+pub fn bundle_device<'m>(
+    trace: &str,
+    meta: &'m BundleMeta,
+    dev_flag: Option<Dev>,
+) -> Result<(&'m BundleDevice, Dev), Failure> {
+    let device = match dev_flag {
+        None => &meta.devices[0],
+        Some(d) => meta
+            .devices
+            .iter()
+            .find(|b| b.dev == d.to_string())
+            .ok_or_else(|| {
+                Failure::input(format!(
+                    "--dev {d}: the bundle's devices are {}",
+                    meta.devices
+                        .iter()
+                        .map(|b| b.dev.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?,
+    };
+    let dev: Dev = device.dev.parse().map_err(|e: String| {
+        Failure::input(format!(
+            "{trace}/{}: [[device]] dev: {e}",
+            super::bundle::META
+        ))
+    })?;
+    Ok((device, dev))
+}
+
+/// The trace text and the replay's configuration, from a bundle's
+/// metadata or the flags alone.
+fn configure(a: &ReplayArgs) -> Result<(String, String, Config), Failure> {
+    let (path, dev_flag) = trace_arg(&a.trace, a.dev.as_deref())?;
     let (trace_path, dev, qd, lat, rot) = if path.is_dir() {
         let meta = super::bundle::read(path)?;
-        let device = match dev_flag {
-            None => &meta.devices[0],
-            Some(d) => meta
-                .devices
-                .iter()
-                .find(|b| b.dev == d.to_string())
-                .ok_or_else(|| {
-                    Failure::input(format!(
-                        "--dev {d}: the bundle's devices are {}",
-                        meta.devices
-                            .iter()
-                            .map(|b| b.dev.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                })?,
-        };
-        let dev: Dev = device.dev.parse().map_err(|e: String| {
-            Failure::input(format!(
-                "{}/{}: [[device]] dev: {e}",
-                a.trace,
-                super::bundle::META
-            ))
-        })?;
+        let (device, dev) = bundle_device(&a.trace, &meta, dev_flag)?;
         (
             path.join("trace.txt"),
             dev,

@@ -71,6 +71,15 @@ fn restorable(path: &Path, before: &str) -> String {
     if name == "filter" && before == "none" {
         return "0".to_owned();
     }
+    // A ring buffer not yet used since boot reads `7 (expanded: 1408)`:
+    // its minimal size, and the size it takes when tracing first needs it.
+    // It cannot be put back unexpanded; the size it would have had is what
+    // is written.
+    if name == "buffer_size_kb"
+        && let Some(rest) = before.split_once("(expanded:").map(|(_, r)| r)
+    {
+        return rest.trim_end_matches(')').trim().to_owned();
+    }
     before.to_owned()
 }
 
@@ -227,6 +236,13 @@ impl Drop for Undo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unused_ring_buffer_is_put_back_at_its_expanded_size() {
+        let size = Path::new("/sys/kernel/tracing/buffer_size_kb");
+        assert_eq!(restorable(size, "7 (expanded: 1408)"), "1408");
+        assert_eq!(restorable(size, "1408"), "1408");
+    }
 
     #[test]
     fn a_choice_file_is_put_back_as_the_choice_in_brackets() {

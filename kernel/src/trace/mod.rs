@@ -17,7 +17,8 @@
 //! as [`Item::Lost`], and anything else is an error naming its line.
 //!
 //! Devices: `wbt_*` events name the device by its backing-device name
-//! (`7:0`), `block_*` events by `7,0`, `balance_dirty_pages` by `bdi 7:0`.
+//! (`7:0`), `block_*` events by `7,0`, `balance_dirty_pages` and
+//! `bdi_dirty_ratelimit` by `bdi 7:0`.
 //! Events that name no device (`global_dirty_state`, btrfs events, which
 //! name the filesystem by its fsid, and `balance_dirty_pages` of a bdi that
 //! is not named after a device) are always kept.
@@ -36,7 +37,7 @@ use std::str::FromStr;
 pub use block::{Rq, Rwbs};
 pub use btrfs::{DelayedRefHead, FlushSpace, ReserveTicket, TransactionCommit, TriggerFlush};
 pub use wbt::{StepMsg, WbtStat, WbtStep, WbtTimer, WindowFields};
-pub use writeback::{BalanceDirtyPages, GlobalDirtyState};
+pub use writeback::{BalanceDirtyPages, BdiDirtyRatelimit, GlobalDirtyState};
 
 /// A block device number, `MAJ:MIN`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -118,6 +119,8 @@ pub enum Event<'a> {
     RqComplete(Rq),
     /// `writeback:balance_dirty_pages`.
     BalanceDirtyPages(BalanceDirtyPages<'a>),
+    /// `writeback:bdi_dirty_ratelimit`.
+    BdiDirtyRatelimit(BdiDirtyRatelimit<'a>),
     /// `writeback:global_dirty_state`.
     GlobalDirtyState(GlobalDirtyState),
     /// `btrfs:btrfs_flush_space`.
@@ -144,6 +147,7 @@ impl Event<'_> {
             Event::WbtTimer(t) => Some(t.dev),
             Event::RqInsert(r) | Event::RqIssue(r) | Event::RqComplete(r) => Some(r.dev),
             Event::BalanceDirtyPages(b) => Dev::parse_sep(b.bdi, ':'),
+            Event::BdiDirtyRatelimit(b) => Dev::parse_sep(b.bdi, ':'),
             _ => None,
         }
     }
@@ -324,6 +328,9 @@ fn parse_event<'a>(name: &'a str, payload: &'a str) -> Parsed<'a> {
         "block_rq_complete" => block::rq(payload, false).map(Event::RqComplete).into(),
         "balance_dirty_pages" => writeback::balance_dirty_pages(payload)
             .map(Event::BalanceDirtyPages)
+            .into(),
+        "bdi_dirty_ratelimit" => writeback::bdi_dirty_ratelimit(payload)
+            .map(Event::BdiDirtyRatelimit)
             .into(),
         "global_dirty_state" => writeback::global_dirty_state(payload)
             .map(Event::GlobalDirtyState)

@@ -245,6 +245,24 @@ fn writeback_and_btrfs_events_read_in_their_print_formats() {
         ("7:0", 900, 650, 12, -4)
     );
     assert_eq!(Event::BalanceDirtyPages(b).dev(), Some(DEV7));
+    let e = one(
+        "  fio-8 [001] ...1. 9.25: bdi_dirty_ratelimit: bdi 7:0: write_bw=996148 awrite_bw=1162028 dirty_rate=4311364 dirty_ratelimit=197056 task_ratelimit=418940 balanced_dirty_ratelimit=112912 cgroup_ino=1",
+    );
+    let Event::BdiDirtyRatelimit(r) = e else {
+        panic!("bdi_dirty_ratelimit")
+    };
+    assert_eq!(
+        (
+            r.write_bw,
+            r.awrite_bw,
+            r.dirty_rate,
+            r.dirty_ratelimit,
+            r.task_ratelimit,
+            r.balanced_dirty_ratelimit
+        ),
+        (996_148, 1_162_028, 4_311_364, 197_056, 418_940, 112_912)
+    );
+    assert_eq!(Event::BdiDirtyRatelimit(r).dev(), Some(DEV7));
     let fsid = "5b520f63-6a2a-417e-a95e-d8760bdf6e19";
     let l = format!(
         "    kworker/u8:4-2378    [001] .....   986.764125: btrfs_flush_space: {fsid}: state=9(ALLOC_CHUNK_FORCE) flags=1(DATA) num_bytes=18446744073709551615 ret=0 for_preempt=0"

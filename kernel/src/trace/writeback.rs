@@ -35,6 +35,27 @@ pub struct BalanceDirtyPages<'a> {
     pub think: i64,
 }
 
+/// `bdi_dirty_ratelimit`: one update of a device's dirty rate limit (at
+/// most every 200 ms, from a throttled writer). Rates in KiB/s, each the
+/// kernel's pages per second times 4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BdiDirtyRatelimit<'a> {
+    /// The backing device's name (`7:0` for a block device).
+    pub bdi: &'a str,
+    /// `write_bw=`: the last interval's write bandwidth.
+    pub write_bw: u64,
+    /// `awrite_bw=`: its smoothed value, the one throttling uses.
+    pub awrite_bw: u64,
+    /// `dirty_rate=`: the rate pages were dirtied over the interval.
+    pub dirty_rate: u64,
+    /// `dirty_ratelimit=`: the base rate after the update.
+    pub dirty_ratelimit: u64,
+    /// `task_ratelimit=`: the rate a dirtier was held to, plus one page/s.
+    pub task_ratelimit: u64,
+    /// `balanced_dirty_ratelimit=`: the interval's balanced rate.
+    pub balanced_dirty_ratelimit: u64,
+}
+
 /// `global_dirty_state`: the global counts and thresholds, in pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GlobalDirtyState {
@@ -54,13 +75,16 @@ pub struct GlobalDirtyState {
     pub written: u64,
 }
 
-pub(super) fn balance_dirty_pages(payload: &str) -> Result<BalanceDirtyPages<'_>, String> {
-    let rest = payload
+/// `bdi NAME: FIELDS`: the device's name and the fields.
+fn bdi_and_fields(payload: &str) -> Result<(&str, &str), String> {
+    payload
         .strip_prefix("bdi ")
-        .ok_or_else(|| "expected 'bdi NAME: ...'".to_string())?;
-    let (bdi, f) = rest
-        .split_once(": ")
-        .ok_or_else(|| "expected 'bdi NAME: ...'".to_string())?;
+        .and_then(|rest| rest.split_once(": "))
+        .ok_or_else(|| "expected 'bdi NAME: ...'".to_string())
+}
+
+pub(super) fn balance_dirty_pages(payload: &str) -> Result<BalanceDirtyPages<'_>, String> {
+    let (bdi, f) = bdi_and_fields(payload)?;
     Ok(BalanceDirtyPages {
         bdi,
         limit: num(f, "limit", "")?,
@@ -75,6 +99,19 @@ pub(super) fn balance_dirty_pages(payload: &str) -> Result<BalanceDirtyPages<'_>
         pause: num(f, "pause", "")?,
         period: num(f, "period", "")?,
         think: num(f, "think", "")?,
+    })
+}
+
+pub(super) fn bdi_dirty_ratelimit(payload: &str) -> Result<BdiDirtyRatelimit<'_>, String> {
+    let (bdi, f) = bdi_and_fields(payload)?;
+    Ok(BdiDirtyRatelimit {
+        bdi,
+        write_bw: num(f, "write_bw", "")?,
+        awrite_bw: num(f, "awrite_bw", "")?,
+        dirty_rate: num(f, "dirty_rate", "")?,
+        dirty_ratelimit: num(f, "dirty_ratelimit", "")?,
+        task_ratelimit: num(f, "task_ratelimit", "")?,
+        balanced_dirty_ratelimit: num(f, "balanced_dirty_ratelimit", "")?,
     })
 }
 

@@ -10,12 +10,6 @@ pub const MAX_PAUSE_NS: Ns = 200 * MS;
 pub const WRITEBACK_INTERVAL_NS: Ns = 5 * SEC;
 /// Age after which dirty data is written (`dirty_expire_centisecs` = 3000).
 pub const DIRTY_EXPIRE_NS: Ns = 30 * SEC;
-/// Pages per inode per writeback slice (`MAX_WRITEBACK_PAGES`, 4 MiB).
-pub const MAX_WRITEBACK_PAGES: u32 = 1024;
-/// Bandwidth estimation period (200 ms).
-pub const BW_INTERVAL_NS: Ns = 200 * MS;
-/// Initial write bandwidth estimate (`INIT_BW`, 100 MB/s), in pages/s.
-pub const INIT_BW_PAGES: u64 = 100 * 1024 * 1024 / 4096;
 
 /// Thresholds in pages, from memory size and the default ratios
 /// (`dirty_background_ratio` 10 %, `dirty_ratio` 20 %).
@@ -30,7 +24,8 @@ pub struct DirtyLimits {
     pub thresh: u64,
     /// Below this a writer is never throttled: `(thresh + bg_thresh) / 2`.
     pub freerun: u64,
-    /// The control line's setpoint: `(freerun + thresh) / 2`.
+    /// The control line's setpoint: `(freerun + thresh) / 2` (the line is
+    /// [`super::wb::pos_ratio_polynom`]).
     pub setpoint: u64,
 }
 
@@ -60,17 +55,6 @@ impl DirtyLimits {
         }
     }
 
-    /// The kernel's cubic position ratio: 2 at freerun, 1 at the setpoint,
-    /// 0 at the limit.
-    pub fn pos_ratio(&self, dirty: u64) -> f64 {
-        if dirty >= self.thresh {
-            return 0.0;
-        }
-        let span = (self.thresh - self.setpoint).max(1) as f64;
-        let x = (self.setpoint as f64 - dirty as f64) / span;
-        (1.0 + x * x * x).clamp(0.0, 2.0)
-    }
-
     /// The pre-3.2 throttle (`BdpMode::Legacy`): a writer at or above the
     /// limit sleeps a tenth of the longest pause, below it not at all.
     /// (`BdpMode::Paced` sizes its pauses in `cache::pacing`.)
@@ -94,11 +78,8 @@ mod tests {
     }
 
     #[test]
-    fn control_line_shape() {
+    fn the_legacy_throttle_blocks_only_at_the_limit() {
         let l = DirtyLimits::for_memory(1 << 30);
-        assert!((l.pos_ratio(l.setpoint) - 1.0).abs() < 1e-9);
-        assert!(l.pos_ratio(l.freerun) > 1.5);
-        assert_eq!(l.pos_ratio(l.thresh), 0.0);
         assert_eq!(l.legacy_pause(l.setpoint), None);
         assert_eq!(l.legacy_pause(l.thresh), Some(20 * MS));
     }

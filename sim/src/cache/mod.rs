@@ -24,6 +24,7 @@ pub mod bits;
 pub mod dirty;
 pub mod pacing;
 pub mod readahead;
+pub mod wb;
 
 use bits::Bits;
 use dirty::DirtyLimits;

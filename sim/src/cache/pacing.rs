@@ -10,13 +10,12 @@
 //! computed minimum is not slept, and the time a task spent between calls
 //! ("think time") is credited against its next pause.
 //!
-//! Not modelled: over the limit the kernel marks the device
-//! `dirty_exceeded` and calls a task back after 8 pages whatever its
-//! `nr_dirtied_pause` (`balance_dirty_pages_ratelimited`); the dirty rate
-//! limit is the caller's (write bandwidth over the dirtiers), not the
-//! kernel's estimate (`wb_update_dirty_ratelimit`).
+//! The rates a pause is computed from are the device's estimates
+//! ([`super::wb`]); the caller also calls a task back after 8 pages while
+//! the device is `dirty_exceeded` (`balance_dirty_pages_ratelimited`).
 
 use super::dirty::{DirtyLimits, MAX_PAUSE_NS};
+use super::wb::RATELIMIT_CALC_SHIFT;
 use crate::time::{Ns, SEC};
 
 /// Timer ticks per second of the simulated kernel (the reference
@@ -51,13 +50,16 @@ impl Default for TaskPacing {
 
 /// The device's write bandwidth and the per-task dirty rate limit, both in
 /// pages per second (kernel: `wb->avg_write_bandwidth`,
-/// `wb->dirty_ratelimit`).
+/// `wb->dirty_ratelimit`), and where the dirty count sits on the control
+/// lines (`pos_ratio`, in fixed point, [`super::wb::wb_position_ratio`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rates {
     /// Write bandwidth.
     pub write_bw: u64,
     /// Base rate of one dirtier.
     pub dirty_ratelimit: u64,
+    /// Position ratio: the task's rate is the base rate times this.
+    pub pos_ratio: u64,
 }
 
 /// What one call does.
@@ -139,7 +141,8 @@ pub fn wb_min_pause(max_pause: u64, task_ratelimit: u64, rates: Rates) -> (i64, 
 
 /// One call of `balance_dirty_pages` (its `Paced` throttling) for a task
 /// that dirtied `pages` pages, with `dirty` pages dirty or under
-/// writeback. Updates the task's pacing state.
+/// writeback (the device's `wb_dirty` is the same: one device). Updates
+/// the task's pacing state.
 pub fn pass(
     limits: &DirtyLimits,
     now: Ns,
@@ -153,7 +156,7 @@ pub fn pass(
         task.nr_dirtied_pause = dirty_poll_interval(dirty, limits.thresh);
         return Pass::FreeRun;
     }
-    let task_ratelimit = (rates.dirty_ratelimit as f64 * limits.pos_ratio(dirty)) as u64;
+    let task_ratelimit = (rates.dirty_ratelimit * rates.pos_ratio) >> RATELIMIT_CALC_SHIFT;
     let max_pause = wb_max_pause(dirty, rates.write_bw);
     let (min_pause, next_pages) = wb_min_pause(max_pause, task_ratelimit, rates);
     let jiffies = |ns: Ns| (ns / JIFFY_NS) as i64;
@@ -200,6 +203,7 @@ mod tests {
     const RATES: Rates = Rates {
         write_bw: 100_000,
         dirty_ratelimit: 100_000,
+        pos_ratio: 1 << RATELIMIT_CALC_SHIFT,
     };
 
     #[test]
@@ -234,8 +238,8 @@ mod tests {
         // Sixteen dirtiers (rate / 16): four doublings add 4 × 10 ms, 9
         // jiffies in the kernel's integer arithmetic.
         let sixteen = Rates {
-            write_bw: 100_000,
             dirty_ratelimit: 6_250,
+            ..RATES
         };
         let (min, pages) = wb_min_pause(50, 6_250, sixteen);
         assert_eq!(pages, 6_250 * 11 / 256);
@@ -244,6 +248,7 @@ mod tests {
         let slow = Rates {
             write_bw: 100,
             dirty_ratelimit: 100,
+            ..RATES
         };
         let (min, pages) = wb_min_pause(50, 100, slow);
         assert_eq!(pages, 19);
@@ -276,7 +281,11 @@ mod tests {
         assert_eq!(task.paused_when, Some((3 + 9 + 14) * JIFFY_NS));
         assert_eq!(task.nr_dirtied_pause, 781);
         // At the limit the rate is 0: the longest pause.
-        let got = pass(&l, 30 * JIFFY_NS, &mut task, 32, l.thresh, RATES);
+        let at_limit = Rates {
+            pos_ratio: 0,
+            ..RATES
+        };
+        let got = pass(&l, 30 * JIFFY_NS, &mut task, 32, l.thresh, at_limit);
         assert_eq!(
             got,
             Pass::Sleep(wb_max_pause(l.thresh, RATES.write_bw) * JIFFY_NS)

@@ -559,7 +559,7 @@ impl<P: Policy> World<P> {
                     self.copy_groups.free(group);
                 }
                 self.cache.end_writeback(file, first, count);
-                self.bdp.completed_pages += u64::from(count);
+                self.bdp.wb.written += u64::from(count);
                 if self.flusher.wait_writeback {
                     self.flusher.wait_writeback = false;
                     self.flusher_wake(now);

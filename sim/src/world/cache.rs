@@ -5,16 +5,20 @@ use super::job::{COPY_NS_PER_PAGE, OpKind, Phase};
 use super::{Actor, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, NIL, Op, Origin, Payload};
-use crate::cache::dirty::{BW_INTERVAL_NS, BdpMode, DIRTY_EXPIRE_NS, MAX_WRITEBACK_PAGES};
-use crate::cache::pacing::{self, Pass, Rates};
+use crate::cache::dirty::{BdpMode, DIRTY_EXPIRE_NS};
+use crate::cache::pacing::{self, JIFFY_NS, Pass, Rates};
+use crate::cache::wb::{self, Position};
 use crate::fs::PAGE;
 use crate::fs::raid::MapChunk;
-use crate::time::{Ns, SEC};
+use crate::time::Ns;
 use crate::workload::{Dir, Fadvise};
 use std::collections::VecDeque;
 
 /// Pages per bio at most.
 const MAX_BIO_PAGES: u32 = (super::job::MAX_BIO_BYTES / PAGE) as u32;
+/// Pages after which a task is called back while the device is
+/// `dirty_exceeded` (`32 >> (PAGE_SHIFT - 10)`).
+const DIRTY_EXCEEDED_PAGES: u32 = 8;
 /// Default readahead window (`read_ahead_kb` 128 KiB).
 const RA_PAGES: u32 = 32;
 
@@ -242,17 +246,27 @@ impl<P: Policy> World<P> {
         let j = self.ctxs[c as usize].job as usize;
         let p0 = (offset / PAGE) as u32;
         let p1 = (offset + len).div_ceil(PAGE) as u32;
+        // Only pages newly dirtied count towards throttling, the task's
+        // and the device's (`folio_account_dirtied`).
+        let mut newly = 0;
         for p in p0..p1 {
             self.btrfs_on_dirty(file, p);
-            self.cache.dirty(now, file, p);
+            newly += u32::from(self.cache.dirty(now, file, p));
         }
         self.btrfs_after_write(now, file);
         self.note_mtime(now, file);
         let n = p1 - p0;
         let mut cpu = COPY_NS_PER_PAGE * u64::from(n);
-        self.jobs[j].dirtied += n;
+        self.jobs[j].dirtied += newly;
+        self.bdp.wb.dirtied += u64::from(newly);
         let mut paused = false;
-        if self.jobs[j].dirtied >= self.jobs[j].pacing.nr_dirtied_pause {
+        // Over the limit the device calls every task back after 8 pages
+        // (`balance_dirty_pages_ratelimited`).
+        let mut ratelimit = self.jobs[j].pacing.nr_dirtied_pause;
+        if self.bdp.wb.dirty_exceeded {
+            ratelimit = ratelimit.min(DIRTY_EXCEEDED_PAGES);
+        }
+        if self.jobs[j].dirtied >= ratelimit {
             let pause = self.balance_dirty_pages(now, j);
             cpu += pause;
             paused = pause > 0;
@@ -269,22 +283,40 @@ impl<P: Policy> World<P> {
 
     /// `balance_dirty_pages` for job `j`: returns the pause.
     fn balance_dirty_pages(&mut self, now: Ns, j: usize) -> Ns {
-        // Re-estimate the write bandwidth every 200 ms.
-        if now >= self.bdp.bw_stamp + BW_INTERVAL_NS {
-            let dt = now - self.bdp.bw_stamp;
-            let done = self.bdp.completed_pages - self.bdp.completed_at_stamp;
-            let measured = done * SEC / dt.max(1);
-            self.bdp.bw_pages = (self.bdp.bw_pages * 3 + measured) / 4;
-            self.bdp.bw_stamp = now;
-            self.bdp.completed_at_stamp = self.bdp.completed_pages;
-        }
         let dirty = self.cache.dirty_and_writeback();
         if self.cache.nr_dirty > self.cache.limits.bg_thresh {
             self.flusher_wake(now);
         }
-        let ratelimit = (self.bdp.bw_pages / u64::from(self.dirtiers.max(1))).max(1);
         let pages = self.jobs[j].dirtied;
         let limits = self.cache.limits;
+        // Above the free-run line: where the count sits on the control
+        // lines, whether the device is over its share, and (once an
+        // interval has passed) new estimates, the rate limit's included.
+        // The device's dirty pages are the machine's: one device.
+        let mut pos_ratio = 0;
+        if self.bdp.mode == BdpMode::Paced && dirty > limits.freerun {
+            let w = &mut self.bdp.wb;
+            let wb_thresh = w.wb_thresh(&limits);
+            w.dirty_exceeded = dirty > wb_thresh && dirty > limits.thresh;
+            pos_ratio = wb::wb_position_ratio(
+                wb::ControlLine::of(&limits),
+                dirty,
+                dirty,
+                wb_thresh,
+                w.avg_write_bandwidth,
+            );
+            let now_j = now / JIFFY_NS;
+            if w.due(now_j) {
+                w.update(
+                    now_j,
+                    Some(Position {
+                        limits: &limits,
+                        dirty,
+                        pos_ratio,
+                    }),
+                );
+            }
+        }
         let pause = match self.bdp.mode {
             BdpMode::Legacy => match limits.legacy_pause(dirty) {
                 None => Pass::FreeRun,
@@ -297,8 +329,9 @@ impl<P: Policy> World<P> {
                 pages,
                 dirty,
                 Rates {
-                    write_bw: self.bdp.bw_pages.max(1),
-                    dirty_ratelimit: ratelimit,
+                    write_bw: self.bdp.wb.avg_write_bandwidth,
+                    dirty_ratelimit: self.bdp.wb.dirty_ratelimit,
+                    pos_ratio,
                 },
             ),
         };
@@ -339,23 +372,24 @@ impl<P: Policy> World<P> {
             let background =
                 self.cache.nr_dirty > self.cache.limits.bg_thresh || self.flusher.forced > 0;
             if !background && !self.flusher.kupdate {
-                self.flusher_stop(false);
+                self.flusher_stop(now, false);
                 return;
             }
             if self.flusher.cur.is_none() || self.flusher.slice_left == 0 {
                 if let Some(f) = self.flusher.cur.take() {
                     self.requeue_dirty(f);
+                    self.wb_writepages_end(now);
                 }
                 // A whole lap of the dirty list without a bio: every dirty
                 // page is still under writeback. Sleep until some
                 // writeback completes (the kernel waits on the inode).
                 if self.flusher.fruitless > self.cache.dirty_list.len() {
-                    self.flusher_stop(true);
+                    self.flusher_stop(now, true);
                     return;
                 }
                 let Some(&f) = self.cache.dirty_list.front() else {
                     self.flusher.kupdate = false;
-                    self.flusher_stop(false);
+                    self.flusher_stop(now, false);
                     return;
                 };
                 let cf = &self.cache.files[f as usize];
@@ -367,13 +401,29 @@ impl<P: Policy> World<P> {
                 let expired = cf.dirtied_when.is_some_and(|t| t + DIRTY_EXPIRE_NS <= now);
                 if !background && !expired {
                     self.flusher.kupdate = false;
-                    self.flusher_stop(false);
+                    self.flusher_stop(now, false);
                     return;
                 }
+                let wb_index = cf.wb_index;
                 self.cache.dirty_list.pop_front();
+                self.wb_writepages_start(now);
                 self.flusher.cur = Some(f);
-                self.flusher.cursor = cf.wb_index;
-                self.flusher.slice_left = MAX_WRITEBACK_PAGES;
+                self.flusher.cursor = wb_index;
+                // Background and periodic writeback ask for all there is;
+                // writeback a filesystem started for its own space
+                // (`btrfs_start_delalloc_roots`) for the pages it named.
+                let over = self.cache.nr_dirty > self.cache.limits.bg_thresh;
+                let asked = if over || expired {
+                    u64::MAX
+                } else {
+                    self.flusher.forced
+                };
+                let chunk = wb::writeback_chunk_size(
+                    self.bdp.wb.avg_write_bandwidth,
+                    self.cache.limits.thresh,
+                    asked,
+                );
+                self.flusher.slice_left = u32::try_from(chunk).unwrap_or(u32::MAX);
                 self.flusher.wrapped = false;
             }
             let Some(f) = self.flusher.cur else {
@@ -430,13 +480,31 @@ impl<P: Policy> World<P> {
 
     /// The flusher goes idle; with `until_writeback` it is woken by the
     /// next writeback completion rather than by new dirtying alone.
-    fn flusher_stop(&mut self, until_writeback: bool) {
+    fn flusher_stop(&mut self, now: Ns, until_writeback: bool) {
         if let Some(f) = self.flusher.cur.take() {
             self.requeue_dirty(f);
+            self.wb_writepages_end(now);
         }
         self.flusher.running = false;
         self.flusher.fruitless = 0;
         self.flusher.wait_writeback = until_writeback;
+    }
+
+    /// An inode's writeback starts (`do_writepages`, before the
+    /// filesystem's `writepages`): a device idle for long starts its
+    /// estimate afresh.
+    fn wb_writepages_start(&mut self, now: Ns) {
+        let in_flight = self.cache.nr_writeback > 0;
+        self.bdp.wb.estimate_start(now / JIFFY_NS, in_flight);
+    }
+
+    /// An inode's writeback submitted (`do_writepages`, after): the write
+    /// bandwidth is estimated if an interval has passed.
+    fn wb_writepages_end(&mut self, now: Ns) {
+        let now_j = now / JIFFY_NS;
+        if self.bdp.wb.due(now_j) {
+            self.bdp.wb.update(now_j, None);
+        }
     }
 
     fn requeue_dirty(&mut self, f: u32) {
@@ -534,6 +602,7 @@ impl<P: Policy> World<P> {
         ctx.sync_cursor = 0;
         ctx.sync_passes = 0;
         ctx.phase = Phase::SyncWriteback;
+        self.wb_writepages_start(now);
         self.ctx_pump(now, c);
     }
 
@@ -571,7 +640,8 @@ impl<P: Policy> World<P> {
 
     /// fsync: everything submitted; wait for all writes of the file in
     /// flight (ours and the flusher's).
-    pub(crate) fn sync_wait_writes(&mut self, _now: Ns, c: u32) {
+    pub(crate) fn sync_wait_writes(&mut self, now: Ns, c: u32) {
+        self.wb_writepages_end(now);
         let file = self.ctxs[c as usize].sync_file;
         self.ctxs[c as usize].phase = Phase::SyncWait;
         let mut rq = self.files[file as usize].writes_head;

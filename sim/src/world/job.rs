@@ -196,9 +196,6 @@ impl<P: Policy> World<P> {
         if let Some(rt) = job.plan.runtime {
             self.q.push(job.ramp_end + rt, Ev::Deadline { job: j });
         }
-        if job.plan.writes && !job.plan.direct {
-            self.dirtiers += 1;
-        }
         if job.plan.invalidate {
             for i in 0..job.file_ids.len() {
                 let f = self.jobs[j as usize].file_ids[i];
@@ -798,9 +795,6 @@ impl<P: Policy> World<P> {
         job.state = JobState::Done;
         if let Some(s) = job.stats.as_mut() {
             s.finish(now.max(job.ramp_end));
-        }
-        if job.plan.writes && !job.plan.direct {
-            self.dirtiers = self.dirtiers.saturating_sub(1);
         }
         let wall = job.plan.wall;
         let group = job.plan.groupid;

@@ -24,7 +24,7 @@ use crate::block::pool::{Batch, LEGACY_NR_REQUESTS, PoolRules, Pools};
 use crate::block::request::{Bio, Request};
 use crate::block::{DeviceInfo, Policy};
 use crate::cache::PageCache;
-use crate::cache::dirty::{BdpMode, INIT_BW_PAGES, WRITEBACK_INTERVAL_NS};
+use crate::cache::dirty::{BdpMode, WRITEBACK_INTERVAL_NS};
 use crate::device::{DevCtx, Device};
 use crate::engine::EventQueue;
 use crate::fs::FsFile;
@@ -248,10 +248,8 @@ pub(crate) struct JournalActor {
 #[derive(Debug)]
 pub(crate) struct Bdp {
     pub mode: BdpMode,
-    pub bw_pages: u64,
-    pub bw_stamp: Ns,
-    pub completed_pages: u64,
-    pub completed_at_stamp: u64,
+    /// The writeback device's estimates (one device).
+    pub wb: crate::cache::wb::Wb,
     /// Passes above the free-run line whose pause was too short to sleep
     /// (the kernel traces these with `pause` ≤ 0).
     pub unpaused: u64,
@@ -297,7 +295,6 @@ pub(crate) struct World<P: Policy> {
     pub scratch: Vec<u32>,
     pub walls_left: Vec<u32>,
     pub cur_wall: u32,
-    pub dirtiers: u32,
     pub journal_on: bool,
     pub events: u64,
     pub stop: bool,
@@ -382,10 +379,7 @@ impl<P: Policy> World<P> {
             flusher: Flusher::default(),
             bdp: Bdp {
                 mode: bdp,
-                bw_pages: INIT_BW_PAGES,
-                bw_stamp: 0,
-                completed_pages: 0,
-                completed_at_stamp: 0,
+                wb: crate::cache::wb::Wb::default(),
                 unpaused: 0,
                 pause_lengths: crate::stats::LatAcc::default(),
             },
@@ -395,7 +389,6 @@ impl<P: Policy> World<P> {
             scratch: Vec::with_capacity(64),
             walls_left: Vec::new(),
             cur_wall: 0,
-            dirtiers: 0,
             journal_on,
             events: 0,
             stop: false,
