@@ -45,6 +45,17 @@ pub fn replay_dirty(a: ReplayDirtyArgs) -> Result<(), Failure> {
             "{shown}: no balance_dirty_pages records of device {dev}: is --dev right, was writeback:balance_dirty_pages enabled, and did a writer go past the free-run line?"
         )));
     }
+    if report.updates + report.updates_unanchored == 0 {
+        return Err(Failure::input(format!(
+            "{shown}: no bdi_dirty_ratelimit records of device {dev}: the replay needs the device's bandwidth and rate-limit updates (enable writeback:bdi_dirty_ratelimit)"
+        )));
+    }
+    if report.passes == 0 {
+        return Err(Failure::input(format!(
+            "{shown}: none of the {} passes could be checked: no global_dirty_state record comes before them (enable writeback:global_dirty_state)",
+            report.passes_unanchored
+        )));
+    }
     let out = match a.output_format {
         Format::Json => pretty(&report_json(&report)),
         Format::Normal => report_text(&shown, dev, &report),
@@ -89,7 +100,7 @@ fn report_json(r: &Report) -> Value {
 fn report_text(trace: &str, dev: Dev, r: &Report) -> String {
     let mut s = format!("dirty-throttling replay of {trace}, device {dev}\n");
     s.push_str(&format!(
-        "passes checked   {}, task rate within {:.0} % {} (exact {}), largest difference {:.3} %; before a threshold and bandwidth were traced {}\n",
+        "passes checked   {}, task rate within {:.1} % {} (exact {}), largest difference {:.3} %; not checkable (before the thresholds were traced, or cut by lost events) {}\n",
         r.passes,
         PASS_TOLERANCE * 100.0,
         r.passes_agree,

@@ -7,15 +7,21 @@
 //! - **Every throttled pass** (`balance_dirty_pages`): the rate the task
 //!   was held to is the base rate times the position ratio, and the
 //!   ratio is recomputed by `iolab_sim::cache::wb::wb_position_ratio` from
-//!   the record's limit, setpoint, dirty counts and device setpoint, the
-//!   threshold of the `global_dirty_state` record before it and the
-//!   device's smoothed bandwidth of the last `bdi_dirty_ratelimit` record.
-//!   The device's share of the threshold is not printed; it is recovered
-//!   from its setpoint (`wb_setpoint = setpoint × wb_thresh / (thresh +
-//!   1)`). The kernel also re-estimates the bandwidth, untraced, at the
-//!   end of writeback submissions, so a pass can use a bandwidth a little
-//!   off the last printed one: a pass agrees when the rates are within
-//!   [`PASS_TOLERANCE`]; how many are exact is counted too.
+//!   the record's dirty counts and device setpoint, the thresholds of the
+//!   `global_dirty_state` record before it (the hard limit is the larger
+//!   of the threshold and the printed limit, the setpoint halfway from the
+//!   free-run line to it) and the device's smoothed bandwidth. The
+//!   device's share of the threshold is not printed; it is recovered from
+//!   its setpoint (`wb_setpoint = setpoint × wb_thresh / (thresh + 1)`).
+//!   Nor is the bandwidth a pass used: `bdi_dirty_ratelimit` prints the
+//!   smoothed bandwidth just before the same update moves it, so the pass
+//!   that made an update used the value that update prints, and the
+//!   passes after it the value the next update prints; passes are held
+//!   until then, and each is checked on both values, the nearer result
+//!   kept. The kernel also re-estimates the bandwidth, untraced, at the
+//!   end of writeback submissions, so a pass may have used a third value:
+//!   a pass agrees when the rates are within [`PASS_TOLERANCE`]; how many
+//!   are exact is counted too.
 //! - **Every rate-limit update** (`bdi_dirty_ratelimit`, after the first,
 //!   which has no earlier base rate to start from): from the earlier
 //!   record's base and balanced rates, this record's task rate,
@@ -25,7 +31,10 @@
 //!   must give exactly the balanced and base rates printed.
 //!
 //! Rates are printed in KiB/s, pages/s times 4 (4 KiB pages), and
-//! compared in pages/s.
+//! compared in pages/s. One writeback context per device is assumed (no
+//! cgroup writeback: the records' `cgroup_ino` is not read). After a
+//! lost-events marker the replay starts again: held passes and a pending
+//! update are not checked, and the next update has no earlier rates.
 
 use crate::trace::{BalanceDirtyPages, BdiDirtyRatelimit, Dev, Event, Item, Reader, TraceError};
 use iolab_sim::cache::wb::{
@@ -35,7 +44,7 @@ use iolab_sim::cache::wb::{
 
 /// A pass agrees when the replayed task rate is within this fraction of
 /// the kernel's (see the module docs).
-pub const PASS_TOLERANCE: f64 = 0.01;
+pub const PASS_TOLERANCE: f64 = 0.005;
 
 /// KiB/s as printed to pages/s.
 fn pages(kib_s: u64) -> u64 {
@@ -58,12 +67,13 @@ pub struct Divergence {
 /// The outcome of a replay.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
-    /// Throttled passes checked (those after a threshold and a bandwidth
-    /// were printed), agreeing within the tolerance, and exactly.
+    /// Throttled passes checked, agreeing within the tolerance, and
+    /// exactly.
     pub passes: u64,
     pub passes_agree: u64,
     pub passes_exact: u64,
-    /// Passes before the trace had printed a threshold and a bandwidth.
+    /// Passes that could not be checked: before the trace had printed the
+    /// thresholds, or before a lost-events marker.
     pub passes_unanchored: u64,
     /// Largest relative difference of a pass's task rate.
     pub max_pass_error: f64,
@@ -73,10 +83,25 @@ pub struct Report {
     /// Updates that could not be checked: the first (no earlier rates) and
     /// any with no pass of the same task after it.
     pub updates_unanchored: u64,
-    /// The first failed check.
+    /// The failed check of the earliest line.
     pub first_divergence: Option<Divergence>,
     /// Lost-events markers.
     pub lost_markers: u64,
+}
+
+/// The largest page count and rate (KiB/s) a record may print: beyond
+/// them the arithmetic would overflow, and no machine is that large.
+const MAX_PAGES: u64 = 1 << 40;
+const MAX_KIB_S: u64 = 1 << 33;
+
+fn plausible(line: usize, what: &str, v: u64, max: u64) -> Result<u64, TraceError> {
+    if v > max {
+        return Err(TraceError {
+            line,
+            message: format!("{what}={v}: implausibly large (at most {max})"),
+        });
+    }
+    Ok(v)
 }
 
 /// Replays `text` for device `dev`.
@@ -86,16 +111,25 @@ pub fn replay(text: &str, dev: Dev) -> Result<Report, TraceError> {
     for item in reader.by_ref() {
         match item? {
             Item::Record(rec) => match rec.event {
-                Event::GlobalDirtyState(g) => r.thresh = Some(g.thresh),
-                Event::BdiDirtyRatelimit(u) => r.update(rec.line, rec.pid, u),
-                Event::BalanceDirtyPages(b) => r.pass(rec.line, rec.pid, &b),
+                Event::GlobalDirtyState(g) => {
+                    let thresh = plausible(rec.line, "thresh", g.thresh, MAX_PAGES)?;
+                    let bg = plausible(rec.line, "bg_thresh", g.bg_thresh, MAX_PAGES)?;
+                    r.thresholds = Some((thresh, bg));
+                }
+                Event::BdiDirtyRatelimit(u) => r.update(rec.line, rec.pid, u)?,
+                Event::BalanceDirtyPages(b) => r.pass(rec.line, rec.pid, &b)?,
                 _ => {}
             },
-            Item::Lost { .. } => r.report.lost_markers += 1,
+            Item::Lost { .. } => r.lost(),
         }
     }
     if r.pending.is_some() {
         r.report.updates_unanchored += 1;
+    }
+    // Passes after the last update: the last printed bandwidth is the best
+    // there is.
+    for p in std::mem::take(&mut r.held) {
+        r.check_pass(&p, None);
     }
     Ok(r.report)
 }
@@ -112,18 +146,36 @@ struct Pending {
     dirty_rate: u64,
 }
 
+/// A pass's inputs, in pages and pages/s.
+#[derive(Clone, Copy, Debug)]
+struct PassInput {
+    line: usize,
+    line_marks: ControlLine,
+    dirty: u64,
+    wb_dirty: u64,
+    wb_thresh: u64,
+    dirty_ratelimit: u64,
+    /// The kernel's task rate, KiB/s.
+    task_ratelimit: u64,
+    /// The bandwidth the last update printed before this pass, if any.
+    bw_before: Option<u64>,
+}
+
 #[derive(Default)]
 struct Replay {
-    thresh: Option<u64>,
+    /// The last `global_dirty_state`'s threshold and background threshold.
+    thresholds: Option<(u64, u64)>,
     /// The last update's rates and smoothed bandwidth (pages/s).
     last: Option<(RateLimits, u64)>,
     pending: Option<Pending>,
+    /// Passes waiting for the bandwidth they used (the next update's).
+    held: Vec<PassInput>,
     report: Report,
 }
 
 impl Replay {
     fn diverge(&mut self, line: usize, field: &'static str, kernel: u64, core: u64) {
-        if self.report.first_divergence.is_none() {
+        if self.report.first_divergence.is_none_or(|d| line < d.line) {
             self.report.first_divergence = Some(Divergence {
                 line,
                 field,
@@ -133,9 +185,37 @@ impl Replay {
         }
     }
 
-    fn update(&mut self, line: usize, pid: i64, u: BdiDirtyRatelimit<'_>) {
+    fn lost(&mut self) {
+        self.report.lost_markers += 1;
         if self.pending.take().is_some() {
             self.report.updates_unanchored += 1;
+        }
+        self.report.passes_unanchored += self.held.len() as u64;
+        self.held.clear();
+        self.last = None;
+    }
+
+    fn update(
+        &mut self,
+        line: usize,
+        pid: i64,
+        u: BdiDirtyRatelimit<'_>,
+    ) -> Result<(), TraceError> {
+        for (what, v) in [
+            ("awrite_bw", u.awrite_bw),
+            ("dirty_rate", u.dirty_rate),
+            ("dirty_ratelimit", u.dirty_ratelimit),
+            ("task_ratelimit", u.task_ratelimit),
+            ("balanced_dirty_ratelimit", u.balanced_dirty_ratelimit),
+        ] {
+            plausible(line, what, v, MAX_KIB_S)?;
+        }
+        if self.pending.take().is_some() {
+            self.report.updates_unanchored += 1;
+        }
+        let write_bw = pages(u.awrite_bw);
+        for p in std::mem::take(&mut self.held) {
+            self.check_pass(&p, Some(write_bw));
         }
         let rates = RateLimits {
             dirty_ratelimit: pages(u.dirty_ratelimit),
@@ -147,35 +227,91 @@ impl Replay {
             prev: self.last.map(|(r, _)| r),
             update: rates,
             task_ratelimit: pages(u.task_ratelimit),
-            write_bw: pages(u.awrite_bw),
+            write_bw,
             dirty_rate: pages(u.dirty_rate),
         });
-        self.last = Some((rates, pages(u.awrite_bw)));
+        self.last = Some((rates, write_bw));
+        Ok(())
     }
 
-    fn pass(&mut self, line: usize, pid: i64, b: &BalanceDirtyPages<'_>) {
-        if let Some(p) = self.pending.filter(|p| p.pid == pid) {
+    fn pass(&mut self, line: usize, pid: i64, b: &BalanceDirtyPages<'_>) -> Result<(), TraceError> {
+        for (what, v) in [
+            ("limit", b.limit),
+            ("setpoint", b.setpoint),
+            ("dirty", b.dirty),
+            ("wb_setpoint", b.wb_setpoint),
+            ("wb_dirty", b.wb_dirty),
+        ] {
+            plausible(line, what, v, MAX_PAGES)?;
+        }
+        for (what, v) in [
+            ("dirty_ratelimit", b.dirty_ratelimit),
+            ("task_ratelimit", b.task_ratelimit),
+        ] {
+            plausible(line, what, v, MAX_KIB_S)?;
+        }
+        let made_update = self.pending.filter(|p| p.pid == pid);
+        if let Some(p) = made_update {
             self.pending = None;
             self.check_update(p, b);
         }
-        let (Some(thresh), Some((_, write_bw))) = (self.thresh, self.last) else {
+        let Some((thresh, bg_thresh)) = self.thresholds else {
+            self.report.passes_unanchored += 1;
+            return Ok(());
+        };
+        let limit = b.limit.max(thresh);
+        let freerun = (thresh + bg_thresh) / 2;
+        let line_marks = ControlLine {
+            thresh,
+            limit,
+            setpoint: (freerun + limit) / 2,
+        };
+        // wb_setpoint = setpoint × wb_thresh / (thresh + 1), inverted, on
+        // the setpoint the record printed.
+        let wb_thresh = (u128::from(b.wb_setpoint) * u128::from(thresh + 1))
+            .checked_div(u128::from(b.setpoint))
+            .map_or(0, |t| u64::try_from(t).unwrap_or(u64::MAX));
+        let input = PassInput {
+            line,
+            line_marks,
+            dirty: b.dirty,
+            wb_dirty: b.wb_dirty,
+            wb_thresh,
+            dirty_ratelimit: pages(b.dirty_ratelimit),
+            task_ratelimit: b.task_ratelimit,
+            bw_before: self.last.map(|(_, bw)| bw),
+        };
+        match made_update {
+            // Its position was taken before the update moved the bandwidth.
+            Some(p) => self.check_pass(
+                &PassInput {
+                    bw_before: Some(p.write_bw),
+                    ..input
+                },
+                None,
+            ),
+            None => self.held.push(input),
+        }
+        Ok(())
+    }
+
+    /// Checks pass `p` on the bandwidth printed before it and the one
+    /// printed after it (`bw_after`), keeping the nearer result.
+    fn check_pass(&mut self, p: &PassInput, bw_after: Option<u64>) {
+        let kernel = p.task_ratelimit;
+        let rate = |bw: u64| {
+            let pos_ratio = wb_position_ratio(p.line_marks, p.dirty, p.wb_dirty, p.wb_thresh, bw);
+            ((p.dirty_ratelimit * pos_ratio) >> RATELIMIT_CALC_SHIFT) * 4
+        };
+        let Some(core) = [p.bw_before, bw_after]
+            .into_iter()
+            .flatten()
+            .map(rate)
+            .min_by_key(|c| c.abs_diff(kernel))
+        else {
             self.report.passes_unanchored += 1;
             return;
         };
-        let line_marks = ControlLine {
-            thresh,
-            limit: b.limit,
-            setpoint: b.setpoint,
-        };
-        // wb_setpoint = setpoint × wb_thresh / (thresh + 1), inverted.
-        let wb_thresh = if b.setpoint == 0 {
-            0
-        } else {
-            (u128::from(b.wb_setpoint) * u128::from(thresh + 1) / u128::from(b.setpoint)) as u64
-        };
-        let pos_ratio = wb_position_ratio(line_marks, b.dirty, b.wb_dirty, wb_thresh, write_bw);
-        let core = ((pages(b.dirty_ratelimit) * pos_ratio) >> RATELIMIT_CALC_SHIFT) * 4;
-        let kernel = b.task_ratelimit;
         let err = if kernel == 0 {
             if core == 0 { 0.0 } else { 1.0 }
         } else {
@@ -190,7 +326,7 @@ impl Replay {
         if err <= PASS_TOLERANCE {
             r.passes_agree += 1;
         } else {
-            self.diverge(line, "task_ratelimit", kernel, core);
+            self.diverge(p.line, "task_ratelimit", kernel, core);
         }
     }
 

@@ -1,6 +1,7 @@
-//! Dirty-page limits, the throttle's control line and the pre-3.2
-//! throttle (spec sim.md §2, kernel `mm/page-writeback.c`); the pauses of
-//! today's throttle are sized in [`super::pacing`].
+//! Dirty-page limits and the pre-3.2 throttle (kernel
+//! `mm/page-writeback.c`); today's throttle positions the dirty count on
+//! its control lines in [`super::wb`] and sizes its pauses in
+//! [`super::pacing`].
 
 use crate::time::{MS, Ns, SEC};
 

@@ -13,6 +13,11 @@
 //! The rates a pause is computed from are the device's estimates
 //! ([`super::wb`]); the caller also calls a task back after 8 pages while
 //! the device is `dirty_exceeded` (`balance_dirty_pages_ratelimited`).
+//!
+//! Not modelled: the per-CPU count that calls a task back early when many
+//! tasks dirty on one CPU (`bdp_ratelimits` against `ratelimit_pages`),
+//! the pages of exited tasks charged to running ones
+//! (`dirty_throttle_leaks`), and cgroup writeback domains.
 
 use super::dirty::{DirtyLimits, MAX_PAUSE_NS};
 use super::wb::RATELIMIT_CALC_SHIFT;

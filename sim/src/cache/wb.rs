@@ -76,9 +76,12 @@ pub fn writeback_chunk_size(avg_write_bandwidth: u64, dirty_limit: u64, asked: u
 /// The cubic global control line (`pos_ratio_polynom`): 2 at the
 /// free-run line, 1 at the setpoint, 0 at the limit, in fixed point.
 pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
-    let one = 1i64 << RATELIMIT_CALC_SHIFT;
-    let span = (limit.saturating_sub(setpoint) | 1) as i64;
-    let x = ((setpoint as i64 - dirty as i64) << RATELIMIT_CALC_SHIFT) / span;
+    // The kernel's s64 arithmetic, in i128 so that a dirty count far from
+    // a narrow line cannot overflow; the clamp gives the same result.
+    let one = 1i128 << RATELIMIT_CALC_SHIFT;
+    let span = i128::from(limit.saturating_sub(setpoint) | 1);
+    let x = ((i128::from(setpoint) - i128::from(dirty)) << RATELIMIT_CALC_SHIFT) / span;
+    let x = x.clamp(-4 * one, 4 * one);
     let mut r = x;
     r = (r * x) >> RATELIMIT_CALC_SHIFT;
     r = (r * x) >> RATELIMIT_CALC_SHIFT;
@@ -444,12 +447,43 @@ mod tests {
         let dirty = l.freerun + 1000;
         // wb_thresh 0 becomes (limit - dirty) / 8; the device holding
         // nothing sits under its reserve: the ratio is multiplied by 8.
-        let with_none = wb_position_ratio(ControlLine::of(&l), dirty, 0, 0, 25_600);
-        let with_share = wb_position_ratio(ControlLine::of(&l), dirty, dirty, l.thresh, 25_600);
-        assert!(
-            with_none > 4 * with_share,
-            "{with_none} against {with_share}"
-        );
+        let line = ControlLine::of(&l);
+        let global = pos_ratio_polynom(l.setpoint, dirty, l.thresh);
+        let with_none = wb_position_ratio(line, dirty, 0, 0, 25_600);
+        // 8 × the global ratio × the device line's (x_intercept - 0) /
+        // (x_intercept - wb_setpoint), in the kernel's integers.
+        let share = (l.thresh - dirty) / 8;
+        let x = (share << 16) / (l.thresh | 1);
+        let wb_setpoint = (l.setpoint * x) >> 16;
+        let span = ((l.thresh - share + 8 * 25_600) * x) >> 16;
+        let x_intercept = wb_setpoint + span;
+        let want = global * x_intercept / ((x_intercept - wb_setpoint) | 1) * 8;
+        assert_eq!(with_none, want);
+        assert!(with_none > 8 * global);
+    }
+
+    #[test]
+    fn below_half_its_share_a_device_is_pushed_up_in_proportion_up_to_eight() {
+        // A device line made flat by a large bandwidth, at the global
+        // setpoint (ratio 1): below half the share (the reserve) the ratio
+        // grows as reserve / wb_dirty, and from an eighth of it down it is 8.
+        let l = limits();
+        let line = ControlLine::of(&l);
+        let reserve = l.thresh / 2;
+        let at = |wb_dirty: u64| {
+            wb_position_ratio(line, l.setpoint, wb_dirty, l.thresh, 10_000_000) as f64
+        };
+        let base = at(reserve);
+        assert!((base - 1024.0).abs() < 4.0, "{base}");
+        for (wb_dirty, times) in [
+            (reserve / 2, 2.0),
+            (reserve / 4, 4.0),
+            (reserve / 8, 8.0),
+            (1, 8.0),
+        ] {
+            let got = at(wb_dirty) / base;
+            assert!((got - times).abs() < times * 0.01, "{wb_dirty}: {got}");
+        }
     }
 
     #[test]
@@ -491,9 +525,8 @@ mod tests {
         // settles near the setpoint.
         let l = DirtyLimits::for_memory(16 << 30);
         let bw = 20_000;
+        // The estimates start at 100 MB/s (25,600 pages/s).
         let mut wb = Wb {
-            avg_write_bandwidth: bw,
-            write_bandwidth: bw,
             written: 1,
             ..Wb::default()
         };
@@ -501,8 +534,13 @@ mod tests {
         let mut now = 0;
         for _ in 0..300 {
             now += 51;
-            let pos_ratio =
-                wb_position_ratio(ControlLine::of(&l), dirty, dirty, wb.wb_thresh(&l), bw);
+            let pos_ratio = wb_position_ratio(
+                ControlLine::of(&l),
+                dirty,
+                dirty,
+                wb.wb_thresh(&l),
+                wb.avg_write_bandwidth,
+            );
             let task = (wb.dirty_ratelimit * pos_ratio) >> RATELIMIT_CALC_SHIFT;
             let dirtied = 4 * task * 51 / HZ;
             let written = bw * 51 / HZ;
@@ -517,9 +555,9 @@ mod tests {
                     pos_ratio,
                 }),
             );
-            // The bandwidth estimate is the device's.
-            assert!(wb.avg_write_bandwidth.abs_diff(bw) <= bw / 50, "{wb:?}");
         }
+        // The bandwidth estimate found the device's.
+        assert!(wb.avg_write_bandwidth.abs_diff(bw) <= bw / 50, "{wb:?}");
         let r = wb.dirty_ratelimit;
         assert!((4_500..=5_500).contains(&r), "rate limit {r}");
         let off = dirty.abs_diff(l.setpoint) as f64 / (l.thresh - l.setpoint) as f64;

@@ -409,9 +409,12 @@ impl<P: Policy> World<P> {
                 self.wb_writepages_start(now);
                 self.flusher.cur = Some(f);
                 self.flusher.cursor = wb_index;
-                // Background and periodic writeback ask for all there is;
+                // Background and periodic writeback ask for all there is,
                 // writeback a filesystem started for its own space
                 // (`btrfs_start_delalloc_roots`) for the pages it named.
+                // (The kernel's periodic writeback asks for the pages
+                // dirty when it starts, `get_nr_dirty_pages`: a slice
+                // differs only by pages dirtied while it runs.)
                 let over = self.cache.nr_dirty > self.cache.limits.bg_thresh;
                 let asked = if over || expired {
                     u64::MAX
