@@ -94,14 +94,15 @@ pub struct Report {
 const MAX_PAGES: u64 = 1 << 40;
 const MAX_KIB_S: u64 = 1 << 33;
 
-fn plausible(line: usize, what: &str, v: u64, max: u64) -> Result<u64, TraceError> {
-    if v > max {
-        return Err(TraceError {
+/// Each named field of the record at `line` is at most `max`.
+fn plausible(line: usize, fields: &[(&str, u64)], max: u64) -> Result<(), TraceError> {
+    match fields.iter().find(|&&(_, v)| v > max) {
+        Some(&(what, v)) => Err(TraceError {
             line,
             message: format!("{what}={v}: implausibly large (at most {max})"),
-        });
+        }),
+        None => Ok(()),
     }
-    Ok(v)
 }
 
 /// Replays `text` for device `dev`.
@@ -112,9 +113,9 @@ pub fn replay(text: &str, dev: Dev) -> Result<Report, TraceError> {
         match item? {
             Item::Record(rec) => match rec.event {
                 Event::GlobalDirtyState(g) => {
-                    let thresh = plausible(rec.line, "thresh", g.thresh, MAX_PAGES)?;
-                    let bg = plausible(rec.line, "bg_thresh", g.bg_thresh, MAX_PAGES)?;
-                    r.thresholds = Some((thresh, bg));
+                    let fields = [("thresh", g.thresh), ("bg_thresh", g.bg_thresh)];
+                    plausible(rec.line, &fields, MAX_PAGES)?;
+                    r.thresholds = Some((g.thresh, g.bg_thresh));
                 }
                 Event::BdiDirtyRatelimit(u) => r.update(rec.line, rec.pid, u)?,
                 Event::BalanceDirtyPages(b) => r.pass(rec.line, rec.pid, &b)?,
@@ -201,15 +202,17 @@ impl Replay {
         pid: i64,
         u: BdiDirtyRatelimit<'_>,
     ) -> Result<(), TraceError> {
-        for (what, v) in [
-            ("awrite_bw", u.awrite_bw),
-            ("dirty_rate", u.dirty_rate),
-            ("dirty_ratelimit", u.dirty_ratelimit),
-            ("task_ratelimit", u.task_ratelimit),
-            ("balanced_dirty_ratelimit", u.balanced_dirty_ratelimit),
-        ] {
-            plausible(line, what, v, MAX_KIB_S)?;
-        }
+        plausible(
+            line,
+            &[
+                ("awrite_bw", u.awrite_bw),
+                ("dirty_rate", u.dirty_rate),
+                ("dirty_ratelimit", u.dirty_ratelimit),
+                ("task_ratelimit", u.task_ratelimit),
+                ("balanced_dirty_ratelimit", u.balanced_dirty_ratelimit),
+            ],
+            MAX_KIB_S,
+        )?;
         if self.pending.take().is_some() {
             self.report.updates_unanchored += 1;
         }
@@ -235,21 +238,25 @@ impl Replay {
     }
 
     fn pass(&mut self, line: usize, pid: i64, b: &BalanceDirtyPages<'_>) -> Result<(), TraceError> {
-        for (what, v) in [
-            ("limit", b.limit),
-            ("setpoint", b.setpoint),
-            ("dirty", b.dirty),
-            ("wb_setpoint", b.wb_setpoint),
-            ("wb_dirty", b.wb_dirty),
-        ] {
-            plausible(line, what, v, MAX_PAGES)?;
-        }
-        for (what, v) in [
-            ("dirty_ratelimit", b.dirty_ratelimit),
-            ("task_ratelimit", b.task_ratelimit),
-        ] {
-            plausible(line, what, v, MAX_KIB_S)?;
-        }
+        plausible(
+            line,
+            &[
+                ("limit", b.limit),
+                ("setpoint", b.setpoint),
+                ("dirty", b.dirty),
+                ("wb_setpoint", b.wb_setpoint),
+                ("wb_dirty", b.wb_dirty),
+            ],
+            MAX_PAGES,
+        )?;
+        plausible(
+            line,
+            &[
+                ("dirty_ratelimit", b.dirty_ratelimit),
+                ("task_ratelimit", b.task_ratelimit),
+            ],
+            MAX_KIB_S,
+        )?;
         let made_update = self.pending.filter(|p| p.pid == pid);
         if let Some(p) = made_update {
             self.pending = None;

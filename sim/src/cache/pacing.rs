@@ -208,7 +208,7 @@ mod tests {
     const RATES: Rates = Rates {
         write_bw: 100_000,
         dirty_ratelimit: 100_000,
-        pos_ratio: 1 << RATELIMIT_CALC_SHIFT,
+        pos_ratio: crate::cache::wb::POS_RATIO_ONE,
     };
 
     #[test]

@@ -204,12 +204,13 @@ impl Default for Wb {
     }
 }
 
-/// What a throttled call hands the rate-limit update: the limits, the
-/// machine's dirty count and the position ratio it computed.
+/// What a throttled call hands the rate-limit update: the machine's
+/// dirty count, the control line's setpoint and the position ratio it
+/// computed.
 #[derive(Clone, Copy, Debug)]
-pub struct Position<'a> {
-    pub limits: &'a DirtyLimits,
+pub struct Position {
     pub dirty: u64,
+    pub setpoint: u64,
     pub pos_ratio: u64,
 }
 
@@ -241,7 +242,7 @@ impl Wb {
 
     /// One estimate (`__wb_update_bandwidth`): the rate limit too when a
     /// throttled call asks (`position`), then the write bandwidth.
-    pub fn update(&mut self, now_j: u64, position: Option<Position<'_>>) {
+    pub fn update(&mut self, now_j: u64, position: Option<Position>) {
         let elapsed = now_j.saturating_sub(self.bw_time_stamp).max(1);
         if let Some(p) = position {
             self.update_dirty_ratelimit(p, elapsed);
@@ -279,7 +280,7 @@ impl Wb {
     /// `wb_update_dirty_ratelimit`, its statistics measured: the rate
     /// pages were dirtied over the interval and the rate a dirtier was
     /// held to at its position.
-    fn update_dirty_ratelimit(&mut self, p: Position<'_>, elapsed: u64) {
+    fn update_dirty_ratelimit(&mut self, p: Position, elapsed: u64) {
         let dirty_rate = (self.dirtied - self.dirtied.min(self.dirtied_stamp)) * HZ / elapsed;
         // + 1 lets a tiny rate grow.
         let task_ratelimit = ((self.dirty_ratelimit * p.pos_ratio) >> RATELIMIT_CALC_SHIFT) + 1;
@@ -293,7 +294,7 @@ impl Wb {
                 write_bw: self.avg_write_bandwidth,
                 dirty_rate,
                 dirty: p.dirty,
-                setpoint: p.limits.setpoint,
+                setpoint: p.setpoint,
             },
         );
         self.dirty_ratelimit = next.dirty_ratelimit;
@@ -550,8 +551,8 @@ mod tests {
             wb.update(
                 now,
                 Some(Position {
-                    limits: &l,
                     dirty,
+                    setpoint: l.setpoint,
                     pos_ratio,
                 }),
             );
@@ -576,8 +577,8 @@ mod tests {
         wb.update(
             51,
             Some(Position {
-                limits: &l,
                 dirty,
+                setpoint: l.setpoint,
                 pos_ratio,
             }),
         );

@@ -310,8 +310,8 @@ impl<P: Policy> World<P> {
                 w.update(
                     now_j,
                     Some(Position {
-                        limits: &limits,
                         dirty,
+                        setpoint: limits.setpoint,
                         pos_ratio,
                     }),
                 );
