@@ -4,10 +4,11 @@
 mod kernel;
 mod load;
 mod progress;
+mod runs;
+mod seeds;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use iolab_sim::cache::dirty::BdpMode;
@@ -108,8 +109,19 @@ struct Common {
     #[arg(long, default_value = "4g")]
     memory: String,
     /// Master seed; a run is (scenario, seed).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "seeds")]
     seed: u64,
+    /// Repeat over several seeds: N (seeds 1..N), A..B, or a list 1,4,9.
+    /// Tables then give each figure's mean ± 95 % confidence interval, the
+    /// comparison table pools the seeds as mmtests pools iterations and
+    /// stars differences that are significant, and the JSON keeps every
+    /// run with the aggregates.
+    #[arg(long, value_name = "N|A..B|LIST")]
+    seeds: Option<String>,
+    /// Runs at a time, each on its own thread (default: the CPUs this
+    /// process may use). Output does not depend on it.
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
     /// CPUs of the simulated machine ($ncpus, NUM_LOGICAL_CPUS).
     #[arg(long, default_value_t = 4)]
     cpus: u32,
@@ -134,8 +146,9 @@ struct Common {
     /// Print wall time and simulated IO rate on stderr.
     #[arg(long)]
     timing: bool,
-    /// Write the policy's trace records (JSON lines, one file per variant:
-    /// FILE, or FILE.<n> for the n-th variant of a comparison).
+    /// Write the policy's trace records (JSON lines, one file per run:
+    /// FILE, or FILE.<n> for the n-th variant of a comparison, each with
+    /// .<seed> after it under --seeds).
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
 }
@@ -218,45 +231,49 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
             let scenario = build_scenario(&common)?;
-            if let Some(path) = &common.trace {
-                load::open_trace(path)?;
-            }
-            let out = run_one(&common, &scenario, &variant)?;
-            if let Some(path) = &common.trace {
-                load::write_trace(path, &out.extra)?;
-            }
-            let mut stdout = std::io::stdout().lock();
-            let text = match common.output_format {
-                Format::Normal => stats::normal_output(&out.report),
-                Format::Json => pretty(&stats::json_output(&out.report, out.extra)),
+            let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
+            let variants = [variant];
+            let outs = execute(&common, &scenario, &variants, seeds.as_deref(), false)?;
+            let text = match (seeds, common.output_format) {
+                (None, format) => {
+                    let out = outs.into_iter().flatten().next().ok_or_else(no_run)?;
+                    match format {
+                        Format::Normal => stats::normal_output(&out.report),
+                        Format::Json => pretty(&stats::json_output(&out.report, out.extra)),
+                    }
+                }
+                (Some(seeds), Format::Normal) => over_seeds_text(&variants, &outs, &seeds, false),
+                (Some(seeds), Format::Json) => {
+                    let aggregate = stats::aggregate_json(&summary_runs(&variants[0], &outs[0]));
+                    let runs: Vec<serde_json::Value> = seeds
+                        .iter()
+                        .zip(outs.into_iter().flatten())
+                        .map(|(seed, o)| {
+                            serde_json::json!({
+                                "seed": seed,
+                                "result": stats::json_output(&o.report, o.extra),
+                            })
+                        })
+                        .collect();
+                    pretty(&serde_json::json!({
+                        "variant": variants[0].spec,
+                        "seeds": seeds,
+                        "runs": runs,
+                        "aggregate": aggregate,
+                    }))
+                }
             };
-            write_out(&mut stdout, &text)
+            write_out(&mut std::io::stdout().lock(), &text)
         }
         Cmd::Compare { common, policies } => {
             let variants = iolab_sim::parse_policies(&policies)
                 .map_err(|e| Failure::input(format!("--policies: {e}")))?;
             let scenario = build_scenario(&common)?;
-            // Refuse a variant that cannot run before running the others.
-            for v in &variants {
-                iolab_sim::check_variant(&scenario, v).map_err(|e| {
-                    Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
-                })?;
-            }
-            if let Some(path) = &common.trace {
-                for n in 0..variants.len() {
-                    load::open_trace(&format!("{path}.{n}"))?;
-                }
-            }
-            let mut outs = Vec::with_capacity(variants.len());
-            for (n, v) in variants.iter().enumerate() {
-                let out = run_one(&common, &scenario, v)?;
-                if let Some(path) = &common.trace {
-                    load::write_trace(&format!("{path}.{n}"), &out.extra)?;
-                }
-                outs.push(out);
-            }
-            let text = match common.output_format {
-                Format::Normal => {
+            let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
+            let outs = execute(&common, &scenario, &variants, seeds.as_deref(), true)?;
+            let text = match (seeds, common.output_format) {
+                (None, Format::Normal) => {
+                    let outs: Vec<&iolab_sim::RunOutput> = outs.iter().flatten().collect();
                     let runs: Vec<(&str, &stats::RunReport)> = variants
                         .iter()
                         .zip(&outs)
@@ -266,12 +283,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                     let summary: Vec<stats::SummaryRun<'_>> = variants
                         .iter()
                         .zip(&outs)
-                        .map(|(v, o)| stats::SummaryRun {
-                            variant: v.spec.as_str(),
-                            report: &o.report,
-                            device_bytes: device_bytes(&o.extra),
-                            sim_ns: o.sim_ns,
-                        })
+                        .map(|(v, o)| summary_run(v, o))
                         .collect();
                     text.push_str(&stats::summary_table(&summary));
                     let btrfs: Vec<stats::BtrfsRun<'_>> = variants
@@ -288,10 +300,10 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                     text.push_str(&stats::volume_table(&volume));
                     text
                 }
-                Format::Json => {
+                (None, Format::Json) => {
                     let runs: Vec<serde_json::Value> = variants
                         .iter()
-                        .zip(outs)
+                        .zip(outs.into_iter().flatten())
                         .map(|(v, o)| {
                             serde_json::json!({
                                 "variant": v.spec,
@@ -301,10 +313,191 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                         .collect();
                     pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }))
                 }
+                (Some(seeds), Format::Normal) => over_seeds_text(&variants, &outs, &seeds, true),
+                (Some(seeds), Format::Json) => {
+                    let aggregates: Vec<serde_json::Value> = variants
+                        .iter()
+                        .zip(&outs)
+                        .map(|(v, o)| {
+                            let mut a = stats::aggregate_json(&summary_runs(v, o));
+                            a["variant"] = serde_json::Value::from(v.spec.as_str());
+                            a
+                        })
+                        .collect();
+                    let mut runs = Vec::with_capacity(variants.len() * seeds.len());
+                    for (v, per_seed) in variants.iter().zip(outs) {
+                        for (seed, o) in seeds.iter().zip(per_seed) {
+                            runs.push(serde_json::json!({
+                                "variant": v.spec,
+                                "seed": seed,
+                                "result": stats::json_output(&o.report, o.extra),
+                            }));
+                        }
+                    }
+                    pretty(&serde_json::json!({
+                        "baseline": variants[0].spec,
+                        "seeds": seeds,
+                        "runs": runs,
+                        "aggregates": aggregates,
+                    }))
+                }
             };
             write_out(&mut std::io::stdout().lock(), &text)
         }
     }
+}
+
+/// The most threads `--jobs` starts.
+const MAX_JOBS: usize = 1024;
+
+fn no_run() -> Failure {
+    Failure {
+        code: 1,
+        message: "no run was made".to_owned(),
+    }
+}
+
+/// Runs every variant over the seeds (the scenario's own seed without
+/// `--seeds`) on `--jobs` threads, after checking every variant and
+/// creating every trace file, and returns the outputs by variant, then
+/// seed. `numbered` names trace files by variant as a comparison does.
+fn execute(
+    c: &Common,
+    scenario: &Scenario,
+    variants: &[Variant],
+    seeds: Option<&[u64]>,
+    numbered: bool,
+) -> Result<Vec<Vec<iolab_sim::RunOutput>>, Failure> {
+    let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
+    let jobs = match c.jobs {
+        Some(0) => {
+            return Err(Failure::input(
+                "--jobs 0: give at least one thread".to_owned(),
+            ));
+        }
+        Some(n) if n > MAX_JOBS => {
+            return Err(Failure::input(format!(
+                "--jobs {n}: at most {MAX_JOBS} threads"
+            )));
+        }
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    // Refuse a variant that cannot run before running the others.
+    if numbered {
+        for v in variants {
+            iolab_sim::check_variant(scenario, v).map_err(|e| {
+                Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
+            })?;
+        }
+    }
+    let mut plan = Vec::with_capacity(variants.len() * seed_list.len());
+    for (n, v) in variants.iter().enumerate() {
+        for &seed in &seed_list {
+            let trace = c.trace.as_ref().map(|base| {
+                let mut path = base.clone();
+                if numbered {
+                    path.push_str(&format!(".{n}"));
+                }
+                if seeds.is_some() {
+                    path.push_str(&format!(".{seed}"));
+                }
+                path
+            });
+            if let Some(path) = &trace {
+                load::open_trace(path)?;
+            }
+            plan.push(runs::Planned {
+                scenario: Scenario {
+                    seed,
+                    ..scenario.clone()
+                },
+                variant: v,
+                trace,
+            });
+        }
+    }
+    let mut outs = runs::run_all(&plan, jobs, c.timing)?.into_iter();
+    Ok(variants
+        .iter()
+        .map(|_| outs.by_ref().take(seed_list.len()).collect())
+        .collect())
+}
+
+fn summary_run<'a>(v: &'a Variant, o: &'a iolab_sim::RunOutput) -> stats::SummaryRun<'a> {
+    stats::SummaryRun {
+        variant: v.spec.as_str(),
+        report: &o.report,
+        device_bytes: device_bytes(&o.extra),
+        sim_ns: o.sim_ns,
+    }
+}
+
+fn summary_runs<'a>(
+    v: &'a Variant,
+    outs: &'a [iolab_sim::RunOutput],
+) -> Vec<stats::SummaryRun<'a>> {
+    outs.iter().map(|o| summary_run(v, o)).collect()
+}
+
+/// The text of a run or a comparison over seeds: for a comparison the
+/// mmtests table over the pooled seeds with significant differences
+/// starred and a legend; then every variant's figures as mean ± 95 % CI;
+/// then the btrfs and volume blocks with a row per variant and seed.
+fn over_seeds_text(
+    variants: &[Variant],
+    outs: &[Vec<iolab_sim::RunOutput>],
+    seeds: &[u64],
+    compare: bool,
+) -> String {
+    let mut text = String::new();
+    if compare {
+        let reports: Vec<Vec<&stats::RunReport>> = outs
+            .iter()
+            .map(|per_seed| per_seed.iter().map(|o| &o.report).collect())
+            .collect();
+        let runs: Vec<(&str, &[&stats::RunReport])> = variants
+            .iter()
+            .zip(&reports)
+            .map(|(v, r)| (v.spec.as_str(), r.as_slice()))
+            .collect();
+        let opts = stats::MmtestsOptions {
+            mark_significant: true,
+            ..stats::MmtestsOptions::default()
+        };
+        text.push_str(&stats::mmtests_table_with(&runs, &opts));
+        text.push_str(&format!(
+            "\n{} seeds pooled as mmtests pools iterations; *  x%* differs from the baseline by Welch's t-test at 95 % over the seeds' values of that row\n",
+            seeds.len()
+        ));
+    }
+    let summaries: Vec<Vec<stats::SummaryRun<'_>>> = variants
+        .iter()
+        .zip(outs)
+        .map(|(v, o)| summary_runs(v, o))
+        .collect();
+    let slices: Vec<&[stats::SummaryRun<'_>]> = summaries.iter().map(Vec::as_slice).collect();
+    text.push_str(&stats::summary_table_over_seeds(&slices));
+    let labels: Vec<Vec<String>> = variants
+        .iter()
+        .map(|v| {
+            seeds
+                .iter()
+                .map(|s| format!("{} seed {s}", v.spec))
+                .collect()
+        })
+        .collect();
+    let mut btrfs: Vec<stats::BtrfsRun<'_>> = Vec::new();
+    let mut volume: Vec<stats::VolumeRun<'_>> = Vec::new();
+    for (names, per_seed) in labels.iter().zip(outs) {
+        for (name, o) in names.iter().zip(per_seed) {
+            btrfs.push((name.as_str(), &o.extra["btrfs"], o.sim_ns));
+            volume.push((name.as_str(), &o.extra["volume"]));
+        }
+    }
+    text.push_str(&stats::btrfs_table(&btrfs));
+    text.push_str(&stats::volume_table(&volume));
+    text
 }
 
 /// Bytes read and written by every device of a run, from its report.
@@ -432,46 +625,4 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         volume,
         cpus: c.cpus,
     })
-}
-
-fn run_one(
-    c: &Common,
-    scenario: &Scenario,
-    variant: &Variant,
-) -> Result<iolab_sim::RunOutput, Failure> {
-    let started = Instant::now();
-    let horizon = progress::horizon(scenario);
-    let mut bar = progress::Bar::new(&variant.spec, horizon);
-    let out = iolab_sim::run(scenario, variant, &mut |t| bar.update(t)).map_err(|e| {
-        let message = format!("{e} (variant {}, seed {})", variant.spec, scenario.seed);
-        match e {
-            // A stall or livelock is the simulator's fault, not the input's.
-            iolab_sim::SimError::Stalled { .. } | iolab_sim::SimError::Livelock { .. } => {
-                Failure { code: 1, message }
-            }
-            _ => Failure::input(message),
-        }
-    })?;
-    bar.finish();
-    if c.timing {
-        let wall = started.elapsed().as_secs_f64();
-        let ios: u64 = out
-            .report
-            .jobs
-            .iter()
-            .flat_map(|j| j.dirs.iter())
-            .map(|d| d.total_ios)
-            .sum();
-        eprintln!(
-            "iolab: variant {}: {:.3} s wall, {:.1} s simulated, {} events, {} IOs, {:.2} M IOs/s of wall time, peak RSS {}",
-            variant.spec,
-            wall,
-            out.sim_ns as f64 / 1e9,
-            out.events,
-            ios,
-            ios as f64 / wall / 1e6,
-            load::peak_rss().unwrap_or_else(|| "unknown".into()),
-        );
-    }
-    Ok(out)
 }

@@ -1,7 +1,11 @@
-//! A progress bar on stderr for runs longer than about a second; hidden
-//! when stderr is not a terminal.
+//! A progress bar on stderr for commands that take more than about a
+//! second; hidden when stderr is not a terminal. One bar covers every run
+//! of a command: the runs done of the total, the simulated time of the
+//! slowest run still going, and the time left at the rate so far.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -17,50 +21,111 @@ pub fn horizon(s: &Scenario) -> u64 {
         .unwrap_or(0)
 }
 
-/// The bar, created only once a run has taken more than a second.
-pub struct Bar {
+/// A worker slot that runs nothing.
+const IDLE: u64 = u64::MAX;
+
+/// The bar, shared by the threads that run a command's runs.
+pub struct Progress {
     label: String,
-    horizon: u64,
+    runs: usize,
+    /// ms of simulated time one run is expected to last.
+    horizon_ms: u64,
     started: Instant,
-    bar: Option<ProgressBar>,
     enabled: bool,
+    done: AtomicUsize,
+    /// Each worker's current run's simulated ms, or [`IDLE`].
+    at_ms: Vec<AtomicU64>,
+    bar: Mutex<Option<ProgressBar>>,
 }
 
-impl Bar {
-    /// A bar for `label` over `horizon` ns of simulated time.
-    pub fn new(label: &str, horizon: u64) -> Self {
+impl Progress {
+    /// A bar for `runs` runs of `horizon` ns each, run by `workers`
+    /// threads; `label` names a single run.
+    pub fn new(label: &str, runs: usize, horizon: u64, workers: usize) -> Self {
         Self {
             label: label.to_owned(),
-            horizon,
+            runs,
+            horizon_ms: horizon / 1_000_000,
             started: Instant::now(),
-            bar: None,
             enabled: std::io::stderr().is_terminal() && horizon > 0,
+            done: AtomicUsize::new(0),
+            at_ms: (0..workers).map(|_| AtomicU64::new(IDLE)).collect(),
+            bar: Mutex::new(None),
         }
     }
 
-    /// Simulated time reached `t`.
-    pub fn update(&mut self, t: u64) {
+    /// Worker `w`'s run reached simulated time `t` (ns).
+    pub fn update(&self, w: usize, t: u64) {
         if !self.enabled {
             return;
         }
-        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
-            let bar = ProgressBar::new(self.horizon / 1_000_000);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} ms simulated ({elapsed})",
-            ) {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.set_prefix(self.label.clone());
-            self.bar = Some(bar);
+        if let Some(slot) = self.at_ms.get(w) {
+            slot.store((t / 1_000_000).min(self.horizon_ms), Ordering::Relaxed);
         }
-        if let Some(b) = &self.bar {
-            b.set_position((t / 1_000_000).min(self.horizon / 1_000_000));
+        self.redraw();
+    }
+
+    /// Worker `w` finished a run.
+    pub fn finished(&self, w: usize) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        if let Some(slot) = self.at_ms.get(w) {
+            slot.store(IDLE, Ordering::Relaxed);
+        }
+        if self.enabled {
+            self.redraw();
         }
     }
 
+    fn redraw(&self) {
+        let Ok(mut bar) = self.bar.lock() else {
+            return;
+        };
+        if bar.is_none() {
+            if self.started.elapsed() <= Duration::from_secs(1) {
+                return;
+            }
+            let b = ProgressBar::new(self.horizon_ms.saturating_mul(self.runs as u64));
+            if let Ok(style) =
+                ProgressStyle::with_template("{prefix} [{bar:30}] {msg} ({elapsed}, {eta} left)")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+            b.set_prefix(if self.runs == 1 {
+                self.label.clone()
+            } else {
+                "runs".to_owned()
+            });
+            *bar = Some(b);
+        }
+        let Some(b) = bar.as_ref() else {
+            return;
+        };
+        let done = self.done.load(Ordering::Relaxed);
+        let running: Vec<u64> = self
+            .at_ms
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .filter(|&t| t != IDLE)
+            .collect();
+        let slowest = running.iter().min().copied();
+        b.set_position((done as u64 * self.horizon_ms).saturating_add(running.iter().sum::<u64>()));
+        let at = slowest.map_or(String::new(), |t| {
+            format!("{t}/{} ms simulated", self.horizon_ms)
+        });
+        b.set_message(if self.runs == 1 {
+            at
+        } else if at.is_empty() {
+            format!("{done}/{} runs done", self.runs)
+        } else {
+            format!("{done}/{} runs done, slowest at {at}", self.runs)
+        });
+    }
+
     /// Removes the bar.
-    pub fn finish(&mut self) {
-        if let Some(b) = self.bar.take() {
+    pub fn finish(&self) {
+        if let Ok(mut bar) = self.bar.lock()
+            && let Some(b) = bar.take()
+        {
             b.finish_and_clear();
         }
     }

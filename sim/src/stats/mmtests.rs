@@ -43,6 +43,7 @@ use std::fmt::Write as _;
 
 use super::Dir;
 use super::report::RunReport;
+use super::spread::welch_differs;
 
 /// Index of mmtests' quantile rule: element `int((n−1)·p + 0.5)` of the
 /// ascending samples (`n ≥ 1`), computed in `f64` like Perl.
@@ -177,6 +178,13 @@ pub struct MmtestsOptions {
     pub field_width: usize,
     /// Width of the percentage field (`%7.2f`).
     pub compare_width: usize,
+    /// Mark a cell whose difference from the baseline is significant:
+    /// Welch's t-test at 95 % ([`welch_differs`]) on the values the row's
+    /// statistic takes in each iteration of the two variants, printed
+    /// `*  5.00%*` in place of `(  5.00%)` as mmtests prints it. Needs two
+    /// iterations or more on both sides; rows whose statistic is undefined
+    /// for one iteration (Stddev, CoeffVar of one sample) are never marked.
+    pub mark_significant: bool,
 }
 
 impl Default for MmtestsOptions {
@@ -186,6 +194,7 @@ impl Default for MmtestsOptions {
             latency_unit: LatencyUnit::Usec,
             field_width: 12,
             compare_width: 7,
+            mark_significant: false,
         }
     }
 }
@@ -301,7 +310,7 @@ pub fn latency_samples(iterations: &[&RunReport], unit: LatencyUnit) -> Vec<(Str
 
 /// One formatted cell, `Compare.pm` style: NaN on either side prints
 /// `0.00 (0.00%)`.
-fn cell(v: f64, base: f64, cmp: Cmp, opts: &MmtestsOptions) -> String {
+fn cell(v: f64, base: f64, cmp: Cmp, significant: bool, opts: &MmtestsOptions) -> String {
     let (val, pct) = if v.is_nan() || base.is_nan() {
         (0.0, 0.0)
     } else {
@@ -311,8 +320,9 @@ fn cell(v: f64, base: f64, cmp: Cmp, opts: &MmtestsOptions) -> String {
         };
         (v, p)
     };
+    let (open, close) = if significant { ('*', '*') } else { ('(', ')') };
     format!(
-        "{:fw$.2} ({:cw$.2}%)",
+        "{:fw$.2} {open}{:cw$.2}%{close}",
         val,
         pct,
         fw = opts.field_width,
@@ -320,10 +330,27 @@ fn cell(v: f64, base: f64, cmp: Cmp, opts: &MmtestsOptions) -> String {
     )
 }
 
+/// Each iteration's value of `stat` for `op`, leaving out iterations where
+/// it is undefined.
+fn per_iteration(
+    iterations: &[SampleSets],
+    op: &str,
+    stat: Stat,
+    opts: &MmtestsOptions,
+) -> Vec<f64> {
+    iterations
+        .iter()
+        .filter_map(|sets| sets.iter().find(|(name, _)| name == op))
+        .map(|(_, xs)| compute(stat, xs, opts.stddev))
+        .filter(|v| !v.is_nan())
+        .collect()
+}
+
 fn render_block(
     out: &mut String,
     names: &[&str],
     per_variant: &[SampleSets],
+    per_iteration_sets: &[Vec<SampleSets>],
     rows: &[(&str, Stat, Cmp)],
     opts: &MmtestsOptions,
 ) {
@@ -358,9 +385,20 @@ fn render_block(
                 })
                 .collect();
             let base = vals.first().copied().unwrap_or(f64::NAN);
+            let marks: Vec<bool> = if opts.mark_significant {
+                let each: Vec<Vec<f64>> = per_iteration_sets
+                    .iter()
+                    .map(|its| per_iteration(its, op, stat, opts))
+                    .collect();
+                each.iter()
+                    .map(|xs| each.first().is_some_and(|b| welch_differs(xs, b)))
+                    .collect()
+            } else {
+                vec![false; vals.len()]
+            };
             let _ = write!(out, "{label:<sw$} {op:<ow$}");
-            for &v in &vals {
-                out.push_str(&cell(v, base, cmp, opts));
+            for (&v, &marked) in vals.iter().zip(&marks) {
+                out.push_str(&cell(v, base, cmp, marked, opts));
             }
             out.push('\n');
         }
@@ -388,10 +426,26 @@ pub fn mmtests_table_with(runs: &[(&str, &[&RunReport])], opts: &MmtestsOptions)
         .iter()
         .map(|(_, it)| latency_samples(it, opts.latency_unit))
         .collect();
+    // Each iteration's own samples, for the significance marks.
+    let (tput_each, lat_each): (Vec<Vec<SampleSets>>, Vec<Vec<SampleSets>>) =
+        if opts.mark_significant {
+            runs.iter()
+                .map(|(_, it)| {
+                    let t = it.iter().map(|r| kbsec_samples(&[*r])).collect();
+                    let l = it
+                        .iter()
+                        .map(|r| latency_samples(&[*r], opts.latency_unit))
+                        .collect();
+                    (t, l)
+                })
+                .unzip()
+        } else {
+            (Vec::new(), Vec::new())
+        };
     let mut out = String::new();
-    render_block(&mut out, &names, &tput, &THROUGHPUT_ROWS, opts);
+    render_block(&mut out, &names, &tput, &tput_each, &THROUGHPUT_ROWS, opts);
     let mut lat_out = String::new();
-    render_block(&mut lat_out, &names, &lat, &LATENCY_ROWS, opts);
+    render_block(&mut lat_out, &names, &lat, &lat_each, &LATENCY_ROWS, opts);
     if !out.is_empty() && !lat_out.is_empty() {
         out.push('\n');
     }
@@ -464,19 +518,19 @@ mod tests {
         // A NaN cell (e.g. Hmean of a zero sample) prints like mmtests.
         let o = MmtestsOptions::default();
         assert_eq!(
-            cell(f64::NAN, 5.0, Cmp::PDiff, &o),
+            cell(f64::NAN, 5.0, Cmp::PDiff, false, &o),
             "        0.00 (   0.00%)"
         );
         assert_eq!(
-            cell(5.0, f64::NAN, Cmp::PDiff, &o),
+            cell(5.0, f64::NAN, Cmp::PDiff, false, &o),
             "        0.00 (   0.00%)"
         );
         assert_eq!(
-            cell(110.0, 100.0, Cmp::PDiff, &o),
+            cell(110.0, 100.0, Cmp::PDiff, false, &o),
             "      110.00 (  10.00%)"
         );
         assert_eq!(
-            cell(150.0, 100.0, Cmp::PnDiff, &o),
+            cell(150.0, 100.0, Cmp::PnDiff, false, &o),
             "      150.00 ( -50.00%)"
         );
     }
@@ -592,6 +646,56 @@ mod tests {
             t.contains("Mean      latency-read      100.00 (   0.00%)       50.00 (  50.00%)\n"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn significant_differences_over_iterations_are_starred() {
+        let its = |base: u64| -> Vec<RunReport> {
+            [base, base + 4096, base - 4096]
+                .into_iter()
+                .map(|b| run(1, b))
+                .collect()
+        };
+        let (a, b) = (its(65536), its(32768));
+        let near: Vec<RunReport> = [65536 + 2048, 65536 - 2048, 65536]
+            .into_iter()
+            .map(|b| run(1, b))
+            .collect();
+        let (ra, rb, rn): (Vec<&RunReport>, Vec<&RunReport>, Vec<&RunReport>) = (
+            a.iter().collect(),
+            b.iter().collect(),
+            near.iter().collect(),
+        );
+        let opts = MmtestsOptions {
+            mark_significant: true,
+            ..MmtestsOptions::default()
+        };
+        let t = mmtests_table_with(&[("a", &ra), ("half", &rb), ("near", &rn)], &opts);
+        let line =
+            |prefix: &str| -> &str { t.lines().find(|l| l.starts_with(prefix)).unwrap_or("") };
+        // Halved bandwidth, three iterations each: starred (the middle
+        // cell); the nearby one and the baseline against itself are not.
+        let hmean = line("Hmean    kb/sec-writer-write");
+        assert_eq!(hmean.matches('*').count(), 2, "{hmean}");
+        assert_eq!(hmean.matches('(').count(), 2, "{hmean}");
+        assert!(hmean.contains("(   0.00%)"), "{hmean}");
+        let star = hmean.find('*').unwrap_or(0);
+        let open = hmean.rfind('(').unwrap_or(0);
+        assert!(
+            hmean.find('(').unwrap_or(0) < star && star < open,
+            "{hmean}"
+        );
+        // Stddev of one sample per iteration is undefined: never starred.
+        assert!(!line("Stddev   kb/sec-writer-write").contains('*'));
+        // The reader is the same in every run: nothing to mark.
+        assert!(!line("Mean      latency-read").contains('*'), "{t}");
+        // Without the option, the same table has no marks at all.
+        let plain = mmtests_table_with(
+            &[("a", &ra), ("half", &rb), ("near", &rn)],
+            &MmtestsOptions::default(),
+        );
+        assert!(!plain.contains('*'));
+        assert_eq!(plain.len(), t.len());
     }
 
     #[test]

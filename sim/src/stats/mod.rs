@@ -31,6 +31,7 @@ mod columns;
 mod fio_out;
 mod mmtests;
 mod report;
+mod spread;
 mod summary;
 mod volume;
 
@@ -49,7 +50,8 @@ pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,
     JobSeries, LatSummary, RunReport, SampleSummary, SyncReport,
 };
-pub use summary::{SummaryRun, summary_table};
+pub use spread::{MeanCi, t975, welch_differs};
+pub use summary::{SummaryRun, aggregate_json, summary_table, summary_table_over_seeds};
 pub use volume::{VolumeRun, volume_table};
 
 /// IO direction, in fio's order.

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use super::Dir;
 use super::columns::variant_width;
 use super::report::RunReport;
+use super::spread::MeanCi;
 use crate::time::Ns;
 
 /// One variant's inputs to the summary.
@@ -117,6 +118,207 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
     out
 }
 
+/// Left-aligned first columns and right-aligned rest, each column as wide
+/// as its widest cell, two spaces apart.
+fn aligned(rows: &[Vec<String>], left: usize) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            if c > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[c].saturating_sub(cell.chars().count());
+            if c < left {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The summary over seeds: each variant's runs (one per seed, all of the
+/// same scenario) give every figure of [`summary_table`] as its mean ± the
+/// half-width of its 95 % confidence interval over the seeds
+/// ([`MeanCi`]), under a caption saying so. Entries are matched by their
+/// position in the report, as in [`summary_table`].
+pub fn summary_table_over_seeds(variants: &[&[SummaryRun<'_>]]) -> String {
+    let seeds = variants.iter().map(|v| v.len()).max().unwrap_or(0);
+    let mut out = format!(
+        "\nmean ± 95 % confidence interval over {seeds} seeds (Student's t); MB/s are 10^6 bytes a second\n"
+    );
+    let name = |v: &[SummaryRun<'_>]| v.first().map_or("", |r| r.variant).to_owned();
+    let ci = |xs: Vec<f64>, decimals: usize| MeanCi::of(&xs).format(decimals);
+    let mut dev = vec![vec![
+        "variant".to_owned(),
+        "dev read MB/s".to_owned(),
+        "dev write MB/s".to_owned(),
+    ]];
+    for v in variants {
+        let rate = |i: usize| -> Vec<f64> {
+            v.iter()
+                .map(|r| mb_per_s(r.device_bytes[i], r.sim_ns))
+                .collect()
+        };
+        dev.push(vec![name(v), ci(rate(0), 2), ci(rate(1), 2)]);
+    }
+    out.push_str(&aligned(&dev, 1));
+    let mut rows = vec![
+        [
+            "entry",
+            "dir",
+            "variant",
+            "MB/s",
+            "lat min ms",
+            "lat avg ms",
+            "lat max ms",
+            "lat sd ms",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    let Some(first) = variants.first().and_then(|v| v.first()) else {
+        out.push('\n');
+        return out;
+    };
+    let ms = |ns: f64| ns / 1e6;
+    for (e, job) in first.report.jobs.iter().enumerate() {
+        for dir in Dir::ALL {
+            if job.dir(dir).total_ios == 0 {
+                continue;
+            }
+            for v in variants {
+                let ds: Vec<&super::report::DirReport> = v
+                    .iter()
+                    .filter_map(|r| r.report.jobs.get(e))
+                    .map(|j| j.dir(dir))
+                    .collect();
+                let of = |f: &dyn Fn(&super::report::DirReport) -> f64| -> String {
+                    ci(ds.iter().map(|d| f(d)).collect(), 3)
+                };
+                rows.push(vec![
+                    job.name.clone(),
+                    dir.name().to_owned(),
+                    name(v),
+                    of(&|d| d.bw_bytes as f64 / 1e6),
+                    of(&|d| ms(d.clat.min as f64)),
+                    of(&|d| ms(d.clat.mean)),
+                    of(&|d| ms(d.clat.max as f64)),
+                    of(&|d| ms(d.clat.stddev)),
+                ]);
+            }
+        }
+        if job.sync.lat.n == 0 {
+            continue;
+        }
+        for v in variants {
+            let ss: Vec<&super::report::LatSummary> = v
+                .iter()
+                .filter_map(|r| r.report.jobs.get(e))
+                .map(|j| &j.sync.lat)
+                .collect();
+            let of = |f: &dyn Fn(&super::report::LatSummary) -> f64| -> String {
+                ci(ss.iter().map(|s| f(s)).collect(), 3)
+            };
+            rows.push(vec![
+                job.name.clone(),
+                "sync".to_owned(),
+                name(v),
+                "-".to_owned(),
+                of(&|s| ms(s.min as f64)),
+                of(&|s| ms(s.mean)),
+                of(&|s| ms(s.max as f64)),
+                of(&|s| ms(s.stddev)),
+            ]);
+        }
+    }
+    out.push('\n');
+    out.push_str(&aligned(&rows, 3));
+    out
+}
+
+/// `{"mean", "ci95"}` of `xs` for JSON: `ci95` is the interval's
+/// half-width, null below two values.
+fn mean_ci_json(xs: &[f64]) -> serde_json::Value {
+    let ci = MeanCi::of(xs);
+    let num = |v: f64| {
+        serde_json::Number::from_f64(v).map_or(serde_json::Value::Null, serde_json::Value::Number)
+    };
+    serde_json::json!({ "mean": num(ci.mean), "ci95": num(ci.half_width) })
+}
+
+/// The figures of [`summary_table_over_seeds`] for one variant as JSON:
+/// `{"seeds": n, "device": {...}, "entries": [{"name", "dir", "bw_bytes",
+/// "iops", "clat_mean_ns", "clat_p99_ns", "clat_max_ns"}]}`, each figure
+/// `{"mean", "ci95"}` over the runs (`clat_p99_ns` from fio's 99th
+/// percentile, left out when the runs have none).
+pub fn aggregate_json(runs: &[SummaryRun<'_>]) -> serde_json::Value {
+    let rate = |i: usize| -> Vec<f64> {
+        runs.iter()
+            .map(|r| mb_per_s(r.device_bytes[i], r.sim_ns))
+            .collect()
+    };
+    let mut entries = Vec::new();
+    if let Some(first) = runs.first() {
+        for (e, job) in first.report.jobs.iter().enumerate() {
+            for dir in Dir::ALL {
+                if job.dir(dir).total_ios == 0 {
+                    continue;
+                }
+                let ds: Vec<&super::report::DirReport> = runs
+                    .iter()
+                    .filter_map(|r| r.report.jobs.get(e))
+                    .map(|j| j.dir(dir))
+                    .collect();
+                let of = |f: &dyn Fn(&super::report::DirReport) -> f64| {
+                    mean_ci_json(&ds.iter().map(|d| f(d)).collect::<Vec<f64>>())
+                };
+                let p99: Vec<f64> = ds
+                    .iter()
+                    .filter_map(|d| d.clat.percentiles.iter().find(|(p, _)| *p == 99.0))
+                    .map(|&(_, ns)| ns as f64)
+                    .collect();
+                let mut entry = serde_json::json!({
+                    "name": job.name,
+                    "dir": dir.name(),
+                    "bw_bytes": of(&|d| d.bw_bytes as f64),
+                    "iops": of(&|d| d.iops),
+                    "clat_mean_ns": of(&|d| d.clat.mean),
+                    "clat_max_ns": of(&|d| d.clat.max as f64),
+                });
+                if p99.len() == ds.len() {
+                    entry["clat_p99_ns"] = mean_ci_json(&p99);
+                }
+                entries.push(entry);
+            }
+        }
+    }
+    serde_json::json!({
+        "seeds": runs.len(),
+        "device": {
+            "read_mb_s": mean_ci_json(&rate(0)),
+            "write_mb_s": mean_ci_json(&rate(1)),
+        },
+        "entries": entries,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,5 +403,58 @@ mod tests {
             ),
             "{t}"
         );
+    }
+
+    /// Each report as one seed of `none`, at 200 MB/s of device reads.
+    fn as_seeds(reports: &[RunReport]) -> Vec<SummaryRun<'_>> {
+        reports
+            .iter()
+            .map(|r| SummaryRun {
+                variant: "none",
+                report: r,
+                device_bytes: [2_000_000_000, 0],
+                sim_ns: 10_000_000_000,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn over_seeds_every_figure_is_a_mean_with_its_interval() {
+        let seeds = [report(600_000, 6_000_000.0), report(700_000, 7_000_000.0)];
+        let runs = as_seeds(&seeds);
+        let t = summary_table_over_seeds(&[&runs, &runs[..1]]);
+        assert!(t.contains("over 2 seeds"), "{t}");
+        // Two values 0.6 and 0.7: mean 0.65, s = 0.0707, t(0.975, 1) = 12.706.
+        let half = 12.7062 * (0.005f64).sqrt() / 2f64.sqrt();
+        assert!(t.contains(&format!("0.650 ± {half:.3}")), "{t}");
+        assert!(t.contains("6.500 ± 6.353"), "{t}");
+        // The device rate does not vary: ± 0.
+        assert!(t.contains("200.00 ± 0.00"), "{t}");
+        // One seed: the value alone.
+        let lines: Vec<&str> = t.lines().filter(|l| l.starts_with("interfered")).collect();
+        assert_eq!(lines.len(), 2, "{t}");
+        assert_eq!(lines[1].split_whitespace().nth(3), Some("0.600"), "{t}");
+        assert!(!lines[1].contains('±'), "{t}");
+    }
+
+    #[test]
+    fn the_aggregate_json_holds_each_figure_with_its_interval() {
+        let seeds = [report(600_000, 6_000_000.0), report(700_000, 7_000_000.0)];
+        let runs = as_seeds(&seeds);
+        let j = aggregate_json(&runs);
+        assert_eq!(j["seeds"], 2);
+        assert_eq!(j["device"]["read_mb_s"]["mean"], 200.0);
+        assert_eq!(j["device"]["read_mb_s"]["ci95"], 0.0);
+        let e = &j["entries"][0];
+        assert_eq!(e["name"], "interfered");
+        assert_eq!(e["dir"], "read");
+        assert_eq!(e["bw_bytes"]["mean"], 650_000.0);
+        let half = e["clat_mean_ns"]["ci95"].as_f64().unwrap_or(0.0);
+        // 6 and 7 ms: s = 0.707 ms, so t(0.975, 1) · s / √2 = 12.7062 · 0.5 ms.
+        assert!((half - 12.7062 * 500_000.0).abs() < 1.0, "{half}");
+        // The reports carry no percentiles: no p99.
+        assert!(e.get("clat_p99_ns").is_none());
+        // One run: no interval.
+        assert!(aggregate_json(&runs[..1])["entries"][0]["bw_bytes"]["ci95"].is_null());
     }
 }
