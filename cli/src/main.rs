@@ -4,8 +4,10 @@
 mod kernel;
 mod load;
 mod progress;
+mod render;
 mod runs;
 mod seeds;
+mod shard;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -13,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use iolab_sim::cache::dirty::BdpMode;
 use iolab_sim::device::DeviceConfig;
-use iolab_sim::stats::{self, GroupBwMode};
+use iolab_sim::stats::GroupBwMode;
 use iolab_sim::{FsKind, Scenario, SchedKind, Variant};
 
 /// Compare storage-stack policies on a simulated device, from fio job files.
@@ -25,7 +27,7 @@ struct Cli {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
-enum Format {
+pub(crate) enum Format {
     Normal,
     Json,
 }
@@ -70,7 +72,7 @@ enum Bdp {
     Legacy,
 }
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 struct Common {
     /// fio job file.
     job: String,
@@ -118,6 +120,11 @@ struct Common {
     /// run with the aggregates.
     #[arg(long, value_name = "N|A..B|LIST")]
     seeds: Option<String>,
+    /// Run only slice I of N of the (variant, seed) runs (I from 0 to
+    /// N-1; the runs whose index is I modulo N) and print a shard document
+    /// instead of the tables; `iolab merge` puts the N documents together.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
     /// Runs at a time, each on its own thread (default: the CPUs this
     /// process may use). Output does not depend on it.
     #[arg(long, value_name = "N")]
@@ -168,9 +175,19 @@ enum Cmd {
     Compare {
         #[command(flatten)]
         common: Common,
-        /// Comma-separated variants, e.g. none,none.
+        /// Comma-separated variants, e.g. none,wbt; braces sweep a knob,
+        /// one variant per choice: none,wbt:lat={1,2,5,10,20}ms (several
+        /// braces multiply).
         #[arg(long)]
         policies: String,
+    },
+    /// Put the shard documents of one sharded `run` or `compare` (its
+    /// `--shard I/N` outputs, all N of them) together and print what the
+    /// command prints without `--shard`.
+    Merge {
+        /// The N shard documents, in any order.
+        #[arg(required = true)]
+        files: Vec<String>,
     },
     /// List device presets and their parameters.
     Devices {
@@ -227,147 +244,110 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         Cmd::Devices { name } => devices(name),
         Cmd::Kernel { cmd } => kernel::run(cmd),
         Cmd::Calibrate(a) => kernel::calibrate(&a),
+        Cmd::Merge { files } => {
+            let text = shard::merge(&files)?;
+            write_out(&mut std::io::stdout().lock(), &text)
+        }
         Cmd::Run { common, policy } => {
+            if policy.contains('{') {
+                return Err(Failure::input(format!(
+                    "--policy {policy}: a sweep ({{...}}) makes several variants; give it to compare --policies"
+                )));
+            }
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
-            let scenario = build_scenario(&common)?;
-            let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
-            let variants = [variant];
-            let outs = execute(&common, &scenario, &variants, seeds.as_deref(), false)?;
-            let text = match (seeds, common.output_format) {
-                (None, format) => {
-                    let out = outs.into_iter().flatten().next().ok_or_else(no_run)?;
-                    match format {
-                        Format::Normal => stats::normal_output(&out.report),
-                        Format::Json => pretty(&stats::json_output(&out.report, out.extra)),
-                    }
-                }
-                (Some(seeds), Format::Normal) => over_seeds_text(&variants, &outs, &seeds, false),
-                (Some(seeds), Format::Json) => {
-                    let aggregate = stats::aggregate_json(&summary_runs(&variants[0], &outs[0]));
-                    let runs: Vec<serde_json::Value> = seeds
-                        .iter()
-                        .zip(outs.into_iter().flatten())
-                        .map(|(seed, o)| {
-                            serde_json::json!({
-                                "seed": seed,
-                                "result": stats::json_output(&o.report, o.extra),
-                            })
-                        })
-                        .collect();
-                    pretty(&serde_json::json!({
-                        "variant": variants[0].spec,
-                        "seeds": seeds,
-                        "runs": runs,
-                        "aggregate": aggregate,
-                    }))
-                }
-            };
-            write_out(&mut std::io::stdout().lock(), &text)
+            run_or_compare(render::Kind::Run, &common, &policy, vec![variant])
         }
         Cmd::Compare { common, policies } => {
             let variants = iolab_sim::parse_policies(&policies)
                 .map_err(|e| Failure::input(format!("--policies: {e}")))?;
-            let scenario = build_scenario(&common)?;
-            let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
-            let outs = execute(&common, &scenario, &variants, seeds.as_deref(), true)?;
-            let text = match (seeds, common.output_format) {
-                (None, Format::Normal) => {
-                    let outs: Vec<&iolab_sim::RunOutput> = outs.iter().flatten().collect();
-                    let runs: Vec<(&str, &stats::RunReport)> = variants
-                        .iter()
-                        .zip(&outs)
-                        .map(|(v, o)| (v.spec.as_str(), &o.report))
-                        .collect();
-                    let mut text = stats::mmtests_table(&runs);
-                    let summary: Vec<stats::SummaryRun<'_>> = variants
-                        .iter()
-                        .zip(&outs)
-                        .map(|(v, o)| summary_run(v, o))
-                        .collect();
-                    text.push_str(&stats::summary_table(&summary));
-                    let btrfs: Vec<stats::BtrfsRun<'_>> = variants
-                        .iter()
-                        .zip(&outs)
-                        .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
-                        .collect();
-                    text.push_str(&stats::btrfs_table(&btrfs));
-                    let volume: Vec<stats::VolumeRun<'_>> = variants
-                        .iter()
-                        .zip(&outs)
-                        .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
-                        .collect();
-                    text.push_str(&stats::volume_table(&volume));
-                    text
-                }
-                (None, Format::Json) => {
-                    let runs: Vec<serde_json::Value> = variants
-                        .iter()
-                        .zip(outs.into_iter().flatten())
-                        .map(|(v, o)| {
-                            serde_json::json!({
-                                "variant": v.spec,
-                                "result": stats::json_output(&o.report, o.extra),
-                            })
-                        })
-                        .collect();
-                    pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }))
-                }
-                (Some(seeds), Format::Normal) => over_seeds_text(&variants, &outs, &seeds, true),
-                (Some(seeds), Format::Json) => {
-                    let aggregates: Vec<serde_json::Value> = variants
-                        .iter()
-                        .zip(&outs)
-                        .map(|(v, o)| {
-                            let mut a = stats::aggregate_json(&summary_runs(v, o));
-                            a["variant"] = serde_json::Value::from(v.spec.as_str());
-                            a
-                        })
-                        .collect();
-                    let mut runs = Vec::with_capacity(variants.len() * seeds.len());
-                    for (v, per_seed) in variants.iter().zip(outs) {
-                        for (seed, o) in seeds.iter().zip(per_seed) {
-                            runs.push(serde_json::json!({
-                                "variant": v.spec,
-                                "seed": seed,
-                                "result": stats::json_output(&o.report, o.extra),
-                            }));
-                        }
-                    }
-                    pretty(&serde_json::json!({
-                        "baseline": variants[0].spec,
-                        "seeds": seeds,
-                        "runs": runs,
-                        "aggregates": aggregates,
-                    }))
-                }
-            };
-            write_out(&mut std::io::stdout().lock(), &text)
+            run_or_compare(render::Kind::Compare, &common, &policies, variants)
         }
     }
+}
+
+/// What a command's output depends on, for telling its shards from
+/// another command's: every option as parsed, except the job file's path
+/// (a shard may run where the file lies elsewhere; its contents are
+/// hashed instead) and the ones that change nothing printed (`--shard`,
+/// `--jobs`, `--timing`, `--verbose`).
+fn identity(c: &Common) -> String {
+    let c = Common {
+        job: String::new(),
+        shard: None,
+        jobs: None,
+        timing: false,
+        verbose: false,
+        ..c.clone()
+    };
+    format!("{c:?}")
+}
+
+/// `run` and `compare`: every run of the command, or with `--shard` its
+/// slice, then the tables, or the slice's shard document.
+fn run_or_compare(
+    kind: render::Kind,
+    common: &Common,
+    policies: &str,
+    variants: Vec<Variant>,
+) -> Result<(), Failure> {
+    let scenario = build_scenario(common)?;
+    let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
+    let slice = common.shard.as_deref().map(shard::parse).transpose()?;
+    let per_variant = seeds.as_ref().map_or(1, Vec::len);
+    let total = variants.len() * per_variant;
+    let numbered = kind == render::Kind::Compare;
+    let mut outs = execute(
+        common,
+        &scenario,
+        &variants,
+        seeds.as_deref(),
+        numbered,
+        slice,
+    )?;
+    let text = match slice {
+        Some((i, n)) => {
+            let job = std::fs::read(&common.job)
+                .map_err(|e| Failure::input(format!("{}: {e}", common.job)))?;
+            let cmd = shard::Command {
+                kind,
+                policies: policies.to_owned(),
+                seeds,
+                format: common.output_format,
+                identity: identity(common),
+                job_hash: shard::fnv_hex(&job),
+            };
+            shard::document(&cmd, i, n, total, outs)
+        }
+        None => {
+            let mut flat = outs.drain(..).map(|(_, o)| o);
+            let grouped: Vec<Vec<iolab_sim::RunOutput>> = variants
+                .iter()
+                .map(|_| flat.by_ref().take(per_variant).collect())
+                .collect();
+            render::render(kind, &variants, seeds, common.output_format, grouped)?
+        }
+    };
+    write_out(&mut std::io::stdout().lock(), &text)
 }
 
 /// The most threads `--jobs` starts.
 const MAX_JOBS: usize = 1024;
 
-fn no_run() -> Failure {
-    Failure {
-        code: 1,
-        message: "no run was made".to_owned(),
-    }
-}
-
 /// Runs every variant over the seeds (the scenario's own seed without
-/// `--seeds`) on `--jobs` threads, after checking every variant and
-/// creating every trace file, and returns the outputs by variant, then
-/// seed. `numbered` names trace files by variant as a comparison does.
+/// `--seeds`), or only slice `(I, N)` of those runs (the runs whose index
+/// is I modulo N), on `--jobs` threads, after checking every variant and
+/// creating every trace file, and returns `(index, output)` in plan order:
+/// by variant, then seed. `numbered` names trace files by variant as a
+/// comparison does.
 fn execute(
     c: &Common,
     scenario: &Scenario,
     variants: &[Variant],
     seeds: Option<&[u64]>,
     numbered: bool,
-) -> Result<Vec<Vec<iolab_sim::RunOutput>>, Failure> {
+    slice: Option<(usize, usize)>,
+) -> Result<Vec<(usize, iolab_sim::RunOutput)>, Failure> {
     let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
     let jobs = match c.jobs {
         Some(0) => {
@@ -391,9 +371,16 @@ fn execute(
             })?;
         }
     }
+    let (take, of) = slice.unwrap_or((0, 1));
     let mut plan = Vec::with_capacity(variants.len() * seed_list.len());
+    let mut indices = Vec::with_capacity(plan.capacity());
     for (n, v) in variants.iter().enumerate() {
-        for &seed in &seed_list {
+        for (k, &seed) in seed_list.iter().enumerate() {
+            let index = n * seed_list.len() + k;
+            if index % of != take {
+                continue;
+            }
+            indices.push(index);
             let trace = c.trace.as_ref().map(|base| {
                 let mut path = base.clone();
                 if numbered {
@@ -417,101 +404,11 @@ fn execute(
             });
         }
     }
-    let mut outs = runs::run_all(&plan, jobs, c.timing)?.into_iter();
-    Ok(variants
-        .iter()
-        .map(|_| outs.by_ref().take(seed_list.len()).collect())
-        .collect())
+    let outs = runs::run_all(&plan, jobs, c.timing)?;
+    Ok(indices.into_iter().zip(outs).collect())
 }
 
-fn summary_run<'a>(v: &'a Variant, o: &'a iolab_sim::RunOutput) -> stats::SummaryRun<'a> {
-    stats::SummaryRun {
-        variant: v.spec.as_str(),
-        report: &o.report,
-        device_bytes: device_bytes(&o.extra),
-        sim_ns: o.sim_ns,
-    }
-}
-
-fn summary_runs<'a>(
-    v: &'a Variant,
-    outs: &'a [iolab_sim::RunOutput],
-) -> Vec<stats::SummaryRun<'a>> {
-    outs.iter().map(|o| summary_run(v, o)).collect()
-}
-
-/// The text of a run or a comparison over seeds: for a comparison the
-/// mmtests table over the pooled seeds with significant differences
-/// starred and a legend; then every variant's figures as mean ± 95 % CI;
-/// then the btrfs and volume blocks with a row per variant and seed.
-fn over_seeds_text(
-    variants: &[Variant],
-    outs: &[Vec<iolab_sim::RunOutput>],
-    seeds: &[u64],
-    compare: bool,
-) -> String {
-    let mut text = String::new();
-    if compare {
-        let reports: Vec<Vec<&stats::RunReport>> = outs
-            .iter()
-            .map(|per_seed| per_seed.iter().map(|o| &o.report).collect())
-            .collect();
-        let runs: Vec<(&str, &[&stats::RunReport])> = variants
-            .iter()
-            .zip(&reports)
-            .map(|(v, r)| (v.spec.as_str(), r.as_slice()))
-            .collect();
-        let opts = stats::MmtestsOptions {
-            mark_significant: true,
-            ..stats::MmtestsOptions::default()
-        };
-        text.push_str(&stats::mmtests_table_with(&runs, &opts));
-        text.push_str(&format!(
-            "\n{} seeds pooled as mmtests pools iterations; *  x%* differs from the baseline by Welch's t-test at 95 % over the seeds' values of that row\n",
-            seeds.len()
-        ));
-    }
-    let summaries: Vec<Vec<stats::SummaryRun<'_>>> = variants
-        .iter()
-        .zip(outs)
-        .map(|(v, o)| summary_runs(v, o))
-        .collect();
-    let slices: Vec<&[stats::SummaryRun<'_>]> = summaries.iter().map(Vec::as_slice).collect();
-    text.push_str(&stats::summary_table_over_seeds(&slices));
-    let labels: Vec<Vec<String>> = variants
-        .iter()
-        .map(|v| {
-            seeds
-                .iter()
-                .map(|s| format!("{} seed {s}", v.spec))
-                .collect()
-        })
-        .collect();
-    let mut btrfs: Vec<stats::BtrfsRun<'_>> = Vec::new();
-    let mut volume: Vec<stats::VolumeRun<'_>> = Vec::new();
-    for (names, per_seed) in labels.iter().zip(outs) {
-        for (name, o) in names.iter().zip(per_seed) {
-            btrfs.push((name.as_str(), &o.extra["btrfs"], o.sim_ns));
-            volume.push((name.as_str(), &o.extra["volume"]));
-        }
-    }
-    text.push_str(&stats::btrfs_table(&btrfs));
-    text.push_str(&stats::volume_table(&volume));
-    text
-}
-
-/// Bytes read and written by every device of a run, from its report.
-fn device_bytes(extra: &serde_json::Value) -> [u64; 2] {
-    let mut sum = [0u64; 2];
-    for d in extra["devices"].as_array().into_iter().flatten() {
-        for (i, key) in ["read_bytes", "write_bytes"].into_iter().enumerate() {
-            sum[i] += d["counters"][key].as_u64().unwrap_or(0);
-        }
-    }
-    sum
-}
-
-fn pretty(v: &serde_json::Value) -> String {
+pub(crate) fn pretty(v: &serde_json::Value) -> String {
     let mut s =
         serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');

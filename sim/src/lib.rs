@@ -16,6 +16,7 @@ pub mod rng;
 pub mod scenario;
 pub mod slab;
 pub mod stats;
+pub mod sweep;
 pub mod time;
 pub mod variant;
 pub mod volume;

@@ -51,6 +51,9 @@ pub enum VariantError {
     /// Empty text or an empty part.
     #[error("empty variant in '{0}'")]
     Empty(String),
+    /// A knob grid (`{a,b}`) that cannot be expanded.
+    #[error("sweep {0}")]
+    Sweep(String),
     /// A name this project knows but has not built yet.
     #[error("policy '{name}' is not available yet: {why}")]
     NotBuilt {
@@ -432,9 +435,14 @@ fn unknown_iocost_knob(name: &str, knob: &str) -> VariantError {
     }
 }
 
-/// Parses a comma-separated list of variants; the first is the baseline.
+/// Parses a comma-separated list of variants, knob grids
+/// (`wbt:lat={1,2,5}ms`, [`crate::sweep`]) expanded; the first is the
+/// baseline.
 pub fn parse_policies(list: &str) -> Result<Vec<Variant>, VariantError> {
-    list.split(',').map(parse_variant).collect()
+    crate::sweep::expand(list)?
+        .iter()
+        .map(|v| parse_variant(v))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Runs and comparisons over several seeds: every run kept, figures as
-//! mean ± 95 % CI, significant differences starred, and output that does
-//! not depend on the number of threads.
+//! Experiments: runs and comparisons over several seeds (every run kept,
+//! figures as mean ± 95 % CI, significant differences starred), output
+//! that does not depend on the number of threads, knob grids, and shards
+//! merged back into what the unsharded command prints.
 
 use std::path::PathBuf;
 
@@ -199,4 +200,128 @@ fn bad_seed_lists_and_thread_counts_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn a_knob_grid_expands_to_one_column_per_point() {
+    let job = short_wbt();
+    let j = job.to_str().expect("utf-8");
+    let o = compare(j, "none,wbt:lat={2,20}ms", &["--seeds", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let header = out.lines().next().unwrap_or("");
+    let names: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(names, ["none", "wbt:lat=2ms", "wbt:lat=20ms"], "{out}");
+    assert!(out.contains("reader  read   wbt:lat=20ms"), "{out}");
+    for (policies, says) in [
+        ("none,wbt:lat={2,20ms", "without its '}'"),
+        ("none,wbt:lat={2,,20}ms", "empty choice"),
+    ] {
+        let o = compare(j, policies, &[]);
+        assert_eq!(o.status.code(), Some(2), "{policies}");
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    let o = iolab(&[
+        "run",
+        j,
+        "--device",
+        "sata-ssd",
+        "--policy",
+        "wbt:lat={2,20}ms",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give it to compare"), "{}", stderr(&o));
+}
+
+/// Four shards run at once by `xargs -P 4`, as a batch system would run
+/// them, merge into exactly what the unsharded comparison prints. (The
+/// slice number's placeholder is one no path holds: xargs replaces it in
+/// every argument.)
+#[test]
+fn four_shards_run_by_xargs_merge_into_the_unsharded_output() {
+    let job = short_wbt();
+    let j = job.to_str().expect("utf-8");
+    let dir = job.with_file_name("shards");
+    std::fs::create_dir_all(&dir).expect("shard dir");
+    let args = [
+        "--policies",
+        "none,wbt,wbt-v5",
+        "--seeds",
+        "3",
+        "--output-format",
+    ];
+    for format in ["normal", "json"] {
+        let whole = compare(
+            j,
+            "none,wbt,wbt-v5",
+            &["--seeds", "3", "--output-format", format],
+        );
+        assert!(whole.status.success(), "{}", stderr(&whole));
+        let script = format!(
+            "printf '0\\n1\\n2\\n3\\n' | xargs -P 4 -I @SHARD@ sh -c '\"$0\" compare \"$1\" --device sata-ssd --memory 6g {} {format} --jobs 1 --shard @SHARD@/4 > \"$2/@SHARD@.json\"' \"$0\" \"$1\" \"$2\"",
+            args.join(" ")
+        );
+        let o = std::process::Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_iolab"), j])
+            .arg(&dir)
+            .current_dir(root())
+            .output()
+            .expect("sh runs");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let shard = |i: usize| {
+            dir.join(format!("{i}.json"))
+                .to_str()
+                .expect("utf-8")
+                .to_owned()
+        };
+        let (s0, s1, s2, s3) = (shard(0), shard(1), shard(2), shard(3));
+        let merged = iolab(&["merge", &s2, &s0, &s3, &s1]);
+        assert!(merged.status.success(), "{}", stderr(&merged));
+        assert_eq!(
+            stdout(&merged),
+            stdout(&whole),
+            "{format}: merged shards differ from the single run"
+        );
+        if format == "json" {
+            continue;
+        }
+        // Each slice ran its own runs: 9 runs in 4 slices of 3, 2, 2, 2.
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&s0).expect("shard")).expect("JSON");
+        assert_eq!(doc["runs"].as_array().map(Vec::len), Some(3));
+        assert_eq!(doc["runs_total"], 9);
+        // What merge refuses.
+        for (files, says) in [
+            (vec![s0.clone(), s1.clone()], "shards 2, 3 of 4 missing"),
+            (
+                vec![s0.clone(), s0.clone(), s1.clone(), s2.clone(), s3.clone()],
+                "given twice",
+            ),
+            (
+                vec![job.to_str().expect("utf-8").to_owned()],
+                "not an iolab shard",
+            ),
+        ] {
+            let mut a = vec!["merge"];
+            a.extend(files.iter().map(String::as_str));
+            let o = iolab(&a);
+            assert_eq!(o.status.code(), Some(2), "{files:?}");
+            assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        }
+        let other = dir.join("other.json");
+        let o = compare(j, "none,wbt,wbt-v5", &["--seeds", "3", "--shard", "1/4"]);
+        assert!(o.status.success());
+        std::fs::write(&other, &o.stdout).expect("write");
+        // Same slice, same command: accepted in place of 1.json.
+        let o = iolab(&["merge", &s0, other.to_str().expect("utf-8"), &s2, &s3]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = compare(j, "none,wbt,wbt-v5", &["--seeds", "1..3", "--shard", "1/4"]);
+        std::fs::write(&other, &o.stdout).expect("write");
+        let o = iolab(&["merge", &s0, other.to_str().expect("utf-8"), &s2, &s3]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("another command"), "{}", stderr(&o));
+    }
+    let o = compare(j, "none", &["--shard", "4/4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("I is from 0 to 3"), "{}", stderr(&o));
 }

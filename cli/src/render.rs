@@ -1,0 +1,247 @@
+//! What `run` and `compare` print, from their runs' outputs: fio's report
+//! or the comparison tables, as text or JSON, for one seed or several.
+//! `merge` prints through the same functions, so a merged sharded command
+//! prints what the unsharded one does.
+
+use iolab_sim::{RunOutput, Variant, stats};
+
+use crate::{Failure, Format, pretty};
+
+/// Which command's output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Run,
+    Compare,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Compare => "compare",
+        }
+    }
+}
+
+/// The output of `kind` for `outs` (by variant, then seed): over `seeds`
+/// when `--seeds` was given, else the one run of each variant.
+pub fn render(
+    kind: Kind,
+    variants: &[Variant],
+    seeds: Option<Vec<u64>>,
+    format: Format,
+    outs: Vec<Vec<RunOutput>>,
+) -> Result<String, Failure> {
+    match kind {
+        Kind::Run => render_run(variants, seeds, format, outs),
+        Kind::Compare => Ok(render_compare(variants, seeds, format, outs)),
+    }
+}
+
+fn render_run(
+    variants: &[Variant],
+    seeds: Option<Vec<u64>>,
+    format: Format,
+    outs: Vec<Vec<RunOutput>>,
+) -> Result<String, Failure> {
+    let text = match (seeds, format) {
+        (None, format) => {
+            let out = outs.into_iter().flatten().next().ok_or_else(no_run)?;
+            match format {
+                Format::Normal => stats::normal_output(&out.report),
+                Format::Json => pretty(&stats::json_output(&out.report, out.extra)),
+            }
+        }
+        (Some(seeds), Format::Normal) => over_seeds_text(variants, &outs, &seeds, false),
+        (Some(seeds), Format::Json) => {
+            let aggregate = stats::aggregate_json(&summary_runs(&variants[0], &outs[0]));
+            let runs: Vec<serde_json::Value> = seeds
+                .iter()
+                .zip(outs.into_iter().flatten())
+                .map(|(seed, o)| {
+                    serde_json::json!({
+                        "seed": seed,
+                        "result": stats::json_output(&o.report, o.extra),
+                    })
+                })
+                .collect();
+            pretty(&serde_json::json!({
+                "variant": variants[0].spec,
+                "seeds": seeds,
+                "runs": runs,
+                "aggregate": aggregate,
+            }))
+        }
+    };
+    Ok(text)
+}
+
+fn render_compare(
+    variants: &[Variant],
+    seeds: Option<Vec<u64>>,
+    format: Format,
+    outs: Vec<Vec<RunOutput>>,
+) -> String {
+    match (seeds, format) {
+        (None, Format::Normal) => {
+            let outs: Vec<&RunOutput> = outs.iter().flatten().collect();
+            let runs: Vec<(&str, &stats::RunReport)> = variants
+                .iter()
+                .zip(&outs)
+                .map(|(v, o)| (v.spec.as_str(), &o.report))
+                .collect();
+            let mut text = stats::mmtests_table(&runs);
+            let summary: Vec<stats::SummaryRun<'_>> = variants
+                .iter()
+                .zip(&outs)
+                .map(|(v, o)| summary_run(v, o))
+                .collect();
+            text.push_str(&stats::summary_table(&summary));
+            let btrfs: Vec<stats::BtrfsRun<'_>> = variants
+                .iter()
+                .zip(&outs)
+                .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
+                .collect();
+            text.push_str(&stats::btrfs_table(&btrfs));
+            let volume: Vec<stats::VolumeRun<'_>> = variants
+                .iter()
+                .zip(&outs)
+                .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
+                .collect();
+            text.push_str(&stats::volume_table(&volume));
+            text
+        }
+        (None, Format::Json) => {
+            let runs: Vec<serde_json::Value> = variants
+                .iter()
+                .zip(outs.into_iter().flatten())
+                .map(|(v, o)| {
+                    serde_json::json!({
+                        "variant": v.spec,
+                        "result": stats::json_output(&o.report, o.extra),
+                    })
+                })
+                .collect();
+            pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }))
+        }
+        (Some(seeds), Format::Normal) => over_seeds_text(variants, &outs, &seeds, true),
+        (Some(seeds), Format::Json) => {
+            let aggregates: Vec<serde_json::Value> = variants
+                .iter()
+                .zip(&outs)
+                .map(|(v, o)| {
+                    let mut a = stats::aggregate_json(&summary_runs(v, o));
+                    a["variant"] = serde_json::Value::from(v.spec.as_str());
+                    a
+                })
+                .collect();
+            let mut runs = Vec::with_capacity(variants.len() * seeds.len());
+            for (v, per_seed) in variants.iter().zip(outs) {
+                for (seed, o) in seeds.iter().zip(per_seed) {
+                    runs.push(serde_json::json!({
+                        "variant": v.spec,
+                        "seed": seed,
+                        "result": stats::json_output(&o.report, o.extra),
+                    }));
+                }
+            }
+            pretty(&serde_json::json!({
+                "baseline": variants[0].spec,
+                "seeds": seeds,
+                "runs": runs,
+                "aggregates": aggregates,
+            }))
+        }
+    }
+}
+
+fn no_run() -> Failure {
+    Failure {
+        code: 1,
+        message: "no run was made".to_owned(),
+    }
+}
+
+fn summary_run<'a>(v: &'a Variant, o: &'a RunOutput) -> stats::SummaryRun<'a> {
+    stats::SummaryRun {
+        variant: v.spec.as_str(),
+        report: &o.report,
+        device_bytes: device_bytes(&o.extra),
+        sim_ns: o.sim_ns,
+    }
+}
+
+fn summary_runs<'a>(v: &'a Variant, outs: &'a [RunOutput]) -> Vec<stats::SummaryRun<'a>> {
+    outs.iter().map(|o| summary_run(v, o)).collect()
+}
+
+/// The text of a run or a comparison over seeds: for a comparison the
+/// mmtests table over the pooled seeds with significant differences
+/// starred and a legend; then every variant's figures as mean ± 95 % CI;
+/// then the btrfs and volume blocks with a row per variant and seed.
+fn over_seeds_text(
+    variants: &[Variant],
+    outs: &[Vec<RunOutput>],
+    seeds: &[u64],
+    compare: bool,
+) -> String {
+    let mut text = String::new();
+    if compare {
+        let reports: Vec<Vec<&stats::RunReport>> = outs
+            .iter()
+            .map(|per_seed| per_seed.iter().map(|o| &o.report).collect())
+            .collect();
+        let runs: Vec<(&str, &[&stats::RunReport])> = variants
+            .iter()
+            .zip(&reports)
+            .map(|(v, r)| (v.spec.as_str(), r.as_slice()))
+            .collect();
+        let opts = stats::MmtestsOptions {
+            mark_significant: true,
+            ..stats::MmtestsOptions::default()
+        };
+        text.push_str(&stats::mmtests_table_with(&runs, &opts));
+        text.push_str(&format!(
+            "\n{} seeds pooled as mmtests pools iterations; *  x%* differs from the baseline by Welch's t-test at 95 % over the seeds' values of that row\n",
+            seeds.len()
+        ));
+    }
+    let summaries: Vec<Vec<stats::SummaryRun<'_>>> = variants
+        .iter()
+        .zip(outs)
+        .map(|(v, o)| summary_runs(v, o))
+        .collect();
+    let slices: Vec<&[stats::SummaryRun<'_>]> = summaries.iter().map(Vec::as_slice).collect();
+    text.push_str(&stats::summary_table_over_seeds(&slices));
+    let labels: Vec<Vec<String>> = variants
+        .iter()
+        .map(|v| {
+            seeds
+                .iter()
+                .map(|s| format!("{} seed {s}", v.spec))
+                .collect()
+        })
+        .collect();
+    let mut btrfs: Vec<stats::BtrfsRun<'_>> = Vec::new();
+    let mut volume: Vec<stats::VolumeRun<'_>> = Vec::new();
+    for (names, per_seed) in labels.iter().zip(outs) {
+        for (name, o) in names.iter().zip(per_seed) {
+            btrfs.push((name.as_str(), &o.extra["btrfs"], o.sim_ns));
+            volume.push((name.as_str(), &o.extra["volume"]));
+        }
+    }
+    text.push_str(&stats::btrfs_table(&btrfs));
+    text.push_str(&stats::volume_table(&volume));
+    text
+}
+
+/// Bytes read and written by every device of a run, from its report.
+fn device_bytes(extra: &serde_json::Value) -> [u64; 2] {
+    let mut sum = [0u64; 2];
+    for d in extra["devices"].as_array().into_iter().flatten() {
+        for (i, key) in ["read_bytes", "write_bytes"].into_iter().enumerate() {
+            sum[i] += d["counters"][key].as_u64().unwrap_or(0);
+        }
+    }
+    sum
+}
