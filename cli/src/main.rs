@@ -3,6 +3,7 @@
 
 mod kernel;
 mod load;
+mod plot;
 mod progress;
 mod render;
 mod runs;
@@ -120,6 +121,11 @@ struct Common {
     /// run with the aggregates.
     #[arg(long, value_name = "N|A..B|LIST")]
     seeds: Option<String>,
+    /// Draw SVG figures into DIR: each variant's completion-latency
+    /// distribution per entry and direction, and read latency over time
+    /// per reading job (the first seed's under --seeds).
+    #[arg(long, value_name = "DIR", conflicts_with = "shard")]
+    plot: Option<String>,
     /// Run only slice I of N of the (variant, seed) runs (I from 0 to
     /// N-1; the runs whose index is I modulo N) and print a shard document
     /// instead of the tables; `iolab merge` puts the N documents together.
@@ -278,6 +284,7 @@ fn identity(c: &Common) -> String {
         jobs: None,
         timing: false,
         verbose: false,
+        plot: None,
         ..c.clone()
     };
     format!("{c:?}")
@@ -320,6 +327,21 @@ fn run_or_compare(
             shard::document(&cmd, i, n, total, outs)
         }
         None => {
+            if let Some(dir) = &common.plot {
+                let firsts: Vec<(&str, &iolab_sim::stats::RunReport)> = variants
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(n, v)| {
+                        outs.get(n * per_variant)
+                            .map(|(_, o)| (v.spec.as_str(), &o.report))
+                    })
+                    .collect();
+                let seed = seeds
+                    .as_ref()
+                    .and_then(|s| s.first().copied())
+                    .unwrap_or(scenario.seed);
+                plot::write(std::path::Path::new(dir), &firsts, seed)?;
+            }
             let mut flat = outs.drain(..).map(|(_, o)| o);
             let grouped: Vec<Vec<iolab_sim::RunOutput>> = variants
                 .iter()

@@ -325,3 +325,89 @@ fn four_shards_run_by_xargs_merge_into_the_unsharded_output() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("I is from 0 to 3"), "{}", stderr(&o));
 }
+
+/// The series colours of `--plot`, in variant order (cli/src/plot.rs).
+const PLOT_COLOURS: [[u8; 3]; 4] = [
+    [0x1f, 0x77, 0xb4],
+    [0xd6, 0x27, 0x28],
+    [0x2c, 0xa0, 0x2c],
+    [0xff, 0x7f, 0x0e],
+];
+
+/// Renders an SVG to pixels; returns (pixels not white, pixels of each
+/// plot colour).
+fn render(svg: &str) -> (usize, [usize; 4]) {
+    let tree = resvg::usvg::Tree::from_str(svg, &resvg::usvg::Options::default()).expect("SVG");
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).expect("pixmap");
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    let mut inked = 0;
+    let mut per = [0; 4];
+    for px in pixmap.pixels() {
+        let c = px.demultiply();
+        let rgb = [c.red(), c.green(), c.blue()];
+        if rgb != [255, 255, 255] && c.alpha() > 0 {
+            inked += 1;
+        }
+        for (k, want) in PLOT_COLOURS.iter().enumerate() {
+            if rgb.iter().zip(want).all(|(a, b)| a.abs_diff(*b) <= 8) {
+                per[k] += 1;
+            }
+        }
+    }
+    (inked, per)
+}
+
+#[test]
+fn plots_render_one_series_per_variant() {
+    let job = short_wbt();
+    let j = job.to_str().expect("utf-8");
+    let dir = job.with_file_name("plots");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("utf-8");
+    let o = compare(j, "none,wbt,wbt-v5", &["--seeds", "2", "--plot", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("plot dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "clat-cdf-reader-read.svg",
+            "clat-cdf-writer-write.svg",
+            "read-latency-reader.svg"
+        ]
+    );
+    for name in &names {
+        let svg = std::fs::read_to_string(dir.join(name)).expect("svg");
+        assert!(svg.contains("seed 1"), "{name}: the title names the seed");
+        // Each series is a line and its legend mark, in its own colour.
+        for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+            let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+            let want = if k < 3 { 2 } else { 0 };
+            assert_eq!(svg.matches(&stroke).count(), want, "{name}: colour {k}");
+        }
+        let (inked, per) = render(&svg);
+        assert!(inked > 8_000, "{name}: {inked} pixels drawn");
+        // The writers' completions take 1 µs under every variant, so their
+        // lines lie on one another and only the legend marks (40 pixels)
+        // show each colour; the reader's lines differ and show whole.
+        let least = if name.contains("reader") { 400 } else { 30 };
+        for (k, n) in per.iter().enumerate() {
+            if k < 3 {
+                assert!(*n > least, "{name}: series {k} has {n} pixels");
+            } else {
+                assert!(*n < 10, "{name}: a fourth colour ({n} pixels)");
+            }
+        }
+    }
+    let o = compare(j, "none", &["--plot", d, "--shard", "0/2"]);
+    assert_eq!(o.status.code(), Some(2));
+}
