@@ -27,7 +27,7 @@ struct Cli {
     cmd: Cmd,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
     Normal,
     Json,
@@ -123,7 +123,8 @@ struct Common {
     seeds: Option<String>,
     /// Draw SVG figures into DIR: each variant's completion-latency
     /// distribution per entry and direction, and read latency over time
-    /// per reading job (the first seed's under --seeds).
+    /// per reading job (the first seed's under --seeds; a sharded
+    /// command's are drawn by `merge --plot`).
     #[arg(long, value_name = "DIR", conflicts_with = "shard")]
     plot: Option<String>,
     /// Run only slice I of N of the (variant, seed) runs (I from 0 to
@@ -194,6 +195,9 @@ enum Cmd {
         /// The N shard documents, in any order.
         #[arg(required = true)]
         files: Vec<String>,
+        /// Draw the figures `--plot DIR` draws for the unsharded command.
+        #[arg(long, value_name = "DIR")]
+        plot: Option<String>,
     },
     /// List device presets and their parameters.
     Devices {
@@ -250,8 +254,12 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         Cmd::Devices { name } => devices(name),
         Cmd::Kernel { cmd } => kernel::run(cmd),
         Cmd::Calibrate(a) => kernel::calibrate(&a),
-        Cmd::Merge { files } => {
-            let text = shard::merge(&files)?;
+        Cmd::Merge { files, plot } => {
+            let m = shard::merge(&files)?;
+            if let Some(dir) = &plot {
+                draw(dir, &m.variants, &m.outs, m.seeds.as_deref())?;
+            }
+            let text = render::render(m.kind, &m.policies, &m.variants, m.seeds, m.format, m.outs)?;
             write_out(&mut std::io::stdout().lock(), &text)
         }
         Cmd::Run { common, policy } => {
@@ -275,8 +283,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
 /// What a command's output depends on, for telling its shards from
 /// another command's: every option as parsed, except the job file's path
 /// (a shard may run where the file lies elsewhere; its contents are
-/// hashed instead) and the ones that change nothing printed (`--shard`,
-/// `--jobs`, `--timing`, `--verbose`).
+/// hashed instead, not the files it includes) and the ones that change
+/// nothing printed (`--shard`, `--jobs`, `--timing`, `--verbose`,
+/// `--plot`).
 fn identity(c: &Common) -> String {
     let c = Common {
         job: String::new(),
@@ -327,30 +336,47 @@ fn run_or_compare(
             shard::document(&cmd, i, n, total, outs)
         }
         None => {
-            if let Some(dir) = &common.plot {
-                let firsts: Vec<(&str, &iolab_sim::stats::RunReport)> = variants
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(n, v)| {
-                        outs.get(n * per_variant)
-                            .map(|(_, o)| (v.spec.as_str(), &o.report))
-                    })
-                    .collect();
-                let seed = seeds
-                    .as_ref()
-                    .and_then(|s| s.first().copied())
-                    .unwrap_or(scenario.seed);
-                plot::write(std::path::Path::new(dir), &firsts, seed)?;
-            }
             let mut flat = outs.drain(..).map(|(_, o)| o);
             let grouped: Vec<Vec<iolab_sim::RunOutput>> = variants
                 .iter()
                 .map(|_| flat.by_ref().take(per_variant).collect())
                 .collect();
-            render::render(kind, &variants, seeds, common.output_format, grouped)?
+            if let Some(dir) = &common.plot {
+                draw(dir, &variants, &grouped, seeds.as_deref())?;
+            }
+            render::render(
+                kind,
+                policies,
+                &variants,
+                seeds,
+                common.output_format,
+                grouped,
+            )?
         }
     };
     write_out(&mut std::io::stdout().lock(), &text)
+}
+
+/// `--plot DIR`: the figures of each variant's first run (by variant,
+/// then seed), titled with that run's seed.
+fn draw(
+    dir: &str,
+    variants: &[Variant],
+    outs: &[Vec<iolab_sim::RunOutput>],
+    seeds: Option<&[u64]>,
+) -> Result<(), Failure> {
+    let firsts: Vec<(&str, &iolab_sim::stats::RunReport)> = variants
+        .iter()
+        .zip(outs)
+        .filter_map(|(v, o)| o.first().map(|o| (v.spec.as_str(), &o.report)))
+        .collect();
+    let seed = seeds.and_then(|s| s.first().copied()).unwrap_or_else(|| {
+        outs.first()
+            .and_then(|o| o.first())
+            .and_then(|o| o.extra["seed"].as_u64())
+            .unwrap_or(0)
+    });
+    plot::write(std::path::Path::new(dir), &firsts, seed).map(drop)
 }
 
 /// The most threads `--jobs` starts.

@@ -24,9 +24,11 @@ impl Kind {
 }
 
 /// The output of `kind` for `outs` (by variant, then seed): over `seeds`
-/// when `--seeds` was given, else the one run of each variant.
+/// when `--seeds` was given, else the one run of each variant; a
+/// comparison's text ends with a table for each sweep of `policies`.
 pub fn render(
     kind: Kind,
+    policies: &str,
     variants: &[Variant],
     seeds: Option<Vec<u64>>,
     format: Format,
@@ -34,7 +36,25 @@ pub fn render(
 ) -> Result<String, Failure> {
     match kind {
         Kind::Run => render_run(variants, seeds, format, outs),
-        Kind::Compare => Ok(render_compare(variants, seeds, format, outs)),
+        Kind::Compare => {
+            let mut text = String::new();
+            if format == Format::Normal {
+                // A sweep's table reads the runs before they are consumed.
+                for (part, range) in iolab_sim::sweep::sweeps(policies)
+                    .map_err(|e| Failure::input(format!("--policies: {e}")))?
+                {
+                    let points: Vec<Vec<stats::SummaryRun<'_>>> = range
+                        .filter_map(|i| Some(summary_runs(variants.get(i)?, outs.get(i)?)))
+                        .collect();
+                    let slices: Vec<&[stats::SummaryRun<'_>]> =
+                        points.iter().map(Vec::as_slice).collect();
+                    text.push_str(&stats::sweep_table(&part, &slices));
+                }
+            }
+            let mut out = render_compare(variants, seeds, format, outs);
+            out.push_str(&text);
+            Ok(out)
+        }
     }
 }
 

@@ -10,12 +10,13 @@
 //! nothing printed, and a hash of the job file), which slice it is, and each of its runs'
 //! outputs whole. `merge` checks that its files are the N slices of one
 //! command, each once, and prints what the command prints unsharded, byte
-//! for byte (the outputs cross JSON with their floats exact).
+//! for byte (the outputs cross JSON with their floats exact), and with
+//! `--plot` draws its figures.
 
 use iolab_sim::stats::RunReport;
 use iolab_sim::{RunOutput, Variant};
 
-use crate::render::{self, Kind};
+use crate::render::Kind;
 use crate::{Failure, Format};
 
 /// Version of the shard document.
@@ -189,8 +190,20 @@ fn read(path: &str) -> Result<Read, Failure> {
     })
 }
 
-/// `iolab merge FILES…`: what the unsharded command prints.
-pub fn merge(paths: &[String]) -> Result<String, Failure> {
+/// What `merge` put back together: the command and its outputs by
+/// variant, then seed, as the unsharded command had them.
+pub struct Merged {
+    pub kind: Kind,
+    pub policies: String,
+    pub variants: Vec<Variant>,
+    pub seeds: Option<Vec<u64>>,
+    pub format: Format,
+    pub outs: Vec<Vec<RunOutput>>,
+}
+
+/// `iolab merge FILES…`: the unsharded command's outputs, from its N
+/// shard documents.
+pub fn merge(paths: &[String]) -> Result<Merged, Failure> {
     let mut shards = Vec::with_capacity(paths.len());
     for p in paths {
         shards.push(read(p)?);
@@ -267,7 +280,14 @@ pub fn merge(paths: &[String]) -> Result<String, Failure> {
         let per: Option<Vec<RunOutput>> = flat.by_ref().take(per_variant).collect();
         outs.push(per.ok_or_else(|| bad("a run is missing"))?);
     }
-    render::render(kind, &variants, seeds, format, outs)
+    Ok(Merged {
+        kind,
+        policies: policies.to_owned(),
+        variants,
+        seeds,
+        format,
+        outs,
+    })
 }
 
 #[cfg(test)]

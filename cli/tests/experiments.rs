@@ -213,6 +213,14 @@ fn a_knob_grid_expands_to_one_column_per_point() {
     let names: Vec<&str> = header.split_whitespace().collect();
     assert_eq!(names, ["none", "wbt:lat=2ms", "wbt:lat=20ms"], "{out}");
     assert!(out.contains("reader  read   wbt:lat=20ms"), "{out}");
+    // The sweep's own table: a row per point, the metrics in columns.
+    let sweep = &out[out
+        .find("\nsweep wbt:lat={2,20}ms: mean ± 95 %")
+        .unwrap_or(0)..];
+    let rows: Vec<&str> = sweep.lines().skip(3).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows[0].starts_with("wbt:lat=2ms ") && rows[1].starts_with("wbt:lat=20ms"));
+    assert!(sweep.contains("reader read lat p99"), "{out}");
     for (policies, says) in [
         ("none,wbt:lat={2,20ms", "without its '}'"),
         ("none,wbt:lat={2,,20}ms", "empty choice"),
@@ -410,4 +418,28 @@ fn plots_render_one_series_per_variant() {
     }
     let o = compare(j, "none", &["--plot", d, "--shard", "0/2"]);
     assert_eq!(o.status.code(), Some(2));
+    // A sharded comparison's figures, drawn by merge, are the same files.
+    let mut docs = Vec::new();
+    for i in 0..2 {
+        let o = compare(
+            j,
+            "none,wbt,wbt-v5",
+            &["--seeds", "2", "--shard", &format!("{i}/2")],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let path = dir.with_file_name(format!("plot-shard-{i}.json"));
+        std::fs::write(&path, &o.stdout).expect("write shard");
+        docs.push(path.to_str().expect("utf-8").to_owned());
+    }
+    let merged_dir = dir.with_file_name("plots-merged");
+    let m = merged_dir.to_str().expect("utf-8");
+    let o = iolab(&["merge", &docs[0], &docs[1], "--plot", m]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for name in &names {
+        assert_eq!(
+            std::fs::read(merged_dir.join(name)).expect("merged figure"),
+            std::fs::read(dir.join(name)).expect("figure"),
+            "{name}"
+        );
+    }
 }

@@ -65,6 +65,21 @@ fn too_many() -> VariantError {
     VariantError::Sweep(format!("more than {MAX_VARIANTS} variants"))
 }
 
+/// The sweeps of a `--policies` list: each part with braces and the range
+/// of its points among the expanded variants.
+pub fn sweeps(list: &str) -> Result<Vec<(String, std::ops::Range<usize>)>, VariantError> {
+    let mut out = Vec::new();
+    let mut expanded = Vec::new();
+    for part in top_level_parts(list)? {
+        let start = expanded.len();
+        expand_one(part, &mut expanded)?;
+        if part.contains('{') {
+            out.push((part.to_owned(), start..expanded.len()));
+        }
+    }
+    Ok(out)
+}
+
 /// The variants of a `--policies` list, sweeps expanded, in order.
 pub fn expand(list: &str) -> Result<Vec<String>, VariantError> {
     let mut out = Vec::new();
@@ -106,6 +121,19 @@ mod tests {
             )
         );
         assert_eq!(expand("{wbt, wbt-v5}").ok().map(|v| v.len()), Some(2));
+    }
+
+    #[test]
+    fn sweeps_are_found_with_their_points() {
+        let s = sweeps("none,wbt:lat={1,2,5}ms,wbt-v5,{wbt,wbt-v5}:lat=2ms").unwrap_or_default();
+        assert_eq!(
+            s,
+            vec![
+                ("wbt:lat={1,2,5}ms".to_owned(), 1..4),
+                ("{wbt,wbt-v5}:lat=2ms".to_owned(), 5..7)
+            ]
+        );
+        assert!(sweeps("none,wbt").is_ok_and(|s| s.is_empty()));
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
 
 /// Left-aligned first columns and right-aligned rest, each column as wide
 /// as its widest cell, two spaces apart.
-fn aligned(rows: &[Vec<String>], left: usize) -> String {
+pub(crate) fn aligned(rows: &[Vec<String>], left: usize) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
