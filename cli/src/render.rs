@@ -36,26 +36,27 @@ pub fn render(
 ) -> Result<String, Failure> {
     match kind {
         Kind::Run => render_run(variants, seeds, format, outs),
-        Kind::Compare => {
-            let mut text = String::new();
-            if format == Format::Normal {
-                // A sweep's table reads the runs before they are consumed.
-                for (part, range) in iolab_sim::sweep::sweeps(policies)
-                    .map_err(|e| Failure::input(format!("--policies: {e}")))?
-                {
-                    let points: Vec<Vec<stats::SummaryRun<'_>>> = range
-                        .filter_map(|i| Some(summary_runs(variants.get(i)?, outs.get(i)?)))
-                        .collect();
-                    let slices: Vec<&[stats::SummaryRun<'_>]> =
-                        points.iter().map(Vec::as_slice).collect();
-                    text.push_str(&stats::sweep_table(&part, &slices));
-                }
-            }
-            let mut out = render_compare(variants, seeds, format, outs);
-            out.push_str(&text);
-            Ok(out)
-        }
+        Kind::Compare => render_compare(policies, variants, seeds, format, outs),
     }
+}
+
+/// The table of each sweep of `policies` (none without one).
+fn sweep_tables(
+    policies: &str,
+    variants: &[Variant],
+    outs: &[Vec<RunOutput>],
+) -> Result<String, Failure> {
+    let mut text = String::new();
+    for (part, range) in iolab_sim::sweep::sweeps(policies)
+        .map_err(|e| Failure::input(format!("--policies: {e}")))?
+    {
+        let points: Vec<Vec<stats::SummaryRun<'_>>> = range
+            .filter_map(|i| Some(summary_runs(variants.get(i)?, outs.get(i)?)))
+            .collect();
+        let slices: Vec<&[stats::SummaryRun<'_>]> = points.iter().map(Vec::as_slice).collect();
+        text.push_str(&stats::sweep_table(&part, &slices));
+    }
+    Ok(text)
 }
 
 fn render_run(
@@ -97,38 +98,41 @@ fn render_run(
 }
 
 fn render_compare(
+    policies: &str,
     variants: &[Variant],
     seeds: Option<Vec<u64>>,
     format: Format,
     outs: Vec<Vec<RunOutput>>,
-) -> String {
-    match (seeds, format) {
+) -> Result<String, Failure> {
+    Ok(match (seeds, format) {
         (None, Format::Normal) => {
-            let outs: Vec<&RunOutput> = outs.iter().flatten().collect();
+            // One run per variant.
+            let ones: Vec<&RunOutput> = outs.iter().flatten().collect();
             let runs: Vec<(&str, &stats::RunReport)> = variants
                 .iter()
-                .zip(&outs)
+                .zip(&ones)
                 .map(|(v, o)| (v.spec.as_str(), &o.report))
                 .collect();
             let mut text = stats::mmtests_table(&runs);
             let summary: Vec<stats::SummaryRun<'_>> = variants
                 .iter()
-                .zip(&outs)
+                .zip(&ones)
                 .map(|(v, o)| summary_run(v, o))
                 .collect();
             text.push_str(&stats::summary_table(&summary));
             let btrfs: Vec<stats::BtrfsRun<'_>> = variants
                 .iter()
-                .zip(&outs)
+                .zip(&ones)
                 .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
                 .collect();
             text.push_str(&stats::btrfs_table(&btrfs));
             let volume: Vec<stats::VolumeRun<'_>> = variants
                 .iter()
-                .zip(&outs)
+                .zip(&ones)
                 .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
                 .collect();
             text.push_str(&stats::volume_table(&volume));
+            text.push_str(&sweep_tables(policies, variants, &outs)?);
             text
         }
         (None, Format::Json) => {
@@ -144,7 +148,11 @@ fn render_compare(
                 .collect();
             pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }))
         }
-        (Some(seeds), Format::Normal) => over_seeds_text(variants, &outs, &seeds, true),
+        (Some(seeds), Format::Normal) => {
+            let mut text = over_seeds_text(variants, &outs, &seeds, true);
+            text.push_str(&sweep_tables(policies, variants, &outs)?);
+            text
+        }
         (Some(seeds), Format::Json) => {
             let aggregates: Vec<serde_json::Value> = variants
                 .iter()
@@ -172,7 +180,7 @@ fn render_compare(
                 "aggregates": aggregates,
             }))
         }
-    }
+    })
 }
 
 fn no_run() -> Failure {

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use super::Dir;
 use super::columns::variant_width;
-use super::report::RunReport;
+use super::report::{DirReport, RunReport};
 use super::spread::MeanCi;
 use crate::time::Ns;
 
@@ -118,6 +118,29 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
     out
 }
 
+/// Entry `e`'s direction `dir` in each of `runs` (one per seed), leaving
+/// out runs without that entry.
+pub(crate) fn entry_dirs<'r>(runs: &[SummaryRun<'r>], e: usize, dir: Dir) -> Vec<&'r DirReport> {
+    runs.iter()
+        .filter_map(|r| r.report.jobs.get(e))
+        .map(|j| j.dir(dir))
+        .collect()
+}
+
+/// The 99th-percentile completion latency (ns) of each of `ds`, or `None`
+/// when one of them has no such percentile.
+pub(crate) fn clat_p99_ns(ds: &[&DirReport]) -> Option<Vec<f64>> {
+    ds.iter()
+        .map(|d| {
+            d.clat
+                .percentiles
+                .iter()
+                .find(|(p, _)| *p == 99.0)
+                .map(|&(_, ns)| ns as f64)
+        })
+        .collect()
+}
+
 /// Left-aligned first columns and right-aligned rest, each column as wide
 /// as its widest cell, two spaces apart.
 pub(crate) fn aligned(rows: &[Vec<String>], left: usize) -> String {
@@ -204,12 +227,8 @@ pub fn summary_table_over_seeds(variants: &[&[SummaryRun<'_>]]) -> String {
                 continue;
             }
             for v in variants {
-                let ds: Vec<&super::report::DirReport> = v
-                    .iter()
-                    .filter_map(|r| r.report.jobs.get(e))
-                    .map(|j| j.dir(dir))
-                    .collect();
-                let of = |f: &dyn Fn(&super::report::DirReport) -> f64| -> String {
+                let ds = entry_dirs(v, e, dir);
+                let of = |f: &dyn Fn(&DirReport) -> f64| -> String {
                     ci(ds.iter().map(|d| f(d)).collect(), 3)
                 };
                 rows.push(vec![
@@ -281,19 +300,10 @@ pub fn aggregate_json(runs: &[SummaryRun<'_>]) -> serde_json::Value {
                 if job.dir(dir).total_ios == 0 {
                     continue;
                 }
-                let ds: Vec<&super::report::DirReport> = runs
-                    .iter()
-                    .filter_map(|r| r.report.jobs.get(e))
-                    .map(|j| j.dir(dir))
-                    .collect();
-                let of = |f: &dyn Fn(&super::report::DirReport) -> f64| {
+                let ds = entry_dirs(runs, e, dir);
+                let of = |f: &dyn Fn(&DirReport) -> f64| {
                     mean_ci_json(&ds.iter().map(|d| f(d)).collect::<Vec<f64>>())
                 };
-                let p99: Vec<f64> = ds
-                    .iter()
-                    .filter_map(|d| d.clat.percentiles.iter().find(|(p, _)| *p == 99.0))
-                    .map(|&(_, ns)| ns as f64)
-                    .collect();
                 let mut entry = serde_json::json!({
                     "name": job.name,
                     "dir": dir.name(),
@@ -302,7 +312,7 @@ pub fn aggregate_json(runs: &[SummaryRun<'_>]) -> serde_json::Value {
                     "clat_mean_ns": of(&|d| d.clat.mean),
                     "clat_max_ns": of(&|d| d.clat.max as f64),
                 });
-                if p99.len() == ds.len() {
+                if let Some(p99) = clat_p99_ns(&ds) {
                     entry["clat_p99_ns"] = mean_ci_json(&p99);
                 }
                 entries.push(entry);

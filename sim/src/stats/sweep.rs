@@ -7,7 +7,7 @@
 
 use super::Dir;
 use super::spread::MeanCi;
-use super::summary::{SummaryRun, aligned};
+use super::summary::{SummaryRun, aligned, clat_p99_ns, entry_dirs};
 
 /// The table of one sweep: `text` as the user wrote it, and each point's
 /// runs (one per seed).
@@ -39,24 +39,14 @@ pub fn sweep_table(text: &str, points: &[&[SummaryRun<'_>]]) -> String {
     for p in points {
         let mut row = vec![p.first().map_or("", |r| r.variant).to_owned()];
         for &(e, dir, _) in &cols {
-            let ds: Vec<&super::report::DirReport> = p
-                .iter()
-                .filter_map(|r| r.report.jobs.get(e))
-                .map(|j| j.dir(dir))
-                .collect();
+            let ds = entry_dirs(p, e, dir);
             let ci = |xs: Vec<f64>| MeanCi::of(&xs).format(3);
             row.push(ci(ds.iter().map(|d| d.bw_bytes as f64 / 1e6).collect()));
             row.push(ci(ds.iter().map(|d| d.clat.mean / 1e6).collect()));
-            let p99: Vec<f64> = ds
-                .iter()
-                .filter_map(|d| d.clat.percentiles.iter().find(|(q, _)| *q == 99.0))
-                .map(|&(_, ns)| ns as f64 / 1e6)
-                .collect();
-            row.push(if p99.len() == ds.len() {
-                ci(p99)
-            } else {
-                "-".to_owned()
-            });
+            row.push(clat_p99_ns(&ds).map_or_else(
+                || "-".to_owned(),
+                |p99| ci(p99.iter().map(|ns| ns / 1e6).collect()),
+            ));
         }
         rows.push(row);
     }
