@@ -62,7 +62,7 @@ pub struct CalibrateArgs {
 /// The device model a calibration fits.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
-    /// `kind = "loop"`: servers in arrival order and one data channel.
+    /// `kind = "loop"`: servers dealt commands in turn and one data channel.
     Loop,
     /// `kind = "ssd"` over the `nvme` preset: flash units, stripes, programs.
     Ssd,
@@ -230,6 +230,10 @@ struct Shared {
     searched: bool,
     /// One 4 KiB transfer over the link, ns.
     link4k: f64,
+    /// What of a QD1 4 KiB latency the model's spread does not scale, ns
+    /// (the loop model's one transfer; 0 for the SSD's, whose spread is
+    /// fitted to the whole latency).
+    exact: f64,
     qd1: Measured,
     w1: Measured,
     /// The QD1 read's spread.
@@ -238,17 +242,22 @@ struct Shared {
 }
 
 impl Shared {
-    fn of(m: &[(&'static str, Measured)], link: Option<u64>) -> Shared {
+    /// `transfers`: how many 4 KiB transfers of a QD1 read the spread
+    /// leaves exact.
+    fn of(m: &[(&'static str, Measured)], link: Option<u64>, transfers: f64) -> Shared {
         let get = |name: &str| of(m, name).copied().unwrap_or_default();
         let seq_read = get("read-1m-qd8").bw.max(1.0);
         let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
         let qd1 = get("randread-4k-qd1");
+        let link4k = 4096.0 / (link_mb_s as f64 * 1e6) * 1e9;
+        let exact = transfers * link4k;
         Shared {
             seq_read,
             link_mb_s,
             searched: link.is_some(),
-            link4k: 4096.0 / (link_mb_s as f64 * 1e6) * 1e9,
-            sigma: spread_of(&qd1),
+            link4k,
+            exact,
+            sigma: spread_of(&qd1, exact),
             qd1,
             w1: get("randwrite-4k-qd1"),
             qd32_iops: get("randread-4k-qd32").iops,
@@ -300,7 +309,7 @@ impl Shared {
                     }
                 ),
             },
-            spread_entry("service_sigma", "randread-4k-qd1", &self.qd1),
+            spread_entry("service_sigma", "randread-4k-qd1", &self.qd1, self.exact),
         ]);
         out
     }
@@ -322,16 +331,27 @@ fn cache_flags(wc: bool, fua: bool) -> [Fitted; 2] {
     ]
 }
 
-/// `key` = the spread of probe `name`'s figures `m`, with its source.
-fn spread_entry(key: &'static str, name: &str, m: &Measured) -> Fitted {
-    Fitted {
-        key,
-        value: format!("{}", spread_of(m)),
-        from: format!(
+/// `key` = the spread of probe `name`'s figures `m` less `exact` ns (see
+/// [`spread_of`]), with its source.
+fn spread_entry(key: &'static str, name: &str, m: &Measured, exact: f64) -> Fitted {
+    let from = if exact > 0.0 {
+        format!(
+            "{name}: p99/p50 = ({:.1} - t)/({:.1} - t) us = exp(2.326 sigma), t = {:.1} us, one 4 KiB transfer",
+            m.p99_ns / 1000.0,
+            m.p50_ns / 1000.0,
+            exact / 1000.0
+        )
+    } else {
+        format!(
             "{name}: p99/p50 = {:.1}/{:.1} us = exp(2.326 sigma)",
             m.p99_ns / 1000.0,
             m.p50_ns / 1000.0
-        ),
+        )
+    };
+    Fitted {
+        key,
+        value: format!("{}", spread_of(m, exact)),
+        from,
     }
 }
 
@@ -361,7 +381,7 @@ fn fit(
     program: Option<u64>,
 ) -> Vec<Fitted> {
     let get = |name: &str| of(m, name).copied().unwrap_or_default();
-    let sh = Shared::of(m, link);
+    let sh = Shared::of(m, link, 0.0);
     let (qd1, w1, link4k) = (sh.qd1, sh.w1, sh.link4k);
     let us = |ns: f64| (ns / 1000.0).round().max(0.0) as u64;
     let read_ns = (qd1.p50_ns - 2.0 * link4k).max(1000.0);
@@ -522,12 +542,15 @@ fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
 /// * `read_mb_s`, `write_mb_s`: `link` and `write` if given (searched,
 ///   see [`fit_all`]), else the sequential read and write bandwidths.
 /// * `service_sigma`, `write_sigma`: the QD1 4 KiB read's and write's
-///   p99/p50 is `exp(2.326 σ)`.
+///   p99/p50, each less one 4 KiB transfer, is `exp(2.326 σ)`.
 /// * `read_us`, `write_us`: the QD1 4 KiB read's and write's medians less
 ///   one 4 KiB transfer.
 /// * `units`: QD32 4 KiB read IOPS times the mean read service.
+/// * `write_units`: given (scanned on the mixed probe, see [`fit_all`]),
+///   0 without one.
 /// * `flush_us`: what an fsync after each write adds to the QD1 write's
 ///   period (fio's fsync latency overlaps the thread's own time).
+#[allow(clippy::too_many_arguments)]
 fn fit_loop(
     m: &[(&'static str, Measured)],
     size: u64,
@@ -536,8 +559,9 @@ fn fit_loop(
     depth: u32,
     link: Option<u64>,
     write: Option<u64>,
+    write_units: Option<&WriteUnits>,
 ) -> Vec<Fitted> {
-    let sh = Shared::of(m, link);
+    let sh = Shared::of(m, link, 1.0);
     let (qd1, w1) = (sh.qd1, sh.w1);
     let seq_write = of(m, "write-1m-qd8").map_or(0.0, |p| p.bw);
     let write_mb_s = write.unwrap_or(((seq_write / 1e6).round() as u64).max(1));
@@ -583,6 +607,14 @@ fn fit_loop(
                 mean_service / 1000.0
             ),
         ),
+        match write_units {
+            Some(w) => f("write_units", w.units.to_string(), w.from.clone()),
+            None => f(
+                "write_units",
+                "0".into(),
+                "no randrw-4k-qd16 probe: writes take the read servers' turns".into(),
+            ),
+        },
         f(
             "read_us",
             format!("{read_us}"),
@@ -608,17 +640,19 @@ fn fit_loop(
                 period(w1) / 1000.0
             ),
         ),
-        spread_entry("write_sigma", "randwrite-4k-qd1", &w1),
+        spread_entry("write_sigma", "randwrite-4k-qd1", &w1, sh.exact),
     ]);
     out.extend(cache_flags(wc, fua));
     out
 }
 
-/// The σ of a log-normal whose p99/p50 is the probe's (`exp(2.326 σ)`),
+/// The σ of a log-normal whose p99/p50 is the probe's (`exp(2.326 σ)`)
+/// once `exact` ns that the spread does not scale are taken from both,
 /// to three places.
-fn spread_of(m: &Measured) -> f64 {
-    let sigma = if m.p50_ns > 0.0 && m.p99_ns > m.p50_ns {
-        ((m.p99_ns / m.p50_ns).ln() / 2.326).clamp(0.0, 2.0)
+fn spread_of(m: &Measured, exact: f64) -> f64 {
+    let (p50, p99) = (m.p50_ns - exact, m.p99_ns - exact);
+    let sigma = if p50 > 0.0 && p99 > p50 {
+        ((p99 / p50).ln() / 2.326).clamp(0.0, 2.0)
     } else {
         0.0
     };
@@ -1074,8 +1108,8 @@ fn fit_all(
             .map_err(|e| capture::sys_err(format!("the fitted file does not load: {e}")))
     };
     // `second`: the loop model's write bandwidth, the SSD's program time.
-    let formulas = |link, second| match model {
-        Model::Loop => fit_loop(real, size, wc, fua, depth, link, second),
+    let formulas = |link, second, wunits: Option<&WriteUnits>| match model {
+        Model::Loop => fit_loop(real, size, wc, fua, depth, link, second, wunits),
         Model::Ssd => fit(real, size, wc, fua, depth, link, second),
     };
     let probe = |name: &str| PROBES.iter().find(|p| p.name == name).expect("a probe");
@@ -1083,12 +1117,24 @@ fn fit_all(
     let link = if read_bw > 0.0 {
         let mb = read_bw / 1e6;
         search(mb, 20.0 * mb, read_bw, |link| {
-            let d = device(&formulas(Some(link), None))?;
+            let d = device(&formulas(Some(link), None, None))?;
             Ok(sim_probe(probe("read-1m-qd8"), &d, size, runtime, dir)?.bw)
         })?
     } else {
         None
     };
+    let wunits = match (model, of(real, "randrw-4k-qd16")) {
+        (Model::Loop, Some(mix)) if mix.iops > 0.0 => Some(scan_write_units(mix, |n| {
+            let trial = WriteUnits {
+                units: n,
+                from: String::new(),
+            };
+            let d = device(&formulas(link, None, Some(&trial)))?;
+            sim_probe(probe("randrw-4k-qd16"), &d, size, runtime, dir)
+        })?),
+        _ => None,
+    };
+    let wunits = wunits.as_ref();
     let write_bw = of(real, "write-1m-qd8").map_or(0.0, |m| m.bw);
     let write_probe = |d: &DeviceConfig| -> Result<f64, Failure> {
         Ok(sim_probe(probe("write-1m-qd8"), d, size, runtime, dir)?.bw)
@@ -1098,17 +1144,67 @@ fn fit_all(
         Model::Loop => {
             let mb = write_bw / 1e6;
             search(mb, 20.0 * mb, write_bw, |w| {
-                write_probe(&device(&formulas(link, Some(w)))?)
+                write_probe(&device(&formulas(link, Some(w), wunits))?)
             })?
         }
         // Bandwidth falls as programs lengthen: search the inverse.
         Model::Ssd => search(1.0 / 100_000.0 * 1e6, 1e6, write_bw, |inv| {
             let us = (1e6 / inv as f64).round().max(1.0) as u64;
-            write_probe(&device(&formulas(link, Some(us)))?)
+            write_probe(&device(&formulas(link, Some(us), None))?)
         })?
         .map(|inv| (1e6 / inv as f64).round().max(1.0) as u64),
     };
-    Ok(formulas(link, second))
+    Ok(formulas(link, second, wunits))
+}
+
+/// The loop model's write servers as scanned, and what the scan found.
+struct WriteUnits {
+    units: u32,
+    from: String,
+}
+
+/// Most write servers the scan tries.
+const MAX_WRITE_UNITS: u32 = 16;
+
+/// The count of write servers, 0 (sharing the read servers) to
+/// [`MAX_WRITE_UNITS`], whose simulated mixed probe comes nearest the
+/// measured one: the smallest of the larger relative difference of IOPS
+/// and of median completion latency (the smaller count on a tie), so that
+/// a count which reaches the IOPS only by starving one direction is not
+/// taken. `mix(n)` runs the probe on the model with `n`.
+fn scan_write_units(
+    real: &Measured,
+    mut mix: impl FnMut(u32) -> Result<Measured, Failure>,
+) -> Result<WriteUnits, Failure> {
+    let miss = |m: &Measured| {
+        pct(m.iops, real.iops)
+            .abs()
+            .max(pct(m.p50_ns, real.p50_ns).abs())
+    };
+    let shared = mix(0)?;
+    let (mut best, mut best_m) = (0, shared);
+    for n in 1..=MAX_WRITE_UNITS {
+        let m = mix(n)?;
+        if miss(&m) < miss(&best_m) {
+            (best, best_m) = (n, m);
+        }
+    }
+    let figures = |m: &Measured| format!("{:.0} IOPS, p50 {:.1} us", m.iops, m.p50_ns / 1000.0);
+    let from = if best == 0 {
+        format!(
+            "randrw-4k-qd16: {}; the model's writes sharing the read servers give {}, nearer than any count of their own (1 to {MAX_WRITE_UNITS})",
+            figures(real),
+            figures(&shared)
+        )
+    } else {
+        format!(
+            "randrw-4k-qd16: {}; {best} write servers of their own give {}, the nearest of 0 to {MAX_WRITE_UNITS} (sharing the read servers: {})",
+            figures(real),
+            figures(&best_m),
+            figures(&shared)
+        )
+    };
+    Ok(WriteUnits { units: best, from })
 }
 
 /// One probe on a simulated device: its job written to `dir`, run with
@@ -1284,7 +1380,7 @@ mod tests {
     #[test]
     fn the_loop_fit_recovers_a_loop_device_and_its_host() {
         let truth = DeviceConfig::from_toml(
-            "name = \"truth\"\nkind = \"loop\"\nhost_io_us = 6.0\nhost_wake_us = 3.0\n[loop]\ncapacity_gb = 2\nqueue_depth = 128\nunits = 3\nread_us = 16.0\nwrite_us = 12.0\nread_mb_s = 4000\nwrite_mb_s = 2500\nflush_us = 30.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.3\nwrite_sigma = 0.5\n",
+            "name = \"truth\"\nkind = \"loop\"\nhost_io_us = 6.0\nhost_wake_us = 3.0\n[loop]\ncapacity_gb = 2\nqueue_depth = 128\nunits = 3\nwrite_units = 2\nread_us = 16.0\nwrite_us = 12.0\nread_mb_s = 4000\nwrite_mb_s = 2500\nflush_us = 30.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.3\nwrite_sigma = 0.5\n",
         )
         .expect("truth loads");
         let (dir, size, real) = probed(&truth, "loopfit");
@@ -1297,6 +1393,7 @@ mod tests {
             ("read_mb_s", 4000.0, 0.1),
             ("write_mb_s", 2500.0, 0.1),
             ("units", 3.0, 0.0),
+            ("write_units", 2.0, 0.0),
             ("host_io_us", 6.0, 0.15),
             ("host_wake_us", 3.0, 0.25),
             ("flush_us", 30.0, 0.2),

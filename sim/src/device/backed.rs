@@ -3,11 +3,18 @@
 //! datasheet.
 //!
 //! What a file behind a loop device has, and a flash SSD does not: no
-//! striping, no page register, no program/erase asymmetry. A command is
-//! served by the first of `units` servers to come free (the backing
-//! store's concurrency: the host disk's queue, or the CPUs copying pages
-//! of a RAM file), in arrival order, whatever its offset, so sequential
-//! and random small IOs cost the same. Each command costs a fixed time
+//! striping, no page register, no program/erase asymmetry. The backing
+//! store serves `units` commands at once (the host disk's queues, or the
+//! CPUs copying pages of a RAM file), and each server keeps its own
+//! queue: commands are dealt to the servers in turn, whatever their
+//! offsets (so sequential and random small IOs cost the same), and one
+//! waits for its own server even when another has come free. A command
+//! behind a slow one waits long while one dealt to an idle server
+//! overtakes it, which is what gives the measured devices a median at
+//! depth shorter, and a tail longer, than one queue for all servers
+//! would. Writes have `write_units` servers of their own (0: they take
+//! the read servers' turns), for a backing store that absorbs writes
+//! beside reads. Each command costs a fixed time
 //! (`read_us` or `write_us`, each with its own seeded spread,
 //! `service_sigma` and `write_sigma`) on its server and then its data
 //! crosses the backing store's one data channel, shared by both
@@ -15,11 +22,18 @@
 //! a RAM file's page copies, or the host disk's transfers, are not equally
 //! fast both ways), the server held until the transfer ends.
 //!
-//! With a volatile write cache a FLUSH (the backing file's fsync) starts
-//! once the writes submitted before it have completed and holds a server
-//! for `flush_us` (no spread: it is fitted as a mean); a FUA write pays the
-//! same after its own data. Without
-//! one a FLUSH completes at once. A discard costs a write's fixed time.
+//! With a volatile write cache a FLUSH (the backing file's fsync) takes
+//! `flush_us` (no spread: it is fitted as a mean) and no command submitted
+//! after it starts before it ends. That is the loop driver's worker of
+//! Linux 6.18: it takes its commands one by one, sends a read or a write
+//! to the backing file without waiting for it, but does the fsync itself
+//! (`loop_process_work`, `lo_req_flush` in `drivers/block/loop.c`), so a
+//! FLUSH takes no server, waits for no write still in flight, and holds up
+//! everything behind it. (Commit 0ba93a906dda, merged after 6.18, sends
+//! reads and writes from the submitter instead when it can; this model
+//! does not follow it.) A FUA write pays the flush's time on its server
+//! after its own data. Without a write cache a FLUSH completes at once. A
+//! discard costs a write's fixed time.
 //!
 //! The completion time of every command is known at submission: no
 //! wake-ups, and all state is sized at construction.
@@ -46,13 +60,40 @@ pub struct LoopDev {
     write_rate: Rate,
     write_cache: bool,
     fua: bool,
-    /// When each server is next free.
-    unit_free: Vec<Ns>,
+    reads: Servers,
+    /// Servers of writes; `None`: they use `reads`.
+    writes: Option<Servers>,
     link_busy: Timeline,
-    /// When the last write submitted so far completes (a FLUSH waits).
-    writes_done: Ns,
+    /// When the last FLUSH submitted so far completes: the loop driver's
+    /// worker takes no command after a FLUSH until it has done it.
+    flush_done: Ns,
     read_spread: Option<Jitter>,
     write_spread: Option<Jitter>,
+}
+
+/// Servers that each keep their own queue, dealt commands in turn.
+#[derive(Debug, Clone)]
+struct Servers {
+    /// When each server's queue is next empty.
+    free: Vec<Ns>,
+    /// The server the next command is dealt to.
+    next: usize,
+}
+
+impl Servers {
+    fn new(n: u32) -> Servers {
+        Servers {
+            free: vec![0; n as usize],
+            next: 0,
+        }
+    }
+
+    /// The next server in turn and when its queue empties.
+    fn deal(&mut self) -> (usize, Ns) {
+        let u = self.next;
+        self.next = (u + 1) % self.free.len();
+        (u, self.free[u])
+    }
 }
 
 /// Which spread a command's fixed time takes.
@@ -77,9 +118,10 @@ impl LoopDev {
             write_rate: Rate::new(p.write_mb_s * 1_000_000),
             write_cache: p.write_cache,
             fua: p.fua,
-            unit_free: vec![0; p.units as usize],
+            reads: Servers::new(p.units),
+            writes: (p.write_units > 0).then(|| Servers::new(p.write_units)),
             link_busy: Timeline::with_capacity((p.queue_depth as usize).min(256) + 8),
-            writes_done: 0,
+            flush_done: 0,
             read_spread: Jitter::new(p.service_sigma, stream),
             write_spread: Jitter::new(p.write_sigma, writes),
         }
@@ -111,26 +153,27 @@ impl LoopDev {
 
     pub(crate) fn submit(&mut self, now: Ns, cmd: DevCmd, ctx: &mut impl DevCtx) {
         self.gate.on_submit(&cmd);
+        // Nothing starts before the FLUSH ahead of it has completed.
+        let ready = now.max(self.flush_done);
         let done = match cmd.op {
             DevOp::Read => {
                 let (_, len) = clamp_range(cmd.offset, cmd.len, self.capacity);
-                self.serve(now, now, self.t_read, Spread::Read, len)
+                self.serve(now, ready, self.t_read, Spread::Read, len)
             }
             DevOp::Write => {
                 let (_, len) = clamp_range(cmd.offset, cmd.len, self.capacity);
-                let mut done = self.serve(now, now, self.t_write, Spread::Write, len);
+                let mut done = self.serve(now, ready, self.t_write, Spread::Write, len);
                 if cmd.fua && self.write_cache {
                     done = self.serve(now, done, self.t_flush, Spread::Exact, 0);
                 }
-                self.writes_done = self.writes_done.max(done);
                 done
             }
             DevOp::Flush if self.write_cache => {
-                let after = self.writes_done.max(now);
-                self.serve(now, after, self.t_flush, Spread::Exact, 0)
+                self.flush_done = ready + self.t_flush;
+                self.flush_done
             }
             DevOp::Flush => now,
-            DevOp::Discard => self.serve(now, now, self.t_write, Spread::Write, 0),
+            DevOp::Discard => self.serve(now, ready, self.t_write, Spread::Write, 0),
         };
         ctx.complete_at(done, cmd.tag);
     }
@@ -142,16 +185,15 @@ impl LoopDev {
     }
 
     /// One command ready at `ready`: `fixed` (with its spread) on the
-    /// first server free, then `len` bytes over the shared channel at
-    /// the read or the write speed. Returns its end.
+    /// server its turn deals it to, once that server's queue is empty,
+    /// then `len` bytes over the shared channel at the read or the write
+    /// speed. Returns its end.
     fn serve(&mut self, now: Ns, ready: Ns, fixed: Ns, spread: Spread, len: u64) -> Ns {
-        let (u, free) = self
-            .unit_free
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(i, t)| (t, i))
-            .expect("a loop device has a server");
+        let servers = match (spread, self.writes.as_mut()) {
+            (Spread::Write | Spread::Exact, Some(w)) => w,
+            _ => &mut self.reads,
+        };
+        let (u, free) = servers.deal();
         let jitter = match spread {
             Spread::Read => self.read_spread.as_mut(),
             Spread::Write => self.write_spread.as_mut(),
@@ -165,7 +207,10 @@ impl LoopDev {
         };
         let dur = if len == 0 { 0 } else { rate.ns(len) };
         let end = self.link_busy.reserve(now, media, dur) + dur;
-        self.unit_free[u] = end;
+        match (spread, self.writes.as_mut()) {
+            (Spread::Write | Spread::Exact, Some(w)) => w.free[u] = end,
+            _ => self.reads.free[u] = end,
+        }
         end
     }
 }

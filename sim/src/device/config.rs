@@ -105,8 +105,12 @@ pub struct LoopParams {
     pub capacity_gb: u64,
     /// Tags (the loop queue's `nr_requests`).
     pub queue_depth: u32,
-    /// Commands the backing store serves at once.
+    /// Commands the backing store serves at once, each server with its
+    /// own queue.
     pub units: u32,
+    /// Servers of writes beside them, 0 for none: writes then take the
+    /// read servers' turns.
+    pub write_units: u32,
     /// Fixed time of a read on the backing file, µs (the median; the
     /// spread scales it).
     pub read_us: f64,
@@ -546,6 +550,7 @@ const LOOP_DOCS: &[(&str, &str, &str)] = &[
     ("capacity_gb", "GB", "the device's size"),
     ("queue_depth", "tags", "queue/nr_requests"),
     ("units", "", "measured (iolab calibrate)"),
+    ("write_units", "", "measured (iolab calibrate)"),
     ("read_us", "us", "measured (iolab calibrate)"),
     ("write_us", "us", "measured (iolab calibrate)"),
     ("read_mb_s", "MB/s", "measured (iolab calibrate)"),
@@ -960,6 +965,7 @@ fn validate_loop(p: &LoopParams) -> Result<(), DeviceError> {
     at_most("loop.queue_depth", u64::from(p.queue_depth), 65_536)?;
     nonzero("loop.units", u64::from(p.units))?;
     at_most("loop.units", u64::from(p.units), 1024)?;
+    at_most("loop.write_units", u64::from(p.write_units), 1024)?;
     for (k, v) in [
         ("loop.read_us", p.read_us),
         ("loop.write_us", p.write_us),

@@ -894,16 +894,14 @@ impl DevCtx for Collect {
     fn wake_at(&mut self, _at: Ns) {}
 }
 
-/// A file-backed device: commands go to the first free server in
-/// arrival order, so a sequential 4 KiB stream costs what a random one
-/// does; `units` bound IOPS at depth; the shared channel bounds large
-/// reads; a FLUSH waits for the writes before it.
+/// A file-backed device: commands are dealt to the servers in turn, so a
+/// sequential 4 KiB stream costs what a random one does; `units` bound
+/// IOPS at depth; the shared channel bounds large reads; a FLUSH holds up
+/// every command after it.
 #[test]
-fn a_loop_device_serves_in_arrival_order_and_shares_one_channel() {
-    let cfg = DeviceConfig::from_toml(
-        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n",
-    )
-    .expect("loads");
+fn a_loop_device_deals_commands_in_turn_and_shares_one_channel() {
+    let text = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
+    let cfg = DeviceConfig::from_toml(text).expect("loads");
     let lone = |op: DevOp, len: u64| {
         let mut d = Device::new(&cfg).expect("builds");
         let mut ctx = Collect::default();
@@ -962,41 +960,64 @@ fn a_loop_device_serves_in_arrival_order_and_shares_one_channel() {
             "step {step}: {last}"
         );
     }
-    // A FLUSH after a write starts when the write has completed.
+    // A FLUSH waits for no write in flight (the worker sends the write
+    // and goes on to the fsync), and a read submitted after it starts
+    // only when it is done.
     let mut d = Device::new(&cfg).expect("builds");
     let mut ctx = Collect::default();
-    d.submit(
-        0,
-        DevCmd {
-            tag: 0,
-            op: DevOp::Write,
+    for (tag, op) in [(0, DevOp::Write), (1, DevOp::Flush), (2, DevOp::Read)] {
+        let cmd = DevCmd {
+            tag,
+            op,
             offset: 0,
-            len: 4096,
+            len: if op == DevOp::Flush { 0 } else { 4096 },
             fua: false,
-        },
-        &mut ctx,
-    );
-    d.submit(
-        0,
-        DevCmd {
-            tag: 1,
-            op: DevOp::Flush,
-            offset: 0,
-            len: 0,
-            fua: false,
-        },
-        &mut ctx,
-    );
-    let at = |tag| {
-        ctx.done
-            .iter()
-            .find(|&&(_, t)| t == tag)
-            .expect("completes")
-            .0
+        };
+        d.submit(0, cmd, &mut ctx);
+    }
+    let done = |ctx: &Collect| {
+        let mut done = ctx.done.clone();
+        done.sort_by_key(|&(_, tag)| tag);
+        done.into_iter().map(|(t, _)| t).collect::<Vec<_>>()
     };
-    assert_eq!(at(1), at(0) + 100_000);
+    assert_eq!(
+        done(&ctx),
+        [30_000 + 8_192, 100_000, 100_000 + 20_000 + 4_096]
+    );
+    // Each server keeps its queue: a read dealt behind a slow write (200
+    // µs on server 0) waits for it though server 1 is free from 24.1 µs,
+    // and the read after it, dealt to server 1, overtakes it. With a
+    // write server of their own, writes hold up no read.
+    let deal = |cfg: &DeviceConfig| {
+        let mut d = Device::new(cfg).expect("builds");
+        let mut ctx = Collect::default();
+        for (tag, op) in [
+            (0, DevOp::Write),
+            (1, DevOp::Read),
+            (2, DevOp::Read),
+            (3, DevOp::Read),
+        ] {
+            let cmd = DevCmd {
+                tag,
+                op,
+                offset: u64::from(tag) << 20,
+                len: 4096,
+                fua: false,
+            };
+            d.submit(0, cmd, &mut ctx);
+        }
+        done(&ctx)
+    };
+    let slow = text.replace("write_us = 30.0", "write_us = 200.0");
+    let shared = DeviceConfig::from_toml(&slow).expect("loads");
+    assert_eq!(deal(&shared), [208_192, 24_096, 232_288, 48_192]);
+    let own = DeviceConfig::from_toml(&slow.replace("write_units = 0", "write_units = 1"))
+        .expect("loads");
+    let done = deal(&own);
+    assert_eq!(done[0], 208_192);
+    assert!(done[1..].iter().all(|&t| t < 50_000), "{done:?}");
     // Commands of no cost are refused: they would stop the clock.
-    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nread_us = 0.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
+    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 0.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
     let e = DeviceConfig::from_toml(zero).expect_err("zero read time");
     assert!(e.to_string().contains("loop.read_us"), "{e}");
 }
