@@ -9,14 +9,21 @@
 //! * dirty throttling: `balance_dirty_pages` passes, the ones that did not
 //!   sleep, the pause lengths, and the dirty thresholds
 //!   (`global_dirty_state`).
+//! * each device's queue, from `block_rq_issue` and `block_rq_complete`
+//!   (the simulator's `iolab.devices[].queue`): reads, writes and flushes
+//!   issued, each one's time from issue to completion, the writes in
+//!   flight when a read is issued, and the reads issued while a FLUSH is.
+//!   A read or write's completion is matched to its issue by sector,
+//!   length and direction; a FLUSH prints another sector at completion, so
+//!   flushes are matched first in, first out.
 //!
 //! A ticket's wait is the record's timestamp less its `start_ns`; that
 //! holds only when the trace clock is `mono` (the clock of `ktime_get_ns`),
 //! which the caller says. Everything here is pure.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
-use crate::trace::{Event, Item, Reader, TraceError};
+use crate::trace::{Dev, Event, Item, Reader, Rq, TraceError};
 
 /// A distribution's summary: count and nearest-rank percentiles.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,6 +116,32 @@ pub struct DirtyTally {
     pub limit: u64,
 }
 
+/// One device's queue, from the block events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueTally {
+    /// Reads issued.
+    pub reads: u64,
+    /// Writes issued.
+    pub writes: u64,
+    /// Flushes issued (`block_rq_issue` with the operation `F`).
+    pub flushes: u64,
+    /// Issue to completion of the reads matched, ns.
+    pub read_ns: Spread,
+    /// The same for writes.
+    pub write_ns: Spread,
+    /// The same for flushes.
+    pub flush_ns: Spread,
+    /// The writes issued and not yet completed when each read was issued.
+    pub writes_at_read: Spread,
+    /// Reads issued while a FLUSH was in flight.
+    pub reads_under_flush: u64,
+    /// Most flushes in flight at once.
+    pub max_flushes_in_flight: u64,
+    /// Completions with no issue before them in the trace (it began with
+    /// them in flight), not counted in the times.
+    pub unmatched: u64,
+}
+
 /// Everything counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -122,6 +155,84 @@ pub struct Tally {
     pub btrfs: BtrfsTally,
     /// Dirty throttling.
     pub dirty: DirtyTally,
+    /// Each device's queue (block events), by device.
+    pub queues: BTreeMap<Dev, QueueTally>,
+}
+
+/// A device's requests in flight while the block events are counted.
+#[derive(Default)]
+struct InFlight {
+    /// Issue times of reads and writes by (sector, sectors, operation); a
+    /// request issued again before it completed queues behind itself.
+    rw: HashMap<(u64, u32, u8), VecDeque<u64>>,
+    /// Issue times of flushes, oldest first.
+    flushes: VecDeque<u64>,
+    writes: u64,
+    read_ns: Vec<u64>,
+    write_ns: Vec<u64>,
+    flush_ns: Vec<u64>,
+    writes_at_read: Vec<u64>,
+}
+
+impl InFlight {
+    fn issue(&mut self, q: &mut QueueTally, r: &Rq, ts: u64) {
+        match r.rwbs.op() {
+            b'F' => {
+                q.flushes += 1;
+                self.flushes.push_back(ts);
+                q.max_flushes_in_flight = q.max_flushes_in_flight.max(self.flushes.len() as u64);
+                return;
+            }
+            b'R' => {
+                q.reads += 1;
+                self.writes_at_read.push(self.writes);
+                if !self.flushes.is_empty() {
+                    q.reads_under_flush += 1;
+                }
+            }
+            b'W' => {
+                q.writes += 1;
+                self.writes += 1;
+            }
+            _ => return,
+        }
+        self.rw
+            .entry((r.sector, r.nr_sector, r.rwbs.op()))
+            .or_default()
+            .push_back(ts);
+    }
+
+    fn complete(&mut self, q: &mut QueueTally, r: &Rq, ts: u64) {
+        let op = r.rwbs.op();
+        let issued = match op {
+            b'F' => self.flushes.pop_front(),
+            b'R' | b'W' => self
+                .rw
+                .get_mut(&(r.sector, r.nr_sector, op))
+                .and_then(VecDeque::pop_front),
+            _ => return,
+        };
+        let Some(at) = issued else {
+            q.unmatched += 1;
+            return;
+        };
+        let took = ts.saturating_sub(at);
+        match op {
+            b'F' => self.flush_ns.push(took),
+            b'R' => self.read_ns.push(took),
+            _ => {
+                self.writes = self.writes.saturating_sub(1);
+                self.write_ns.push(took);
+            }
+        }
+    }
+
+    fn finish(mut self, q: &mut QueueTally) {
+        q.read_ns = Spread::of(&mut self.read_ns);
+        q.write_ns = Spread::of(&mut self.write_ns);
+        q.flush_ns = Spread::of(&mut self.flush_ns);
+        q.writes_at_read = Spread::of(&mut self.writes_at_read);
+    }
 }
 
 /// Counts `text` (a whole trace, every device). `mono_clock`: the trace
@@ -132,6 +243,7 @@ pub fn tally(text: &str, mono_clock: bool) -> Result<Tally, TraceError> {
     let mut meta_waits = Vec::new();
     let mut pauses = Vec::new();
     let (mut bg, mut th, mut lim) = (Vec::new(), Vec::new(), Vec::new());
+    let mut flight: BTreeMap<Dev, InFlight> = BTreeMap::new();
     for item in Reader::new(text, None) {
         let rec = match item? {
             Item::Record(r) => r,
@@ -189,8 +301,19 @@ pub fn tally(text: &str, mono_clock: bool) -> Result<Tally, TraceError> {
                 th.push(g.thresh);
                 lim.push(g.limit);
             }
+            Event::RqIssue(r) => {
+                let q = t.queues.entry(r.dev).or_default();
+                flight.entry(r.dev).or_default().issue(q, &r, rec.ts_ns);
+            }
+            Event::RqComplete(r) => {
+                let q = t.queues.entry(r.dev).or_default();
+                flight.entry(r.dev).or_default().complete(q, &r, rec.ts_ns);
+            }
             _ => {}
         }
+    }
+    for (dev, f) in flight {
+        f.finish(t.queues.entry(dev).or_default());
     }
     if mono_clock {
         t.btrfs.ticket_wait_ns = Some(Spread::of(&mut waits));
@@ -308,5 +431,49 @@ mod tests {
         assert_eq!(e.line, 14);
         assert_eq!(flush_state_name(4), "FLUSH_DELAYED_REFS");
         assert_eq!(flush_state_name(99), "unknown");
+    }
+
+    /// Block events of two devices: a completion from before the trace,
+    /// two writes, a read issued with one write and a FLUSH in flight, a
+    /// FLUSH matched first in, first out though it prints another sector
+    /// at completion, a request issued twice at the same sector.
+    #[test]
+    fn block_events_give_each_devices_queue() {
+        let text = [
+            "  k-1 [000] ..... 10.000000: block_rq_complete: 7,0 WS () 8 + 8 be,0,4 [0]",
+            "  fio-2 [000] ..... 10.000100: block_rq_issue: 7,0 WS 4096 () 16 + 8 be,0,4 [fio]",
+            "  fio-2 [000] ..... 10.000200: block_rq_issue: 7,0 WS 4096 () 24 + 8 be,0,4 [fio]",
+            "  k-3 [001] ..... 10.000300: block_rq_issue: 7,0 FF 0 () 0 + 0 none,0,0 [k]",
+            "  fio-4 [000] ..... 10.000400: block_rq_issue: 7,0 RA 4096 () 64 + 8 be,0,4 [fio]",
+            "  k-1 [000] ..... 10.000600: block_rq_complete: 7,0 WS () 16 + 8 be,0,4 [0]",
+            "  k-1 [000] ..... 10.001300: block_rq_complete: 7,0 FF () 18446744073709551615 + 0 none,0,0 [0]",
+            "  k-1 [000] ..... 10.001400: block_rq_complete: 7,0 RA () 64 + 8 be,0,4 [0]",
+            "  fio-4 [000] ..... 10.002000: block_rq_issue: 7,0 RA 4096 () 64 + 8 be,0,4 [fio]",
+            "  k-1 [000] ..... 10.002100: block_rq_complete: 7,0 WS () 24 + 8 be,0,4 [0]",
+            "  k-1 [000] ..... 10.002500: block_rq_complete: 7,0 RA () 64 + 8 be,0,4 [0]",
+            "  fio-5 [001] ..... 10.003000: block_rq_issue: 254,0 RS 4096 () 0 + 8 be,0,4 [fio]",
+        ]
+        .join("\n");
+        let t = tally(&text, false).expect("reads");
+        let loop0 = Dev { major: 7, minor: 0 };
+        let q = &t.queues[&loop0];
+        assert_eq!((q.reads, q.writes, q.flushes, q.unmatched), (2, 2, 1, 1));
+        assert_eq!(
+            (q.read_ns.n, q.read_ns.p50, q.read_ns.max),
+            (2, 500_000, 1_000_000)
+        );
+        assert_eq!((q.write_ns.n, q.write_ns.max), (2, 1_900_000));
+        assert_eq!((q.flush_ns.n, q.flush_ns.p50), (1, 1_000_000));
+        // Two writes in flight at the first read, one at the second.
+        assert_eq!((q.writes_at_read.p50, q.writes_at_read.max), (1, 2));
+        assert_eq!((q.reads_under_flush, q.max_flushes_in_flight), (1, 1));
+        let other = &t.queues[&Dev {
+            major: 254,
+            minor: 0,
+        }];
+        assert_eq!(
+            (other.reads, other.read_ns.n, other.writes_at_read.max),
+            (1, 0, 0)
+        );
     }
 }

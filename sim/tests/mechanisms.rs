@@ -276,3 +276,53 @@ fn at_depth_the_jobs_thread_bounds_iops_and_completions_wait_for_it_in_clat() {
     let ctx = json["jobs"][0]["ctx"].as_u64().expect("ctx") as f64;
     assert!((ctx - iops * secs).abs() < 0.01 * ctx, "{ctx} wake-ups");
 }
+
+/// A device's `queue` figures (what `iolab kernel summary` counts from the
+/// block events) agree with its counters, and on a loop device every
+/// FLUSH takes the fitted time exactly and holds up the reads issued
+/// during it.
+#[test]
+fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
+    let device = iolab_sim::device::DeviceConfig::from_toml(
+        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 16\nunits = 2\nwrite_units = 1\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.2\nwrite_sigma = 0.2\n",
+    )
+    .expect("loads");
+    let job = "[global]\nruntime=2\ntime_based\nfilesize=64m\n[w]\nrw=randwrite\nbs=4k\nfdatasync=8\n[r]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\n";
+    let vars = std::collections::BTreeMap::new();
+    let include = |_: &str| -> Result<(String, String), String> { Err("none".into()) };
+    let env = iolab_sim::fio::ParseEnv {
+        mem_bytes: 1 << 30,
+        ncpus: 4,
+        pagesize: 4096,
+        vars: &vars,
+        include: &include,
+    };
+    let jobs = iolab_sim::fio::parse_job_file("q.fio", job, &env)
+        .expect("parses")
+        .jobs;
+    let out = common::run_none(&common::scenario_of(jobs, device, 1 << 30, 1));
+    let d = &out.extra["devices"][0];
+    let (c, q) = (&d["counters"], &d["queue"]);
+    let n = |v: &serde_json::Value| v.as_u64().expect("a count");
+    assert!(n(&c["flushes"]) > 100, "{c}");
+    assert!(n(&c["reads"]) > 1_000, "{c}");
+    assert_eq!(n(&q["flushes"]), n(&c["flushes"]));
+    assert_eq!(n(&q["flush_ns"]["n"]), n(&c["flushes"]));
+    assert_eq!(n(&q["read_ns"]["n"]), n(&c["reads"]));
+    assert_eq!(n(&q["write_ns"]["n"]), n(&c["writes"]));
+    // Issued: every completed one, and at most the tags still in flight.
+    assert!((0..=16).contains(&(n(&q["reads"]) - n(&c["reads"]))), "{q}");
+    assert!(
+        (0..=16).contains(&(n(&q["writes"]) - n(&c["writes"]))),
+        "{q}"
+    );
+    assert_eq!(n(&q["writes_at_read"]["n"]), n(&q["reads"]));
+    assert!(n(&q["writes_at_read"]["max"]) <= 16, "{q}");
+    // The loop worker's fsync: 100 µs, no spread, on no server.
+    assert_eq!(n(&q["flush_ns"]["max"]), 100_000, "{q}");
+    assert!(n(&q["flush_ns"]["p50"]).abs_diff(100_000) <= 100, "{q}");
+    assert!(n(&q["reads_under_flush"]) > 0, "{q}");
+    // A read issued behind a FLUSH waits for it: the slowest read takes
+    // longer than a FLUSH.
+    assert!(n(&q["read_ns"]["max"]) > 100_000, "{q}");
+}

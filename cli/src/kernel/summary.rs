@@ -277,6 +277,19 @@ fn tally_json(t: &Tally) -> Value {
             "metadata_ticket_wait_ns": b.metadata_wait_ns.as_ref().map(spread_json),
             "triggers": b.triggers,
         },
+        "queues": t.queues.iter().map(|(dev, q)| json!({
+            "dev": dev.to_string(),
+            "reads": q.reads,
+            "writes": q.writes,
+            "flushes": q.flushes,
+            "read_ns": spread_json(&q.read_ns),
+            "write_ns": spread_json(&q.write_ns),
+            "flush_ns": spread_json(&q.flush_ns),
+            "writes_at_read": spread_json(&q.writes_at_read),
+            "reads_under_flush": q.reads_under_flush,
+            "max_flushes_in_flight": q.max_flushes_in_flight,
+            "unmatched": q.unmatched,
+        })).collect::<Vec<_>>(),
         "dirty_throttle": {
             "passes": t.dirty.passes,
             "unpaused": t.dirty.unpaused,
@@ -530,6 +543,28 @@ fn normal(v: &Value) -> String {
             d["bg_thresh_pages"],
             d["thresh_pages"],
             d["limit_pages"]
+        );
+    }
+    for q in get("/trace/queues").as_array().into_iter().flatten() {
+        let us = |k: &str, p: &str| q[k][p].as_f64().unwrap_or(0.0) / 1e3;
+        let _ = writeln!(
+            s,
+            "queue {} (block events): {} reads, {} writes, {} flushes issued; issue to completion p50/p99 µs: reads {:.1}/{:.1}, writes {:.1}/{:.1}, flushes {:.1}/{:.1}; writes in flight at a read's issue p50/p90/p99/max {}/{}/{}/{}; {} reads issued during a flush",
+            q["dev"].as_str().unwrap_or("?"),
+            q["reads"],
+            q["writes"],
+            q["flushes"],
+            us("read_ns", "p50"),
+            us("read_ns", "p99"),
+            us("write_ns", "p50"),
+            us("write_ns", "p99"),
+            us("flush_ns", "p50"),
+            us("flush_ns", "p99"),
+            q["writes_at_read"]["p50"],
+            q["writes_at_read"]["p90"],
+            q["writes_at_read"]["p99"],
+            q["writes_at_read"]["max"],
+            q["reads_under_flush"],
         );
     }
     let _ = writeln!(

@@ -349,6 +349,7 @@ impl<P: Policy> World<P> {
                 d.flush_lender = lender.unwrap_or(NO_TAG);
                 d.owner[tag as usize] = FLUSH_OWNER;
                 d.counters.flush_ns = d.counters.flush_ns.wrapping_sub(now);
+                d.issue.flush_issued(now);
                 DevCmd {
                     tag,
                     op: DevOp::Flush,
@@ -385,6 +386,11 @@ impl<P: Policy> World<P> {
                     }
                 };
                 d.owner[tag as usize] = rq;
+                match op {
+                    DevOp::Read => d.issue.read_issued(),
+                    DevOp::Write => d.issue.write_issued(),
+                    _ => {}
+                }
                 let r = &mut self.rqs[rq];
                 r.tag = tag;
                 r.issue_ns = now;
@@ -417,6 +423,7 @@ impl<P: Policy> World<P> {
         if owner == FLUSH_OWNER {
             d.counters.flushes += 1;
             d.counters.flush_ns = d.counters.flush_ns.wrapping_add(now);
+            d.issue.flush_done(now);
             // Give the tag back: to the request that lent it, or to the pool.
             let tag = d.flush_tag;
             if d.flush_lender != NO_TAG {
@@ -443,10 +450,12 @@ impl<P: Policy> World<P> {
                 Op::Read => {
                     c.reads += 1;
                     c.read_bytes += r.bio.len;
+                    d.issue.read_done(now - r.issue_ns);
                 }
                 Op::Write => {
                     c.writes += 1;
                     c.write_bytes += r.bio.len;
+                    d.issue.write_done(now - r.issue_ns);
                 }
                 Op::Discard => c.discards += 1,
             }

@@ -13,6 +13,7 @@ mod block;
 mod btrfs;
 mod cache;
 mod commit;
+mod issue;
 mod job;
 mod journal;
 
@@ -141,6 +142,8 @@ pub(crate) struct DevQueue {
     /// The deadline scheduler, if any (else requests dispatch in order).
     pub sched: Option<Deadline>,
     pub counters: DevCounters,
+    /// Issue to completion, as the block events show it.
+    pub issue: issue::IssueStats,
     /// `part_stat`: what the read-mirror policies see of this device.
     pub part: PartStat,
 }
@@ -355,6 +358,7 @@ impl<P: Policy> World<P> {
                     SchedKind::MqDeadline | SchedKind::SqDeadline => Some(Deadline::new()),
                 },
                 counters: DevCounters::default(),
+                issue: issue::IssueStats::default(),
                 part: PartStat::default(),
             });
         }
@@ -588,6 +592,7 @@ impl<P: Policy> World<P> {
                     "capacity": d.dev.capacity(),
                     "queue_depth": d.dev.queue_depth(),
                     "counters": d.counters,
+                    "queue": d.issue.json(),
                 })
             })
             .collect();

@@ -1,0 +1,83 @@
+//! What a device's queue shows at the driver: the counterpart of the block
+//! events `block_rq_issue` and `block_rq_complete` that `iolab kernel
+//! summary` counts in a real trace (`iolab_kernel::tally::QueueTally`),
+//! so the two sides of a comparison are the same figures. Reads, writes
+//! and flushes issued to the device, each one's time from issue to
+//! completion, the writes in flight at each read's issue, and the reads
+//! issued while a FLUSH is.
+
+use crate::stats::LatAcc;
+use crate::time::Ns;
+
+/// One device's issue statistics.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IssueStats {
+    reads: u64,
+    writes: u64,
+    flushes: u64,
+    read_ns: LatAcc,
+    write_ns: LatAcc,
+    flush_ns: LatAcc,
+    writes_at_read: LatAcc,
+    reads_under_flush: u64,
+    /// Writes issued and not completed.
+    writes_in_flight: u64,
+    /// The issue time of the FLUSH on the device (one at a time).
+    flush_since: Option<Ns>,
+}
+
+impl IssueStats {
+    /// A read was issued.
+    pub(crate) fn read_issued(&mut self) {
+        self.reads += 1;
+        self.writes_at_read.record(self.writes_in_flight);
+        if self.flush_since.is_some() {
+            self.reads_under_flush += 1;
+        }
+    }
+
+    /// A write was issued.
+    pub(crate) fn write_issued(&mut self) {
+        self.writes += 1;
+        self.writes_in_flight += 1;
+    }
+
+    /// A FLUSH was issued at `now`.
+    pub(crate) fn flush_issued(&mut self, now: Ns) {
+        self.flushes += 1;
+        self.flush_since = Some(now);
+    }
+
+    /// A read issued `took` ns ago completed.
+    pub(crate) fn read_done(&mut self, took: Ns) {
+        self.read_ns.record(took);
+    }
+
+    /// A write issued `took` ns ago completed.
+    pub(crate) fn write_done(&mut self, took: Ns) {
+        self.writes_in_flight = self.writes_in_flight.saturating_sub(1);
+        self.write_ns.record(took);
+    }
+
+    /// The FLUSH completed at `now`.
+    pub(crate) fn flush_done(&mut self, now: Ns) {
+        if let Some(at) = self.flush_since.take() {
+            self.flush_ns.record(now.saturating_sub(at));
+        }
+    }
+
+    /// The report's `queue` object: the keys of `iolab kernel summary`'s
+    /// `trace.queues[]`.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "reads": self.reads,
+            "writes": self.writes,
+            "flushes": self.flushes,
+            "read_ns": self.read_ns.spread_json(),
+            "write_ns": self.write_ns.spread_json(),
+            "flush_ns": self.flush_ns.spread_json(),
+            "writes_at_read": self.writes_at_read.spread_json(),
+            "reads_under_flush": self.reads_under_flush,
+        })
+    }
+}
