@@ -30,8 +30,17 @@
 //!   it also checks a flag after every wake-up: if set, it removes its own
 //!   ticket ([`FlushModel::on_interrupt`]); if the ticket was already
 //!   granted, the grant wins and the reserver keeps the bytes.
+//!   [`Pool::reserve_timeout`] gives up the same way once its time on the
+//!   pool's [`Clock`] is up ([`PoolError::TimedOut`]), and
+//!   [`Pool::try_reserve`] never waits (the kernel's
+//!   `BTRFS_RESERVE_NO_FLUSH`: it fails at once if the bytes do not fit).
 //! * The flusher loops on [`Pool::wait_work`] → do the work →
 //!   [`Pool::work_done`]; [`Pool::close`] ends the loop.
+//! * [`Pool::close`] is the end of the pool's service: every reserver
+//!   still waiting takes its ticket off the queue (unless the grant came
+//!   first) and gets [`PoolError::Closed`], as does every later
+//!   reservation and ref update, so nobody waits for a flusher that is
+//!   gone. Reservations held stay valid; dropping them returns the bytes.
 //! * Dropping a [`Reservation`] returns its bytes (which may grant waiting
 //!   tickets in the dropper's context).
 //!
@@ -40,9 +49,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::PoisonError;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-#[cfg(not(feature = "mutant-f1"))]
 use crate::Interrupted;
 use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
 use crate::{
@@ -151,6 +159,11 @@ pub enum PoolError {
     Ticket(TicketError),
     /// The core refused the event.
     Core(Error),
+    /// The pool was closed ([`Pool::close`]) before the reservation or
+    /// ref update could go through.
+    Closed,
+    /// [`Pool::reserve_timeout`]'s time ran out before a grant.
+    TimedOut,
 }
 
 impl core::fmt::Display for PoolError {
@@ -158,6 +171,8 @@ impl core::fmt::Display for PoolError {
         match self {
             PoolError::Ticket(e) => write!(f, "reservation failed: {e}"),
             PoolError::Core(e) => write!(f, "{e}"),
+            PoolError::Closed => write!(f, "the pool is closed"),
+            PoolError::TimedOut => write!(f, "timed out waiting for a grant"),
         }
     }
 }
@@ -306,8 +321,32 @@ impl<C: Clock> Pool<C> {
     }
 
     /// Reserve `bytes`, sleeping on a ticket if they do not fit.
+    /// [`PoolError::Closed`] if the pool is closed before the grant.
     pub fn reserve(&self, bytes: u64, kind: FlushKind) -> Result<Reservation<'_, C>, PoolError> {
-        self.reserve_inner(bytes, kind, None)
+        self.reserve_inner(bytes, kind, None, None)
+    }
+
+    /// Reserve `bytes` without waiting: granted if they fit now, else
+    /// [`TicketError::Enospc`] at once and no ticket (the kernel's
+    /// `BTRFS_RESERVE_NO_FLUSH`).
+    pub fn try_reserve(&self, bytes: u64) -> Result<Reservation<'_, C>, PoolError> {
+        self.reserve_inner(bytes, FlushKind::NoFlush, None, None)
+    }
+
+    /// [`reserve`](Self::reserve), giving up with [`PoolError::TimedOut`]
+    /// (and taking its ticket off the queue) once `timeout_ns` have passed
+    /// on the pool's clock, unless the grant came first. With a
+    /// [`ManualClock`] the time passes only as the clock is moved; the
+    /// waiter looks again at least every `timeout_ns` of real time, or at
+    /// once after [`Pool::notify`].
+    pub fn reserve_timeout(
+        &self,
+        bytes: u64,
+        kind: FlushKind,
+        timeout_ns: u64,
+    ) -> Result<Reservation<'_, C>, PoolError> {
+        let deadline = self.clock.now_ns().saturating_add(timeout_ns);
+        self.reserve_inner(bytes, kind, None, Some(deadline))
     }
 
     /// [`reserve`](Self::reserve), giving up with
@@ -319,7 +358,26 @@ impl<C: Clock> Pool<C> {
         kind: FlushKind,
         cancel: &AtomicBool,
     ) -> Result<Reservation<'_, C>, PoolError> {
-        self.reserve_inner(bytes, kind, Some(cancel))
+        self.reserve_inner(bytes, kind, Some(cancel), None)
+    }
+
+    /// Why a waiting reserver stops waiting without its outcome: its
+    /// cancel flag, the pool's close, or its deadline on the clock.
+    fn give_up(
+        &self,
+        s: &Shared,
+        cancel: Option<&AtomicBool>,
+        deadline: Option<u64>,
+    ) -> Option<PoolError> {
+        if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            Some(PoolError::Ticket(TicketError::Eintr))
+        } else if s.closed {
+            Some(PoolError::Closed)
+        } else if deadline.is_some_and(|d| self.clock.now_ns() >= d) {
+            Some(PoolError::TimedOut)
+        } else {
+            None
+        }
     }
 
     fn reserve_inner(
@@ -327,8 +385,12 @@ impl<C: Clock> Pool<C> {
         bytes: u64,
         kind: FlushKind,
         cancel: Option<&AtomicBool>,
+        deadline: Option<u64>,
     ) -> Result<Reservation<'_, C>, PoolError> {
         let mut s = self.lock();
+        if s.closed {
+            return Err(PoolError::Closed);
+        }
         let owner = s.next_owner;
         s.next_owner += 1;
         let now = self.clock.now_ns();
@@ -357,7 +419,7 @@ impl<C: Clock> Pool<C> {
                     Outcome::Failed(e) => Err(PoolError::Ticket(e)),
                 };
             }
-            if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+            if let Some(why) = self.give_up(&s, cancel, deadline) {
                 // Mutant F1 (test-only; reverts kernel 0cab7acc4afc, "Btrfs:
                 // fix race leading to metadata space leak after task
                 // received signal", Filipe Manana, 2019): the interrupted
@@ -365,19 +427,18 @@ impl<C: Clock> Pool<C> {
                 // off the queue, so a later grant raises `may_use` for
                 // bytes nobody will ever return.
                 #[cfg(feature = "mutant-f1")]
-                {
+                if why == PoolError::Ticket(TicketError::Eintr) {
                     let _ = ticket;
                     drop(s);
-                    return Err(PoolError::Ticket(TicketError::Eintr));
+                    return Err(why);
                 }
-                #[cfg(not(feature = "mutant-f1"))]
                 match s.fs.on_interrupt(self.clock.now_ns(), ticket) {
                     Ok(Interrupted::Removed) => {
                         s.settle();
                         s.outcomes.remove(&owner);
                         drop(s);
                         self.cv.notify_all();
-                        return Err(PoolError::Ticket(TicketError::Eintr));
+                        return Err(why);
                     }
                     // Resolved already: its outcome is in the table (the
                     // decisions were settled under this same lock).
@@ -387,7 +448,15 @@ impl<C: Clock> Pool<C> {
                     }
                 }
             }
-            s = self.wait(s);
+            s = match deadline {
+                Some(d) => {
+                    let left = d.saturating_sub(self.clock.now_ns()).max(1);
+                    self.cv
+                        .wait_timeout(s, Duration::from_nanos(left))
+                        .map_or_else(|e| e.into_inner().0, |(g, _)| g)
+                }
+                None => self.wait(s),
+            };
         }
     }
 
@@ -398,14 +467,18 @@ impl<C: Clock> Pool<C> {
         self.cv.notify_all();
     }
 
+    /// Wait for handle `h`'s event; `None` once the pool is closed.
     fn wait_handle<'g>(
         &self,
         mut s: MutexGuard<'g, Shared>,
         h: HandleId,
-    ) -> (MutexGuard<'g, Shared>, HandleEvent) {
+    ) -> (MutexGuard<'g, Shared>, Option<HandleEvent>) {
         loop {
             if let Some(e) = s.handles.remove(&h) {
-                return (s, e);
+                return (s, Some(e));
+            }
+            if s.closed {
+                return (s, None);
             }
             s = self.wait(s);
         }
@@ -416,6 +489,9 @@ impl<C: Clock> Pool<C> {
     /// catch-up variant makes the end wait).
     pub fn add_refs(&self, batch: RefBatch) -> Result<(), PoolError> {
         let mut s = self.lock();
+        if s.closed {
+            return Err(PoolError::Closed);
+        }
         let now = self.clock.now_ns();
         let h = match s.fs.on_handle_start(now, HandleKind::Join, 0) {
             Ok(Start::Ready(h)) => h,
@@ -425,11 +501,12 @@ impl<C: Clock> Pool<C> {
                 let (g, e) = self.wait_handle(s, handle);
                 s = g;
                 match e {
-                    HandleEvent::Ready => handle,
-                    HandleEvent::Failed(e) => return Err(PoolError::Ticket(e)),
-                    HandleEvent::Released => {
+                    Some(HandleEvent::Ready) => handle,
+                    Some(HandleEvent::Failed(e)) => return Err(PoolError::Ticket(e)),
+                    Some(HandleEvent::Released) => {
                         return Err(PoolError::Core(Error::UnknownHandle(handle)));
                     }
+                    None => return Err(PoolError::Closed),
                 }
             }
             Ok(Start::Failed(e)) => return Err(PoolError::Ticket(e)),
@@ -444,10 +521,10 @@ impl<C: Clock> Pool<C> {
         added.map_err(PoolError::Core)?;
         match end.map_err(PoolError::Core)? {
             End::Done => Ok(()),
-            End::Wait(w) => {
-                let _ = self.wait_handle(s, w);
-                Ok(())
-            }
+            End::Wait(w) => match self.wait_handle(s, w).1 {
+                Some(_) => Ok(()),
+                None => Err(PoolError::Closed),
+            },
         }
     }
 
@@ -498,7 +575,11 @@ impl<C: Clock> Pool<C> {
         next
     }
 
-    /// Stop [`wait_work`](Self::wait_work) loops.
+    /// End the pool's service: [`wait_work`](Self::wait_work) loops stop,
+    /// every reserver still waiting gets [`PoolError::Closed`] (its
+    /// ticket taken off the queue, unless the grant came first), and so
+    /// does every later reservation and ref update. Reservations held stay
+    /// valid.
     pub fn close(&self) {
         let mut s = self.lock();
         s.closed = true;

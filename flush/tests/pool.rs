@@ -186,3 +186,98 @@ fn many_reservers_and_a_flusher_settle_to_the_start() {
         );
     }
 }
+
+/// The issue this closes: a reserver that must queue after the flusher is
+/// gone used to sleep forever. Now `close` wakes the one waiting with
+/// `Closed` (its ticket off the queue, nothing held), and every later
+/// reservation and ref update is refused at once; a reservation held
+/// across the close stays valid and returns its bytes.
+#[test]
+fn close_fails_the_waiting_and_later_reservations() {
+    // No flusher runs (it has gone), so nothing but the close can end
+    // the wait.
+    let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
+    let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+    let p2 = Arc::clone(&pool);
+    let waiter = thread::spawn(move || {
+        p2.reserve(768 * KIB, FlushKind::FlushAll)
+            .map(|r| r.bytes())
+    });
+    while pool.snapshot().normal_tickets == 0 {
+        thread::yield_now();
+    }
+    pool.close();
+    assert_eq!(waiter.join().unwrap(), Err(PoolError::Closed));
+    assert_eq!(pool.snapshot().normal_tickets, 0);
+    // A flusher still drains the work queued before the close, then stops.
+    while pool.next_work().is_some() {}
+    assert_eq!(pool.wait_work(), None);
+    assert_eq!(
+        pool.reserve(KIB, FlushKind::FlushAll).map(|r| r.bytes()),
+        Err(PoolError::Closed)
+    );
+    assert_eq!(
+        pool.try_reserve(KIB).map(|r| r.bytes()),
+        Err(PoolError::Closed)
+    );
+    assert_eq!(pool.add_refs(RefBatch::default()), Err(PoolError::Closed));
+    assert_eq!(held.bytes(), MIB);
+    drop(held);
+    let s = pool.snapshot();
+    assert_eq!((s.grants, s.reclaim_size, s.space.may_use), (0, 0, MIB));
+}
+
+/// `try_reserve` never queues: what fits is granted, what does not fails
+/// with ENOSPC at once, leaving no ticket.
+#[test]
+fn try_reserve_grants_or_fails_at_once() {
+    let pool = Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap();
+    let r = pool.try_reserve(768 * KIB).unwrap();
+    assert_eq!(r.bytes(), 768 * KIB);
+    assert_eq!(
+        pool.try_reserve(512 * KIB).map(|r| r.bytes()),
+        Err(PoolError::Ticket(TicketError::Enospc))
+    );
+    let s = pool.snapshot();
+    assert_eq!((s.normal_tickets, s.prio_tickets), (0, 0));
+    drop(r);
+    assert_eq!(pool.snapshot().space.may_use, MIB);
+}
+
+/// `reserve_timeout` gives up once its time on the pool's clock is up,
+/// taking its ticket off the queue; a grant before then wins.
+#[test]
+fn reserve_timeout_gives_up_on_the_pools_clock() {
+    let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
+    let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+    let p2 = Arc::clone(&pool);
+    let waiter = thread::spawn(move || {
+        p2.reserve_timeout(512 * KIB, FlushKind::FlushAll, 1_000_000)
+            .map(|r| r.bytes())
+    });
+    while pool.snapshot().normal_tickets == 0 {
+        thread::yield_now();
+    }
+    // Half the time: still waiting.
+    pool.clock().advance(500_000);
+    pool.notify();
+    thread::sleep(std::time::Duration::from_millis(5));
+    assert!(!waiter.is_finished(), "gave up before its time");
+    pool.clock().advance(500_000);
+    pool.notify();
+    assert_eq!(waiter.join().unwrap(), Err(PoolError::TimedOut));
+    let s = pool.snapshot();
+    assert_eq!((s.normal_tickets, s.reclaim_size), (0, 0));
+    // Granted in time.
+    let p3 = Arc::clone(&pool);
+    let waiter = thread::spawn(move || {
+        p3.reserve_timeout(512 * KIB, FlushKind::FlushAll, 1_000_000)
+            .map(|r| r.bytes())
+    });
+    while pool.snapshot().normal_tickets == 0 {
+        thread::yield_now();
+    }
+    drop(held);
+    assert_eq!(waiter.join().unwrap(), Ok(512 * KIB));
+    assert_eq!(pool.snapshot().space.may_use, MIB);
+}

@@ -12,7 +12,8 @@
 //! * `tests/flush_loom.rs`: loom models of `iolab_flush::Pool` (flush.md
 //!   §8: reservers and a flusher keep FIFO, no sleeper left behind, grant
 //!   versus interrupt, space returned while a ticket is queued, a ticket
-//!   queued as the flusher stops).
+//!   queued as the flusher stops, the pool's close waking a waiting
+//!   reserver and racing a grant).
 //! * `tests/flush_mutants.rs`: two historic btrfs races, F1 (an
 //!   interrupted waiter's ticket left queued, leaking its later grant) and
 //!   F2 (a newcomer taking space freed for the front ticket), each caught

@@ -1,7 +1,8 @@
 //! Loom models of `iolab_flush::Pool` for the concurrency scenarios of
 //! spec flush.md §8 that concern the face: concurrent reservers and a
-//! flusher (§8.1), grant versus interrupt (§8.2), and space returned
-//! while a ticket is being queued.
+//! flusher (§8.1), grant versus interrupt (§8.2), space returned while a
+//! ticket is being queued, and the pool's close against a waiting
+//! reserver and against a grant.
 //!
 //! Run (normal test runs skip this file):
 //!
@@ -19,11 +20,11 @@
 mod flush_common;
 
 use flush_common::{
-    KIB, MIB, assert_settled, cancellable_reserver, flusher, model, pool, pool_with_chunk,
-    reserver, wait_tickets,
+    KIB, MIB, assert_settled, cancellable_reserver, closable_reserver, flusher, model, pool,
+    pool_with_chunk, reserver, wait_tickets,
 };
-use iolab_flush::FlushKind;
 use iolab_flush::sync::{Arc, Ordering, thread};
+use iolab_flush::{FlushKind, PoolError};
 
 /// §8.1, two reservers and a flusher: A (768 KiB) waits; half the space
 /// comes back, which is not enough for A; B (256 KiB) arrives and would
@@ -152,6 +153,49 @@ fn release_races_with_queueing() {
         let waiter = reserver(&p, MIB);
         drop(held);
         assert_eq!(waiter.join().expect("waiter"), MIB);
+        assert_settled(&p);
+    });
+}
+
+/// A reserver waits on a ticket nothing will grant (no flusher; the
+/// holder keeps its bytes) and the pool is closed: whether it queued
+/// before the close or arrives after it, it gets `Closed` holding nothing,
+/// its ticket off the queue, and no interleaving leaves it asleep (loom
+/// reports that as a deadlock). A reservation after the close is refused.
+#[test]
+fn close_wakes_a_waiting_reserver() {
+    model("close_wakes_a_waiting_reserver", || {
+        let p = pool();
+        let held = p.reserve(MIB, FlushKind::FlushAll).expect("fits");
+        let waiter = closable_reserver(&p, 512 * KIB);
+        p.close();
+        assert_eq!(waiter.join().expect("waiter"), 0);
+        assert!(matches!(
+            p.reserve(KIB, FlushKind::FlushAll),
+            Err(PoolError::Closed)
+        ));
+        drop(held);
+        assert_settled(&p);
+    });
+}
+
+/// Close versus grant: the holder returns its space while another thread
+/// closes the pool. The waiter ends with the grant or with `Closed`, never
+/// asleep, and no byte or ticket is left behind either way.
+#[test]
+fn close_versus_grant() {
+    model("close_versus_grant", || {
+        let p = pool();
+        let held = p.reserve(MIB, FlushKind::FlushAll).expect("fits");
+        let waiter = closable_reserver(&p, 512 * KIB);
+        let closer = {
+            let p = Arc::clone(&p);
+            thread::spawn(move || p.close())
+        };
+        drop(held);
+        closer.join().expect("closer");
+        let got = waiter.join().expect("waiter");
+        assert!(got == 0 || got == 512 * KIB, "got {got}");
         assert_settled(&p);
     });
 }

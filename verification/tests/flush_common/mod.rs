@@ -81,6 +81,17 @@ pub fn cancellable_reserver(p: &Arc<P>, bytes: u64) -> (thread::JoinHandle<u64>,
     (waiter, cancel)
 }
 
+/// A thread that reserves `bytes` (`FlushAll`) until granted or the pool
+/// closes, and returns how many bytes it got (0 for `Closed`).
+pub fn closable_reserver(p: &Arc<P>, bytes: u64) -> thread::JoinHandle<u64> {
+    let p = Arc::clone(p);
+    thread::spawn(move || match p.reserve(bytes, FlushKind::FlushAll) {
+        Ok(r) => r.bytes(),
+        Err(PoolError::Closed) => 0,
+        Err(e) => panic!("reserve({bytes}): {e}"),
+    })
+}
+
 /// The reclaim worker's thread, bounded: it does at most `max` pieces of
 /// work (in the pool's FIFO order) and stops early once the pool is
 /// closed. Three full passes of the flush states would fail the waiters
