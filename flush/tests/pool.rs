@@ -42,6 +42,22 @@ fn flusher(pool: Arc<Pool<ManualClock>>) -> thread::JoinHandle<u64> {
     })
 }
 
+type Outcome = Result<u64, PoolError>;
+
+/// A thread that reserves with `reserve` (the bytes it got, or the error),
+/// returned once its ticket is queued.
+fn queued(
+    pool: &Arc<Pool<ManualClock>>,
+    reserve: impl FnOnce(&Pool<ManualClock>) -> Outcome + Send + 'static,
+) -> thread::JoinHandle<Outcome> {
+    let p = Arc::clone(pool);
+    let waiter = thread::spawn(move || reserve(&p));
+    while pool.snapshot().normal_tickets == 0 {
+        thread::yield_now();
+    }
+    waiter
+}
+
 #[test]
 fn fitting_reservation_returns_at_once() {
     let pool = Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap();
@@ -57,15 +73,10 @@ fn fitting_reservation_returns_at_once() {
 fn waiter_is_granted_when_space_returns() {
     let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
     let big = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
-    let p2 = Arc::clone(&pool);
-    let waiter = thread::spawn(move || {
-        p2.reserve(512 * KIB, FlushKind::FlushAll)
-            .map(|r| r.bytes())
+    let waiter = queued(&pool, |p| {
+        p.reserve(512 * KIB, FlushKind::FlushAll).map(|r| r.bytes())
     });
-    // Wait until the ticket is queued, then give the space back.
-    while pool.snapshot().normal_tickets == 0 {
-        thread::yield_now();
-    }
+    // The ticket is queued: give the space back.
     drop(big);
     assert_eq!(waiter.join().unwrap(), Ok(512 * KIB));
     let s = pool.snapshot();
@@ -77,14 +88,11 @@ fn cancelled_waiter_gets_eintr_and_holds_nothing() {
     let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
     let big = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
     let cancel = Arc::new(AtomicBool::new(false));
-    let (p2, c2) = (Arc::clone(&pool), Arc::clone(&cancel));
-    let waiter = thread::spawn(move || {
-        p2.reserve_cancellable(768 * KIB, FlushKind::FlushAll, &c2)
+    let c2 = Arc::clone(&cancel);
+    let waiter = queued(&pool, move |p| {
+        p.reserve_cancellable(768 * KIB, FlushKind::FlushAll, &c2)
             .map(|r| r.bytes())
     });
-    while pool.snapshot().normal_tickets == 0 {
-        thread::yield_now();
-    }
     cancel.store(true, Ordering::SeqCst);
     pool.notify();
     assert_eq!(
@@ -198,14 +206,9 @@ fn close_fails_the_waiting_and_later_reservations() {
     // the wait.
     let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
     let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
-    let p2 = Arc::clone(&pool);
-    let waiter = thread::spawn(move || {
-        p2.reserve(768 * KIB, FlushKind::FlushAll)
-            .map(|r| r.bytes())
+    let waiter = queued(&pool, |p| {
+        p.reserve(768 * KIB, FlushKind::FlushAll).map(|r| r.bytes())
     });
-    while pool.snapshot().normal_tickets == 0 {
-        thread::yield_now();
-    }
     pool.close();
     assert_eq!(waiter.join().unwrap(), Err(PoolError::Closed));
     assert_eq!(pool.snapshot().normal_tickets, 0);
@@ -250,14 +253,11 @@ fn try_reserve_grants_or_fails_at_once() {
 fn reserve_timeout_gives_up_on_the_pools_clock() {
     let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
     let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
-    let p2 = Arc::clone(&pool);
-    let waiter = thread::spawn(move || {
-        p2.reserve_timeout(512 * KIB, FlushKind::FlushAll, 1_000_000)
+    let timed = |p: &Pool<ManualClock>| {
+        p.reserve_timeout(512 * KIB, FlushKind::FlushAll, 1_000_000)
             .map(|r| r.bytes())
-    });
-    while pool.snapshot().normal_tickets == 0 {
-        thread::yield_now();
-    }
+    };
+    let waiter = queued(&pool, timed);
     // Half the time: still waiting.
     pool.clock().advance(500_000);
     pool.notify();
@@ -269,14 +269,7 @@ fn reserve_timeout_gives_up_on_the_pools_clock() {
     let s = pool.snapshot();
     assert_eq!((s.normal_tickets, s.reclaim_size), (0, 0));
     // Granted in time.
-    let p3 = Arc::clone(&pool);
-    let waiter = thread::spawn(move || {
-        p3.reserve_timeout(512 * KIB, FlushKind::FlushAll, 1_000_000)
-            .map(|r| r.bytes())
-    });
-    while pool.snapshot().normal_tickets == 0 {
-        thread::yield_now();
-    }
+    let waiter = queued(&pool, timed);
     drop(held);
     assert_eq!(waiter.join().unwrap(), Ok(512 * KIB));
     assert_eq!(pool.snapshot().space.may_use, MIB);
