@@ -71,8 +71,10 @@ fn compare_none_none_shows_zero_deltas_everywhere() {
     }
 }
 
+/// A job file in this suite's scratch directory under Cargo's
+/// `target/tmp`.
 fn temp_job(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iolab-cli-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-cli");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
     std::fs::write(&p, text).expect("write job");

@@ -9,10 +9,10 @@ mod common;
 
 use common::{iolab, root, stderr, stdout};
 
-/// The bundled wbt job cut to 5 s, in a temporary directory of this test
-/// process.
+/// The bundled wbt job cut to 5 s, in this suite's scratch directory
+/// (under Cargo's `target/tmp`, never the system's /tmp).
 fn short_wbt() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("iolab-seeds-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-seeds");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join("short-wbt.fio");
     let text = std::fs::read_to_string(root().join("scenarios/wbt-fdatasync-writers.fio"))

@@ -14,8 +14,9 @@ use common::{root, stderr};
 /// Longer than any case takes; a case still running then has hung.
 const WALL: Duration = Duration::from_secs(60);
 
+/// This suite's scratch directory under Cargo's `target/tmp`.
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("iolab-contract-{}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-contract");
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }

@@ -153,7 +153,7 @@ fn a_summary_measures_ticket_waits_only_on_the_mono_clock() {
 
 #[test]
 fn a_summary_of_a_bad_trace_names_its_line() {
-    let dir = std::env::temp_dir().join(format!("iolab-summary-bad-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-summary-bad");
     std::fs::create_dir_all(&dir).expect("dir");
     let good = std::fs::read_to_string(root().join(BTRFS_BUNDLE).join("trace.txt")).expect("trace");
     let mut lines: Vec<&str> = good.lines().take(20).collect();
@@ -419,8 +419,11 @@ fn a_dirty_replay_without_writeback_records_or_device_is_refused() {
     }
 }
 
+/// A fresh scratch directory `name` under Cargo's `target/tmp` (tests
+/// leave nothing in the system's /tmp).
 fn temp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("iolab-kernel-test-{}-{name}", std::process::id()));
+    let d =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("iolab-kernel-test-{name}"));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d
