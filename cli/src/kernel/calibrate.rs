@@ -1090,8 +1090,10 @@ fn of<'a>(real: &'a [(&'static str, Measured)], name: &str) -> Option<&'a Measur
 /// units deliver)`, and on the SSD a sequential write's is a burst into
 /// the buffer and then the programs' rate, so the link (and the SSD's
 /// `program_us`) are searched on the simulator (the probe run on the
-/// fitted model until it gives the measured bandwidth); the rest come
-/// from [`fit_loop`]'s or [`fit`]'s formulas.
+/// fitted model until it gives the measured bandwidth). The loop model's
+/// write servers are scanned on the mixed probe ([`scan_write_units`])
+/// before its write bandwidth is searched with them. The rest come from
+/// [`fit_loop`]'s or [`fit`]'s formulas.
 #[allow(clippy::too_many_arguments)]
 fn fit_all(
     model: Model,
