@@ -486,7 +486,9 @@ impl<C: Clock> Pool<C> {
 
     /// Queue refs as an endio worker would: join the transaction (waiting
     /// while it commits), add the batch, end the handle (waiting if the
-    /// catch-up variant makes the end wait).
+    /// catch-up variant makes the end wait). [`PoolError::Closed`] if the
+    /// pool is closed before, or while it waits (when it closes during the
+    /// end's wait, the batch was added).
     pub fn add_refs(&self, batch: RefBatch) -> Result<(), PoolError> {
         let mut s = self.lock();
         if s.closed {

@@ -204,26 +204,27 @@ impl InFlight {
 
     fn complete(&mut self, q: &mut QueueTally, r: &Rq, ts: u64) {
         let op = r.rwbs.op();
-        let issued = match op {
-            b'F' => self.flushes.pop_front(),
-            b'R' | b'W' => self
-                .rw
-                .get_mut(&(r.sector, r.nr_sector, op))
-                .and_then(VecDeque::pop_front),
+        let (issued, times) = match op {
+            b'F' => (self.flushes.pop_front(), &mut self.flush_ns),
+            b'R' | b'W' => (
+                self.rw
+                    .get_mut(&(r.sector, r.nr_sector, op))
+                    .and_then(VecDeque::pop_front),
+                if op == b'R' {
+                    &mut self.read_ns
+                } else {
+                    &mut self.write_ns
+                },
+            ),
             _ => return,
         };
         let Some(at) = issued else {
             q.unmatched += 1;
             return;
         };
-        let took = ts.saturating_sub(at);
-        match op {
-            b'F' => self.flush_ns.push(took),
-            b'R' => self.read_ns.push(took),
-            _ => {
-                self.writes = self.writes.saturating_sub(1);
-                self.write_ns.push(took);
-            }
+        times.push(ts.saturating_sub(at));
+        if op == b'W' {
+            self.writes = self.writes.saturating_sub(1);
         }
     }
 

@@ -189,11 +189,7 @@ impl LoopDev {
     /// then `len` bytes over the shared channel at the read or the write
     /// speed. Returns its end.
     fn serve(&mut self, now: Ns, ready: Ns, fixed: Ns, spread: Spread, len: u64) -> Ns {
-        let servers = match (spread, self.writes.as_mut()) {
-            (Spread::Write | Spread::Exact, Some(w)) => w,
-            _ => &mut self.reads,
-        };
-        let (u, free) = servers.deal();
+        let (u, free) = self.servers(spread).deal();
         let jitter = match spread {
             Spread::Read => self.read_spread.as_mut(),
             Spread::Write => self.write_spread.as_mut(),
@@ -207,10 +203,16 @@ impl LoopDev {
         };
         let dur = if len == 0 { 0 } else { rate.ns(len) };
         let end = self.link_busy.reserve(now, media, dur) + dur;
-        match (spread, self.writes.as_mut()) {
-            (Spread::Write | Spread::Exact, Some(w)) => w.free[u] = end,
-            _ => self.reads.free[u] = end,
-        }
+        self.servers(spread).free[u] = end;
         end
+    }
+
+    /// The servers a command of `spread` goes to: a write's (and a FUA
+    /// write's flush) to the write servers if there are any.
+    fn servers(&mut self, spread: Spread) -> &mut Servers {
+        match (spread, self.writes.as_mut()) {
+            (Spread::Write | Spread::Exact, Some(w)) => w,
+            _ => &mut self.reads,
+        }
     }
 }

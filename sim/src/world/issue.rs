@@ -67,7 +67,9 @@ impl IssueStats {
     }
 
     /// The report's `queue` object: the keys of `iolab kernel summary`'s
-    /// `trace.queues[]`.
+    /// `trace.queues[]` but `dev`, `max_flushes_in_flight` (the block
+    /// layer here sends one FLUSH at a time) and `unmatched` (every
+    /// completion here has its issue).
     pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "reads": self.reads,
