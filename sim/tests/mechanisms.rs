@@ -284,7 +284,7 @@ fn at_depth_the_jobs_thread_bounds_iops_and_completions_wait_for_it_in_clat() {
 #[test]
 fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
     let device = iolab_sim::device::DeviceConfig::from_toml(
-        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 16\nunits = 2\nwrite_units = 1\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.2\nwrite_sigma = 0.2\n",
+        "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 16\nunits = 2\nwrite_units = 1\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nflush_drains = false\nwrite_cache = true\nfua = false\nservice_sigma = 0.2\nwrite_sigma = 0.2\n",
     )
     .expect("loads");
     let job = "[global]\nruntime=2\ntime_based\nfilesize=64m\n[w]\nrw=randwrite\nbs=4k\nfdatasync=8\n[r]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\n";

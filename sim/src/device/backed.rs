@@ -28,12 +28,16 @@
 //! Linux 6.18: it takes its commands one by one, sends a read or a write
 //! to the backing file without waiting for it, but does the fsync itself
 //! (`loop_process_work`, `lo_req_flush` in `drivers/block/loop.c`), so a
-//! FLUSH takes no server, waits for no write still in flight, and holds up
-//! everything behind it. (Commit 0ba93a906dda, merged after 6.18, sends
-//! reads and writes from the submitter instead when it can; this model
-//! does not follow it.) A FUA write pays the flush's time on its server
-//! after its own data. Without a write cache a FLUSH completes at once. A
-//! discard costs a write's fixed time.
+//! FLUSH takes no server and holds up everything behind it. (Commit
+//! 0ba93a906dda, merged after 6.18, sends reads and writes from the
+//! submitter instead when it can; this model does not follow it.)
+//! Whether the fsync also waits for the commands still in flight is the
+//! backing store's affair, not the loop driver's, and is measured
+//! (`flush_drains`): a store that finishes what it holds before it syncs
+//! starts the FLUSH only when every command submitted before it has
+//! completed. A FUA write pays the flush's time on its server after its
+//! own data. Without a write cache a FLUSH completes at once. A discard
+//! costs a write's fixed time.
 //!
 //! The completion time of every command is known at submission: no
 //! wake-ups, and all state is sized at construction.
@@ -56,6 +60,7 @@ pub struct LoopDev {
     t_read: Ns,
     t_write: Ns,
     t_flush: Ns,
+    flush_drains: bool,
     read_rate: Rate,
     write_rate: Rate,
     write_cache: bool,
@@ -67,6 +72,9 @@ pub struct LoopDev {
     /// When the last FLUSH submitted so far completes: the loop driver's
     /// worker takes no command after a FLUSH until it has done it.
     flush_done: Ns,
+    /// When the last of the commands submitted so far completes: what a
+    /// draining FLUSH waits for.
+    drained: Ns,
     read_spread: Option<Jitter>,
     write_spread: Option<Jitter>,
 }
@@ -114,6 +122,7 @@ impl LoopDev {
             t_read: ns(p.read_us),
             t_write: ns(p.write_us),
             t_flush: ns(p.flush_us),
+            flush_drains: p.flush_drains,
             read_rate: Rate::new(p.read_mb_s * 1_000_000),
             write_rate: Rate::new(p.write_mb_s * 1_000_000),
             write_cache: p.write_cache,
@@ -122,6 +131,7 @@ impl LoopDev {
             writes: (p.write_units > 0).then(|| Servers::new(p.write_units)),
             link_busy: Timeline::with_capacity((p.queue_depth as usize).min(256) + 8),
             flush_done: 0,
+            drained: 0,
             read_spread: Jitter::new(p.service_sigma, stream),
             write_spread: Jitter::new(p.write_sigma, writes),
         }
@@ -169,12 +179,18 @@ impl LoopDev {
                 done
             }
             DevOp::Flush if self.write_cache => {
-                self.flush_done = ready + self.t_flush;
+                let start = if self.flush_drains {
+                    ready.max(self.drained)
+                } else {
+                    ready
+                };
+                self.flush_done = start + self.t_flush;
                 self.flush_done
             }
             DevOp::Flush => now,
             DevOp::Discard => self.serve(now, ready, self.t_write, Spread::Write, 0),
         };
+        self.drained = self.drained.max(done);
         ctx.complete_at(done, cmd.tag);
     }
 

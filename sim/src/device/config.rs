@@ -123,6 +123,10 @@ pub struct LoopParams {
     pub write_mb_s: u64,
     /// A FLUSH (the backing file's fsync) after the writes before it, µs.
     pub flush_us: f64,
+    /// A FLUSH starts only once every command submitted before it has
+    /// completed: the backing store finishes what it holds before it
+    /// syncs. `false`: it starts at once, whatever is in flight.
+    pub flush_drains: bool,
     /// The queue's `write_cache` is `write back`: FLUSH is meaningful.
     pub write_cache: bool,
     /// The queue honours FUA.
@@ -556,6 +560,7 @@ const LOOP_DOCS: &[(&str, &str, &str)] = &[
     ("read_mb_s", "MB/s", "measured (iolab calibrate)"),
     ("write_mb_s", "MB/s", "measured (iolab calibrate)"),
     ("flush_us", "us", "measured (iolab calibrate)"),
+    ("flush_drains", "", "measured (iolab calibrate)"),
     ("write_cache", "", "queue/write_cache"),
     ("fua", "", "queue/fua"),
     ("service_sigma", "", "measured (iolab calibrate)"),

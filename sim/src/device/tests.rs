@@ -900,7 +900,7 @@ impl DevCtx for Collect {
 /// every command after it.
 #[test]
 fn a_loop_device_deals_commands_in_turn_and_shares_one_channel() {
-    let text = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
+    let text = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nflush_drains = false\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
     let cfg = DeviceConfig::from_toml(text).expect("loads");
     let lone = |op: DevOp, len: u64| {
         let mut d = Device::new(&cfg).expect("builds");
@@ -960,29 +960,42 @@ fn a_loop_device_deals_commands_in_turn_and_shares_one_channel() {
             "step {step}: {last}"
         );
     }
-    // A FLUSH waits for no write in flight (the worker sends the write
-    // and goes on to the fsync), and a read submitted after it starts
-    // only when it is done.
-    let mut d = Device::new(&cfg).expect("builds");
-    let mut ctx = Collect::default();
-    for (tag, op) in [(0, DevOp::Write), (1, DevOp::Flush), (2, DevOp::Read)] {
-        let cmd = DevCmd {
-            tag,
-            op,
-            offset: 0,
-            len: if op == DevOp::Flush { 0 } else { 4096 },
-            fua: false,
-        };
-        d.submit(0, cmd, &mut ctx);
-    }
+    // A write, a FLUSH and a read submitted at once: the completions.
     let done = |ctx: &Collect| {
         let mut done = ctx.done.clone();
         done.sort_by_key(|&(_, tag)| tag);
         done.into_iter().map(|(t, _)| t).collect::<Vec<_>>()
     };
+    let write_flush_read = |cfg: &DeviceConfig| {
+        let mut d = Device::new(cfg).expect("builds");
+        let mut ctx = Collect::default();
+        for (tag, op) in [(0, DevOp::Write), (1, DevOp::Flush), (2, DevOp::Read)] {
+            let cmd = DevCmd {
+                tag,
+                op,
+                offset: 0,
+                len: if op == DevOp::Flush { 0 } else { 4096 },
+                fua: false,
+            };
+            d.submit(0, cmd, &mut ctx);
+        }
+        done(&ctx)
+    };
+    // The FLUSH waits for no write in flight (the worker sends the write
+    // and goes on to the fsync), and the read submitted after it starts
+    // only when it is done.
     assert_eq!(
-        done(&ctx),
+        write_flush_read(&cfg),
         [30_000 + 8_192, 100_000, 100_000 + 20_000 + 4_096]
+    );
+    // On a backing store that drains, the FLUSH starts when the write has
+    // completed, and the read still waits for the FLUSH.
+    let draining =
+        DeviceConfig::from_toml(&text.replace("flush_drains = false", "flush_drains = true"))
+            .expect("loads");
+    assert_eq!(
+        write_flush_read(&draining),
+        [38_192, 38_192 + 100_000, 138_192 + 20_000 + 4_096]
     );
     // Each server keeps its queue: a read dealt behind a slow write (200
     // µs on server 0) waits for it though server 1 is free from 24.1 µs,
@@ -1017,7 +1030,7 @@ fn a_loop_device_deals_commands_in_turn_and_shares_one_channel() {
     assert_eq!(done[0], 208_192);
     assert!(done[1..].iter().all(|&t| t < 50_000), "{done:?}");
     // Commands of no cost are refused: they would stop the clock.
-    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 0.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
+    let zero = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 0.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nflush_drains = false\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\n";
     let e = DeviceConfig::from_toml(zero).expect_err("zero read time");
     assert!(e.to_string().contains("loop.read_us"), "{e}");
 }
