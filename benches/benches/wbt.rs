@@ -77,7 +77,7 @@ fn core_pair(c: &mut Criterion) {
             ManualClock::new(1_000_000_000),
         );
         b.iter(|| {
-            let p = t.acquire(Op::Write, OpFlags::BACKGROUND);
+            let p = t.acquire(Op::Write, OpFlags::BACKGROUND).expect("open");
             p.complete();
         });
     });
@@ -95,12 +95,16 @@ fn core_pair(c: &mut Criterion) {
                 let t = Arc::clone(&t);
                 thread::spawn(move || {
                     for _ in 0..iters {
-                        t.acquire(Op::Write, OpFlags::BACKGROUND).complete();
+                        t.acquire(Op::Write, OpFlags::BACKGROUND)
+                            .expect("open")
+                            .complete();
                     }
                 })
             };
             for _ in 0..iters {
-                t.acquire(Op::Write, OpFlags::BACKGROUND).complete();
+                t.acquire(Op::Write, OpFlags::BACKGROUND)
+                    .expect("open")
+                    .complete();
             }
             other.join().expect("no panic");
             // Per pair of operations on one thread.

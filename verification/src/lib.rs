@@ -5,7 +5,8 @@
 //! * `tests/wbt_loom.rs`: loom models of `iolab_wbt::Throttle` (no lost
 //!   wakeup, inflight never above the limit, FIFO order, limit lowered and
 //!   raised while threads sleep, permits dropped with sleepers, disabling
-//!   with a sleeper).
+//!   with a sleeper, the close waking a sleeper, racing a grant and
+//!   racing a lockless admission).
 //! * `tests/wbt_mutants.rs`: spec §9 bugs B2, B3, B4 and B5 as loom
 //!   scenarios; each passes on the real code and fails under its
 //!   `mutant-bN` feature.

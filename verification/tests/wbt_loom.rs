@@ -15,7 +15,7 @@ mod common;
 
 use common::{assert_quiescent, model, throttle, wait_queued, write, writer};
 use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
-use iolab_wbt::{Op, OpFlags};
+use iolab_wbt::{Op, OpFlags, ThrottleClosed, TryAcquireError};
 
 /// No lost wakeup: two writers arrive while the only slot is held and it
 /// is released concurrently; everyone finishes (I2) and no token leaks (I1).
@@ -206,15 +206,87 @@ fn board_is_never_read_half_published() {
         t.clock().set(1_200_000_000); // ...expired, not yet republished
         let other = {
             let t = Arc::clone(&t);
-            thread::spawn(move || t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some())
+            thread::spawn(move || t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_ok())
         };
-        let mine = t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some();
+        let mine = t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_ok();
         let theirs = other.join().expect("other");
         assert!(
             !mine && !theirs,
             "a third background write got in (limit 2)"
         );
         drop(held);
+        assert_quiescent(&t);
+    });
+}
+
+/// The throttle is closed while a writer waits for the only slot: whether
+/// it queued before the close or arrives after it, it gets the error
+/// holding nothing (a sleeper the close missed would never wake: loom
+/// reports that as a deadlock). The held permit still releases.
+#[test]
+fn close_wakes_a_sleeper() {
+    model("close_wakes_a_sleeper", || {
+        let t = throttle(2);
+        let held = write(&t);
+        let a = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || t.acquire(Op::Write, OpFlags::BACKGROUND).map(|_| ()))
+        };
+        t.close();
+        assert_eq!(a.join().expect("a"), Err(ThrottleClosed));
+        held.complete();
+        assert_quiescent(&t);
+    });
+}
+
+/// A writer waits while one thread completes the held permit and another
+/// closes the throttle. The writer ends with the grant (and releases it)
+/// or with the error, never asleep; nothing leaks either way.
+#[test]
+fn close_versus_grant() {
+    model("close_versus_grant", || {
+        let t = throttle(2);
+        let held = write(&t);
+        let a = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || {
+                t.acquire(Op::Write, OpFlags::BACKGROUND)
+                    .map(|p| p.complete())
+            })
+        };
+        let closer = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || t.close())
+        };
+        held.complete();
+        let _ = a.join().expect("a"); // either outcome is allowed
+        closer.join().expect("closer");
+        assert_quiescent(&t);
+    });
+}
+
+/// A lockless admission races the close with a slot free: it may come
+/// first and get its permit, but once `close` has returned nobody is
+/// admitted, on the fast path or off it.
+#[test]
+fn close_versus_lockless_admission() {
+    model("close_versus_lockless_admission", || {
+        let t = throttle(2);
+        write(&t).cancel(); // arms the window: later admissions stay lockless
+        let a = {
+            let t = Arc::clone(&t);
+            thread::spawn(move || {
+                t.try_acquire(Op::Write, OpFlags::BACKGROUND)
+                    .map(|p| p.cancel())
+            })
+        };
+        t.close();
+        assert_eq!(
+            t.try_acquire(Op::Write, OpFlags::BACKGROUND).map(|_| ()),
+            Err(TryAcquireError::Closed),
+            "admitted after the close returned"
+        );
+        let _ = a.join().expect("a"); // before the close or refused
         assert_quiescent(&t);
     });
 }

@@ -58,7 +58,9 @@
 //! [`Throttle`] shares one [`Wbt`] between threads: [`Throttle::acquire`]
 //! blocks until a request may go and returns a [`Permit`], completing the
 //! permit releases the slot and records its latency; waiters are served in
-//! FIFO order by whoever releases a slot (spec §8). Like the kernel, it
+//! FIFO order by whoever releases a slot (spec §8). [`Throttle::close`]
+//! shuts it down: sleepers wake with [`ThrottleClosed`] and every later
+//! acquire is refused. Like the kernel, it
 //! admits and releases tracked writes without a lock while nobody waits:
 //! the core keeps its per-class counters in a [`Slots`] store, which the
 //! face makes atomic. Time comes from an
@@ -149,7 +151,10 @@ pub use params::{DeviceParams, Options, Variant};
 pub use slots::{LocalSlots, Released, Slots};
 pub use snapshot::Snapshot;
 #[cfg(feature = "std")]
-pub use throttle::{Clock, ManualClock, Permit, SystemClock, Throttle, ThrottleSnapshot};
+pub use throttle::{
+    Clock, ManualClock, Permit, SystemClock, Throttle, ThrottleClosed, ThrottleSnapshot,
+    TryAcquireError,
+};
 pub use trace::TraceRecord;
 pub use verdict::{Verdict, WindowInputs, WindowOutcome};
 pub use wake::{Wake, WakeMode};

@@ -7,8 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_wbt::{
-    Class, DeviceParams, ManualClock, Op, OpFlags, Options, Permit, Throttle, TraceRecord, Variant,
-    WindowStat,
+    Class, DeviceParams, ManualClock, Op, OpFlags, Options, Permit, Throttle, ThrottleClosed,
+    TraceRecord, TryAcquireError, Variant, WindowStat,
 };
 
 /// Queue depth 2: background limit 1, normal 2, max 2.
@@ -26,7 +26,7 @@ fn throttle(queue_depth: u32) -> Throttle<ManualClock> {
 }
 
 fn bg(t: &Throttle<ManualClock>) -> Permit<'_, ManualClock> {
-    t.acquire(Op::Write, OpFlags::BACKGROUND)
+    t.acquire(Op::Write, OpFlags::BACKGROUND).expect("open")
 }
 
 /// Spin until `f` holds (the waiter threads get there on their own).
@@ -75,6 +75,81 @@ fn blocking_acquire_is_released_by_a_completion() {
     assert_eq!(snap.wbt.underflows, 0);
 }
 
+/// `close` wakes every sleeper of every class with the error and takes it
+/// off its queue; later acquires of any kind are refused; a permit granted
+/// before the close still releases, and the counters balance.
+#[test]
+fn close_refuses_the_sleepers_and_every_later_acquire() {
+    let t = throttle(2);
+    let held = bg(&t);
+    let swap = t.acquire_class(Class::Swap).expect("open"); // swap limit is max_depth 2
+    let swap2 = t.acquire_class(Class::Swap).expect("open");
+    thread::scope(|s| {
+        let a = s.spawn(|| t.acquire(Op::Write, OpFlags::BACKGROUND).map(|_| ()));
+        wait_until("a queued", || t.snapshot().queued[0] == 1);
+        let b = s.spawn(|| t.acquire_class(Class::Swap).map(|_| ()));
+        wait_until("b queued", || t.snapshot().queued[1] == 1);
+        assert!(!t.is_closed());
+        t.close();
+        assert!(t.is_closed());
+        assert_eq!(a.join().expect("a"), Err(ThrottleClosed));
+        assert_eq!(b.join().expect("b"), Err(ThrottleClosed));
+    });
+    let snap = t.snapshot();
+    assert_eq!(snap.queued, [0, 0, 0], "refused sleepers left their queues");
+    assert_eq!(snap.wbt.waiting, [0, 0, 0], "and their waiter counts");
+    assert_eq!(
+        snap.wbt.inflight,
+        [1, 2, 0],
+        "granted permits are untouched"
+    );
+    // Refused from now on: tracked writes (fast path), reads (locked path),
+    // blocking and not.
+    assert_eq!(
+        t.acquire(Op::Read, OpFlags::NONE).map(|_| ()),
+        Err(ThrottleClosed)
+    );
+    assert_eq!(
+        t.try_acquire(Op::Read, OpFlags::NONE).map(|_| ()),
+        Err(TryAcquireError::Closed)
+    );
+    held.complete();
+    assert_eq!(
+        t.try_acquire_class(Class::Bg).map(|_| ()),
+        Err(TryAcquireError::Closed),
+        "a free slot after the close is still refused"
+    );
+    assert_eq!(t.acquire_class(Class::Bg).map(|_| ()), Err(ThrottleClosed));
+    swap.complete();
+    swap2.cancel();
+    t.close(); // closing twice is closing once
+    let snap = t.snapshot();
+    assert_eq!(snap.wbt.inflight, [0, 0, 0]);
+    assert_eq!(snap.wbt.waiting, [0, 0, 0]);
+    assert_eq!(snap.wbt.underflows, 0);
+}
+
+/// The two ways `try_acquire` says no are told apart.
+#[test]
+fn try_acquire_says_would_block_while_open() {
+    let t = throttle(2);
+    let held = bg(&t);
+    assert_eq!(
+        t.try_acquire(Op::Write, OpFlags::BACKGROUND).map(|_| ()),
+        Err(TryAcquireError::WouldBlock)
+    );
+    t.close();
+    assert_eq!(
+        t.try_acquire(Op::Write, OpFlags::BACKGROUND).map(|_| ()),
+        Err(TryAcquireError::Closed)
+    );
+    assert_eq!(
+        TryAcquireError::Closed.to_string(),
+        ThrottleClosed.to_string()
+    );
+    drop(held);
+}
+
 #[test]
 fn three_waiters_are_served_in_fifo_order() {
     let t = throttle(2);
@@ -94,7 +169,7 @@ fn three_waiters_are_served_in_fifo_order() {
         // A newcomer never overtakes the sleepers: a SYNC write's limit is
         // max_depth = 2 > 1 in flight, yet it is refused while they wait.
         assert_eq!(t.snapshot().wbt.max_depth, 2);
-        assert!(t.try_acquire(Op::Write, OpFlags::SYNC).is_none());
+        assert!(t.try_acquire(Op::Write, OpFlags::SYNC).is_err());
         drop(held);
     });
     assert_eq!(*order.lock().expect("order"), vec![1, 2, 3]);
@@ -107,7 +182,7 @@ fn try_acquire_is_refused_at_the_limit() {
     let a = t
         .try_acquire(Op::Write, OpFlags::BACKGROUND)
         .expect("below the limit");
-    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_err());
     // The refusal is not counted as a waiter.
     assert_eq!(t.snapshot().wbt.waiting, [0, 0, 0]);
     // Other classes and untracked requests are unaffected.
@@ -118,7 +193,7 @@ fn try_acquire_is_refused_at_the_limit() {
     assert_eq!(r.class(), None);
     drop((r, d));
     a.cancel();
-    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some());
+    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_ok());
 }
 
 #[test]
@@ -191,10 +266,10 @@ fn the_system_clock_works() {
         },
         Variant::Modern,
     );
-    let p = t.acquire_class(Class::Bg);
-    assert!(t.try_acquire_class(Class::Bg).is_none());
+    let p = t.acquire_class(Class::Bg).expect("open");
+    assert!(t.try_acquire_class(Class::Bg).is_err());
     p.complete();
-    assert!(t.try_acquire_class(Class::Bg).is_some());
+    assert!(t.try_acquire_class(Class::Bg).is_ok());
 }
 
 #[test]
@@ -240,7 +315,7 @@ fn window_stat(t: &Throttle<ManualClock>, at: u64) -> (WindowStat, WindowStat) {
 #[test]
 fn write_latencies_recorded_without_the_lock_reach_the_window() {
     let t = throttle(32);
-    let read = t.acquire(Op::Read, OpFlags::NONE);
+    let read = t.acquire(Op::Read, OpFlags::NONE).expect("open");
     let w1 = bg(&t); // the first admission arms the window at 0
     t.clock().set(1_000_000);
     let w2 = bg(&t);
@@ -262,7 +337,7 @@ fn write_latencies_recorded_without_the_lock_reach_the_window() {
 #[test]
 fn a_very_long_write_latency_counts_exactly() {
     let t = throttle(32);
-    let read = t.acquire(Op::Read, OpFlags::NONE);
+    let read = t.acquire(Op::Read, OpFlags::NONE).expect("open");
     let writes = [bg(&t), bg(&t), bg(&t)];
     let long = 1u64 << 45; // ten hours: the sum exceeds 2^46
     t.clock().set(long);
@@ -281,7 +356,7 @@ fn write_latencies_completed_on_other_threads_reach_the_window() {
     // exited before the window ends, so their buckets are folded a last
     // time and forgotten.
     let t = throttle(32);
-    let read = t.acquire(Op::Read, OpFlags::NONE);
+    let read = t.acquire(Op::Read, OpFlags::NONE).expect("open");
     let writes: Vec<_> = (0..4).map(|_| bg(&t)).collect();
     t.clock().set(5_000_000);
     read.complete();
@@ -298,10 +373,10 @@ fn write_latencies_completed_on_other_threads_reach_the_window() {
         (4, 5_000_000, 5_000_000, 20_000_000)
     );
     // The next window sees only its own samples.
-    let read = t.acquire(Op::Read, OpFlags::NONE);
+    let read = t.acquire(Op::Read, OpFlags::NONE).expect("open");
     // At step 1, with a read close, every write but a swap write is held
     // to the background limit, 2.
-    let writes = [bg(&t), bg(&t), t.acquire_class(Class::Swap)];
+    let writes = [bg(&t), bg(&t), t.acquire_class(Class::Swap).expect("open")];
     t.clock().set(110_000_000);
     read.complete();
     writes.into_iter().for_each(Permit::complete);
@@ -340,12 +415,12 @@ fn the_lockless_path_sees_a_lowered_limit() {
     let t = throttle(32); // background limit 4
     let held: Vec<_> = (0..2).map(|_| bg(&t)).collect();
     t.set_queue_depth(2); // background limit 1
-    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_err());
     drop(held);
     let p = t
         .try_acquire(Op::Write, OpFlags::BACKGROUND)
         .expect("below 1 again");
-    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+    assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_err());
     drop(p);
     assert_eq!(t.snapshot().wbt.inflight, [0, 0, 0]);
 }
@@ -369,7 +444,7 @@ fn the_lockless_path_limits_a_class_as_the_core_does() {
             iolab_wbt::Admit::Go(_)
         );
         let held = t.try_acquire(Op::Discard, OpFlags::SWAP);
-        assert_eq!(held.is_some(), core_admits, "request {n}");
+        assert_eq!(held.is_ok(), core_admits, "request {n}");
         std::mem::forget(held); // keep the slot
         assert_eq!(core_admits, n < 16, "request {n}");
     }

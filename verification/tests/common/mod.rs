@@ -24,7 +24,7 @@ pub fn throttle(queue_depth: u32) -> Arc<T> {
 
 /// A background write (class Bg, limit `wb_background`).
 pub fn write(t: &T) -> Permit<'_, ManualClock> {
-    t.acquire(Op::Write, OpFlags::BACKGROUND)
+    t.acquire(Op::Write, OpFlags::BACKGROUND).expect("open")
 }
 
 /// A thread that takes one slot and gives it back.

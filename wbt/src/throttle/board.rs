@@ -57,6 +57,15 @@ impl Notice {
         Notice { word, until }
     }
 
+    /// The same notice with the fast path off: every admission takes the
+    /// locked path (a closed throttle).
+    pub(crate) fn locked_only(self) -> Notice {
+        Notice {
+            word: self.word & !FAST,
+            ..self
+        }
+    }
+
     /// Whether the word (not only its expiry) differs: a change the fast
     /// path must not miss.
     pub(crate) fn same_word(&self, other: &Notice) -> bool {

@@ -6,11 +6,12 @@
 //!
 //! let params = DeviceParams { queue_depth: 2, rotational: false, write_cache: false };
 //! let t = Throttle::with_clock(params, Variant::Modern, Options::default(), ManualClock::new(0));
-//! let p = t.acquire(Op::Write, OpFlags::BACKGROUND); // background limit is 1 here
-//! assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_none());
+//! let p = t.acquire(Op::Write, OpFlags::BACKGROUND)?; // background limit is 1 here
+//! assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_err());
 //! t.clock().advance(500_000); // the write took 0.5 ms
 //! p.complete(); // releases the slot and records the latency
-//! assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_some());
+//! assert!(t.try_acquire(Op::Write, OpFlags::BACKGROUND).is_ok());
+//! # Ok::<(), iolab_wbt::ThrottleClosed>(())
 //! ```
 //!
 //! # Protocol (spec §8, modern `rq_qos_wait`)
@@ -80,6 +81,18 @@
 //! counter's width); depths above that send every request through the
 //! lock.
 //!
+//! # Shutdown
+//!
+//! [`Throttle::close`] ends admission for good: every thread asleep in a
+//! queue wakes with [`ThrottleClosed`] (its place given up, nothing held),
+//! and every later [`acquire`](Throttle::acquire) or
+//! [`try_acquire`](Throttle::try_acquire) is refused the same way, reads
+//! included. Permits granted before the close stay valid and release as
+//! usual, so an engine can close the throttle, let its IO in flight finish,
+//! and then drop it. An acquire that races the close either gets its permit
+//! (it came first) or the error, never a sleep that nothing will end. The
+//! kernel has no counterpart: its queue lives as long as the disk.
+//!
 //! # Permits
 //!
 //! A [`Permit`] is the right to have one request in flight. Complete it
@@ -116,6 +129,8 @@ use samples::{Registry, WriteSamples};
 struct Waiter {
     flags: OpFlags,
     granted: AtomicBool,
+    /// Turned away by [`Throttle::close`] instead of granted.
+    refused: AtomicBool,
     issue_ns: AtomicU64,
     #[cfg(feature = "mutant-b2")]
     woken: AtomicBool,
@@ -127,6 +142,7 @@ impl Waiter {
         Waiter {
             flags,
             granted: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
             issue_ns: AtomicU64::new(0),
             #[cfg(feature = "mutant-b2")]
             woken: AtomicBool::new(false),
@@ -136,6 +152,17 @@ impl Waiter {
 
     fn is_granted(&self) -> bool {
         self.granted.load(Ordering::Relaxed)
+    }
+
+    fn is_refused(&self) -> bool {
+        self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Mark refused and wake the owner (caller holds the lock and unlinks
+    /// the entry).
+    fn refuse(&self) {
+        self.refused.store(true, Ordering::Relaxed);
+        self.cv.notify_one();
     }
 
     /// Mark granted at `now` and wake the owner (caller holds the lock and
@@ -157,6 +184,8 @@ struct Inner {
     published: Option<Notice>,
     /// The per-thread sample buckets and what was folded from each.
     registry: Registry,
+    /// [`Throttle::close`] was called: nothing more is admitted.
+    closed: bool,
 }
 
 impl Inner {
@@ -329,6 +358,7 @@ impl<C: Clock> Throttle<C> {
                 next_id: 0,
                 published: None,
                 registry: Registry::default(),
+                closed: false,
             }),
             gates,
             board: Board::new(),
@@ -368,6 +398,12 @@ impl<C: Clock> Throttle<C> {
     }
 
     fn post(&self, g: &mut Inner, notice: Notice) {
+        // Closed: every newcomer takes the locked path, which refuses it.
+        let notice = if g.closed {
+            notice.locked_only()
+        } else {
+            notice
+        };
         if g.published == Some(notice) {
             return;
         }
@@ -446,16 +482,21 @@ impl<C: Clock> Throttle<C> {
     /// Block until a request `op` with `flags` may go; the permit holds its
     /// slot until completed or dropped. Untracked requests (reads,
     /// O_DIRECT writes, everything while disabled) return at once.
-    pub fn acquire(&self, op: Op, flags: OpFlags) -> Permit<'_, C> {
+    /// [`ThrottleClosed`] if the throttle is closed before the grant (see
+    /// [`close`](Self::close)).
+    pub fn acquire(&self, op: Op, flags: OpFlags) -> Result<Permit<'_, C>, ThrottleClosed> {
         // 1. Fast path, lockless or under the lock.
         let class = match self.fast_admit(op, flags, true) {
-            Fast::Go(p) => return p,
+            Fast::Go(p) => return Ok(p),
             Fast::Wait(class) => class,
             Fast::Refused | Fast::Locked => {
                 let mut g = self.lock();
+                if g.closed {
+                    return Err(ThrottleClosed);
+                }
                 let now = g.now(&self.clock);
                 match g.wbt.on_throttle(now, op, flags) {
-                    Admit::Go(f) => return self.go(&mut g, now, op, f),
+                    Admit::Go(f) => return Ok(self.go(&mut g, now, op, f)),
                     Admit::Wait(class) => class,
                 }
             }
@@ -463,6 +504,11 @@ impl<C: Clock> Throttle<C> {
         // 2. The gap.
         let me = Arc::new(Waiter::new(flags));
         let mut g = self.lock();
+        if g.closed {
+            // Counted as a waiter on the way in; never queued.
+            g.wbt.on_wait_cancelled(class);
+            return Err(ThrottleClosed);
+        }
         // 3. Enqueue, and the first waiter rechecks once (B4 fix).
         let now = g.now(&self.clock);
         let first = g.queues[class.index()].is_empty();
@@ -470,7 +516,7 @@ impl<C: Clock> Throttle<C> {
         #[cfg(not(any(feature = "mutant-b3", feature = "mutant-b4", feature = "mutant-b5")))]
         if first && g.wbt.try_admit(now, class, flags) {
             g.queues[class.index()].pop_back();
-            return self.granted(&mut g, op, class, now);
+            return Ok(self.granted(&mut g, op, class, now));
         }
         // Mutant B3 (before v5.3): trust the fast path's view of the queue;
         // never recheck after enqueueing.
@@ -489,7 +535,7 @@ impl<C: Clock> Throttle<C> {
                 && g.wbt.try_admit(now, class, flags)
             {
                 g.queues[class.index()].clear();
-                return self.granted(&mut g, op, class, now);
+                return Ok(self.granted(&mut g, op, class, now));
             }
         }
         // Mutant B5 (2019, before "use a mb for got_token"): the first
@@ -502,23 +548,27 @@ impl<C: Clock> Throttle<C> {
             let now = g.now(&self.clock);
             if g.wbt.try_admit(now, class, flags) {
                 g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, &me));
-                return self.granted(&mut g, op, class, now);
+                return Ok(self.granted(&mut g, op, class, now));
             }
         }
-        // 4. Sleep until the waker grants us a slot.
+        // 4. Sleep until the waker grants us a slot or the close turns us
+        // away (either unlinked our entry).
         while !me.is_granted() {
+            if me.is_refused() {
+                return Err(ThrottleClosed);
+            }
             g.wait(&me.cv);
             #[cfg(feature = "mutant-b2")]
             if !me.is_granted() && me.woken.swap(false, Ordering::Relaxed) {
                 let now = g.now(&self.clock);
                 if g.wbt.try_admit(now, class, flags) {
                     g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, &me));
-                    return self.granted(&mut g, op, class, now);
+                    return Ok(self.granted(&mut g, op, class, now));
                 }
             }
         }
         let issue = me.issue_ns.load(Ordering::Relaxed);
-        self.granted(&mut g, op, class, issue)
+        Ok(self.granted(&mut g, op, class, issue))
     }
 
     /// A waiter holds a slot of `class` since `issue_ns`.
@@ -529,29 +579,37 @@ impl<C: Clock> Throttle<C> {
         self.permit(op, flags, id, issue_ns)
     }
 
-    /// Like [`acquire`](Self::acquire) but never blocks: `None` if the
-    /// request would have to wait (over the limit, or others are waiting).
-    pub fn try_acquire(&self, op: Op, flags: OpFlags) -> Option<Permit<'_, C>> {
+    /// Like [`acquire`](Self::acquire) but never blocks:
+    /// [`TryAcquireError::WouldBlock`] if the request would have to wait
+    /// (over the limit, or others are waiting), [`TryAcquireError::Closed`]
+    /// once the throttle is closed.
+    pub fn try_acquire(&self, op: Op, flags: OpFlags) -> Result<Permit<'_, C>, TryAcquireError> {
         match self.fast_admit(op, flags, false) {
-            Fast::Go(p) => return Some(p),
-            Fast::Refused => return None,
+            Fast::Go(p) => return Ok(p),
+            Fast::Refused => return Err(TryAcquireError::WouldBlock),
             Fast::Wait(_) | Fast::Locked => {}
         }
         let mut g = self.lock();
+        if g.closed {
+            return Err(TryAcquireError::Closed);
+        }
         let now = g.now(&self.clock);
-        let f = g.wbt.on_try_throttle(now, op, flags)?;
-        Some(self.go(&mut g, now, op, f))
+        let f = g
+            .wbt
+            .on_try_throttle(now, op, flags)
+            .ok_or(TryAcquireError::WouldBlock)?;
+        Ok(self.go(&mut g, now, op, f))
     }
 
     /// [`acquire`](Self::acquire) for a class: a background write, a swap
     /// write or a discard.
-    pub fn acquire_class(&self, class: Class) -> Permit<'_, C> {
+    pub fn acquire_class(&self, class: Class) -> Result<Permit<'_, C>, ThrottleClosed> {
         let (op, flags) = class_request(class);
         self.acquire(op, flags)
     }
 
     /// [`try_acquire`](Self::try_acquire) for a class.
-    pub fn try_acquire_class(&self, class: Class) -> Option<Permit<'_, C>> {
+    pub fn try_acquire_class(&self, class: Class) -> Result<Permit<'_, C>, TryAcquireError> {
         let (op, flags) = class_request(class);
         self.try_acquire(op, flags)
     }
@@ -669,6 +727,31 @@ impl<C: Clock> Throttle<C> {
         self.lock().wbt.next_deadline()
     }
 
+    /// End admission: every queued thread wakes with [`ThrottleClosed`]
+    /// and every later acquire is refused (see the module's *Shutdown*).
+    /// Permits already granted stay valid and release as usual. Closing
+    /// twice is closing once.
+    pub fn close(&self) {
+        let mut g = self.lock();
+        if g.closed {
+            return;
+        }
+        g.closed = true;
+        for class in Class::ALL {
+            let queue = std::mem::take(&mut g.queues[class.index()]);
+            for waiter in queue {
+                g.wbt.on_wait_cancelled(class);
+                waiter.refuse();
+            }
+        }
+        // Dropping the lock publishes the board without its fast path.
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
     /// A copy of the state for export.
     pub fn snapshot(&self) -> ThrottleSnapshot {
         let g = self.lock();
@@ -690,6 +773,38 @@ impl<C: Clock> Throttle<C> {
         records.into_iter().for_each(f);
     }
 }
+
+/// [`Throttle::acquire`] was refused: the throttle is closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThrottleClosed;
+
+impl core::fmt::Display for ThrottleClosed {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("the throttle is closed")
+    }
+}
+
+impl std::error::Error for ThrottleClosed {}
+
+/// Why [`Throttle::try_acquire`] gave no permit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TryAcquireError {
+    /// The request would have to wait: over the limit, or others wait.
+    WouldBlock,
+    /// The throttle is closed.
+    Closed,
+}
+
+impl core::fmt::Display for TryAcquireError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            TryAcquireError::WouldBlock => f.write_str("the request would have to wait"),
+            TryAcquireError::Closed => f.write_str("the throttle is closed"),
+        }
+    }
+}
+
+impl std::error::Error for TryAcquireError {}
 
 fn class_request(class: Class) -> (Op, OpFlags) {
     match class {
