@@ -261,8 +261,13 @@ struct Shared {
     /// (the loop model's one transfer; 0 for the SSD's, whose spread is
     /// fitted to the whole latency).
     exact: f64,
+    /// The QD1 4 KiB read and write, their medians those of the
+    /// log-normal the fit describes them by (see [`body_of`]).
     qd1: Measured,
     w1: Measured,
+    /// Why a QD1 median was not the probe's own (see [`body_of`]).
+    qd1_note: Option<String>,
+    w1_note: Option<String>,
     /// The QD1 read's spread.
     sigma: f64,
     qd32_iops: f64,
@@ -275,9 +280,10 @@ impl Shared {
         let get = |name: &str| of(m, name).copied().unwrap_or_default();
         let seq_read = get("read-1m-qd8").bw.max(1.0);
         let link_mb_s = link.unwrap_or(((seq_read / 1e6).round() as u64).max(1));
-        let qd1 = get("randread-4k-qd1");
         let link4k = 4096.0 / (link_mb_s as f64 * 1e6) * 1e9;
         let exact = transfers * link4k;
+        let (qd1, qd1_note) = body_of(get("randread-4k-qd1"), exact);
+        let (w1, w1_note) = body_of(get("randwrite-4k-qd1"), exact);
         Shared {
             seq_read,
             link_mb_s,
@@ -286,7 +292,9 @@ impl Shared {
             exact,
             sigma: spread_of(&qd1, exact),
             qd1,
-            w1: get("randwrite-4k-qd1"),
+            w1,
+            qd1_note,
+            w1_note,
             qd32_iops: get("randread-4k-qd32").iops,
         }
     }
@@ -336,10 +344,84 @@ impl Shared {
                     }
                 ),
             },
-            spread_entry("service_sigma", "randread-4k-qd1", &self.qd1, self.exact),
+            spread_entry(
+                "service_sigma",
+                "randread-4k-qd1",
+                &self.qd1,
+                self.exact,
+                self.qd1_note.as_deref(),
+            ),
         ]);
         out
     }
+
+    /// The notes of [`body_of`] for the QD1 read and write, each with its
+    /// probe's name.
+    fn notes(&self) -> Vec<String> {
+        [
+            ("randread-4k-qd1", &self.qd1_note),
+            ("randwrite-4k-qd1", &self.w1_note),
+        ]
+        .into_iter()
+        .filter_map(|(name, n)| n.as_ref().map(|n| format!("{name}: {n}")))
+        .collect()
+    }
+}
+
+/// How a fitted time names the median it came from: the probe's own, or
+/// the log-normal's of [`body_of`] (whose note is on `sigma_key`).
+fn median_word(fitted: bool, sigma_key: &str) -> String {
+    match fitted {
+        true => format!("the median of the log-normal (see {sigma_key})"),
+        false => "median".into(),
+    }
+}
+
+/// How far the mean may exceed the median before the median is taken to
+/// describe no completion time the model has: a log-normal's mean is
+/// `exp(σ²/2)` times its median, 3 at σ = 1.48, where its p99 is already
+/// 31 times its median.
+const MEAN_OVER_MEDIAN: f64 = 3.0;
+
+/// A QD1 probe's figures as the fit reads them: as measured when its
+/// median lies in the body of its completion times; otherwise (the mean
+/// more than [`MEAN_OVER_MEDIAN`] times the median, or the median no
+/// longer than the `exact` ns the spread does not scale) with the median
+/// of the log-normal that has the probe's mean and p99 (less `exact`
+/// each), and a note saying so. That happens where most IOs complete
+/// inside their own submission: since Linux 6.18 the loop driver first
+/// tries a command on the submitting thread without blocking (kernel
+/// commit 0ba93a906dda, "loop: try to handle loop aio command via NOWAIT
+/// IO first"), which a file in RAM serves at once, so fio's completion
+/// latency of those IOs is a fraction of a microsecond and its median says
+/// nothing of the device; the loop model has no such path.
+fn body_of(m: Measured, exact: f64) -> (Measured, Option<String>) {
+    let (p50, mean, p99) = (m.p50_ns - exact, m.mean_ns - exact, m.p99_ns - exact);
+    if m.p50_ns <= 0.0 || (p50 > 0.0 && m.mean_ns <= MEAN_OVER_MEDIAN * m.p50_ns) {
+        return (m, None);
+    }
+    if mean <= 0.0 || p99 <= mean {
+        return (m, None);
+    }
+    // p99/mean = exp(2.326 σ − σ²/2): the smaller root, σ at most 2.
+    let r = (p99 / mean).ln();
+    let z: f64 = 2.326;
+    let sigma = (z - (z * z - 2.0 * r).max(0.0).sqrt()).min(2.0);
+    let median = mean / (sigma * sigma / 2.0).exp();
+    let note = format!(
+        "its median {:.1} us is no completion time of the device (mean {:.1} us, p99 {:.1} us: most IOs completed inside their submission, as the loop driver's NOWAIT path does on a file in RAM); fitted to the log-normal with that mean and p99, median {:.1} us",
+        m.p50_ns / 1000.0,
+        m.mean_ns / 1000.0,
+        m.p99_ns / 1000.0,
+        (median + exact) / 1000.0
+    );
+    (
+        Measured {
+            p50_ns: median + exact,
+            ..m
+        },
+        Some(note),
+    )
 }
 
 /// The queue's cache flags, the last entries of every fitted file.
@@ -360,7 +442,13 @@ fn cache_flags(wc: bool, fua: bool) -> [Fitted; 2] {
 
 /// `key` = the spread of probe `name`'s figures `m` less `exact` ns (see
 /// [`spread_of`]), with its source.
-fn spread_entry(key: &'static str, name: &str, m: &Measured, exact: f64) -> Fitted {
+fn spread_entry(
+    key: &'static str,
+    name: &str,
+    m: &Measured,
+    exact: f64,
+    note: Option<&str>,
+) -> Fitted {
     let from = if exact > 0.0 {
         format!(
             "{name}: p99/p50 = ({:.1} - t)/({:.1} - t) us = exp(2.326 sigma), t = {:.1} us, one 4 KiB transfer",
@@ -374,6 +462,10 @@ fn spread_entry(key: &'static str, name: &str, m: &Measured, exact: f64) -> Fitt
             m.p99_ns / 1000.0,
             m.p50_ns / 1000.0
         )
+    };
+    let from = match note {
+        Some(n) => format!("{from}; {n}"),
+        None => from,
     };
     Fitted {
         key,
@@ -445,7 +537,8 @@ fn fit(
             "read_us",
             us(read_ns).max(1).to_string(),
             format!(
-                "randread-4k-qd1: median {:.1} us less two 4 KiB transfers",
+                "randread-4k-qd1: {} {:.1} us less two 4 KiB transfers",
+                median_word(sh.qd1_note.is_some(), "service_sigma"),
                 qd1.p50_ns / 1000.0
             ),
         ),
@@ -463,7 +556,8 @@ fn fit(
             "ack_us",
             us(ack).to_string(),
             format!(
-                "randwrite-4k-qd1: median {:.1} us less its 4 KiB transfer",
+                "randwrite-4k-qd1: {} {:.1} us less its 4 KiB transfer",
+                median_word(sh.w1_note.is_some(), "write_sigma"),
                 w1.p50_ns / 1000.0
             ),
         ),
@@ -649,7 +743,8 @@ fn fit_loop(
             "read_us",
             format!("{read_us}"),
             format!(
-                "randread-4k-qd1: median {:.1} us less one 4 KiB transfer",
+                "randread-4k-qd1: {} {:.1} us less one 4 KiB transfer",
+                median_word(sh.qd1_note.is_some(), "service_sigma"),
                 qd1.p50_ns / 1000.0
             ),
         ),
@@ -657,7 +752,8 @@ fn fit_loop(
             "write_us",
             format!("{write_us}"),
             format!(
-                "randwrite-4k-qd1: median {:.1} us less one 4 KiB transfer",
+                "randwrite-4k-qd1: {} {:.1} us less one 4 KiB transfer",
+                median_word(sh.w1_note.is_some(), "write_sigma"),
                 w1.p50_ns / 1000.0
             ),
         ),
@@ -678,7 +774,13 @@ fn fit_loop(
                 "no fsync-under-randread-qd32 probe: a FLUSH waits for nothing in flight".into(),
             ),
         },
-        spread_entry("write_sigma", "randwrite-4k-qd1", &w1, sh.exact),
+        spread_entry(
+            "write_sigma",
+            "randwrite-4k-qd1",
+            &w1,
+            sh.exact,
+            sh.w1_note.as_deref(),
+        ),
     ]);
     out.extend(cache_flags(wc, fua));
     out
@@ -1087,6 +1189,13 @@ fn fit_file(args: &CalibrateArgs, p: &Probed, scratch: &Path) -> Result<(String,
         p.runtime,
         scratch,
     )?;
+    let transfers = match model {
+        Model::Loop => 1.0,
+        Model::Ssd => 0.0,
+    };
+    for note in Shared::of(&p.real, None, transfers).notes() {
+        eprintln!("iolab: {note}");
+    }
     let name = Path::new(&args.out)
         .file_stem()
         .and_then(|s| s.to_str())
@@ -1410,6 +1519,46 @@ mod tests {
         assert_eq!(m.bw, 4098048.0 + 40960.0);
         assert_eq!(m.sync_mean_ns, 1500.0);
         assert!(measured(&serde_json::json!({"jobs": []})).is_none());
+    }
+
+    /// Most IOs completing inside their submission leave a median of a
+    /// fraction of a microsecond under a mean of microseconds (the figures
+    /// of a RAM-backed loop device on Linux 6.18): the fit takes the
+    /// log-normal with the probe's mean and p99 instead, whose mean and p99
+    /// those are, and says so. A probe whose median lies in its body is
+    /// read as measured.
+    #[test]
+    fn a_median_of_inline_completions_gives_way_to_the_mean() {
+        let exact = 700.0;
+        let inline = Measured {
+            iops: 72_000.0,
+            mean_ns: 7833.0,
+            p50_ns: 398.0,
+            p99_ns: 60_160.0,
+            ..Measured::default()
+        };
+        let (m, note) = body_of(inline, exact);
+        assert!(note.expect("a note").contains("inside their submission"));
+        let sigma = spread_of(&m, exact);
+        let median = m.p50_ns - exact;
+        let mean = median * (sigma * sigma / 2.0).exp() + exact;
+        let p99 = median * (2.326 * sigma).exp() + exact;
+        assert!((mean / inline.mean_ns - 1.0).abs() < 0.01, "mean {mean}");
+        assert!((p99 / inline.p99_ns - 1.0).abs() < 0.01, "p99 {p99}");
+        assert_eq!(
+            (m.iops, m.mean_ns, m.p99_ns),
+            (inline.iops, inline.mean_ns, inline.p99_ns)
+        );
+
+        let body = Measured {
+            mean_ns: 72_000.0,
+            p50_ns: 69_100.0,
+            p99_ns: 342_000.0,
+            ..Measured::default()
+        };
+        let (same, note) = body_of(body, exact);
+        assert!(note.is_none());
+        assert_eq!(same.p50_ns, body.p50_ns);
     }
 
     /// Every probe of 1 s run on `truth` in a scratch directory named
