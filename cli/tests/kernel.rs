@@ -750,10 +750,8 @@ fn a_capture_takes_no_device_but_one_the_user_names_or_makes() {
 
 #[test]
 fn the_calibrated_device_files_load_and_name_their_probes() {
-    for f in [
-        "kernel/calibrated/loop-disk.toml",
-        "kernel/calibrated/loop-shm.toml",
-    ] {
+    for dev in CALIBRATED {
+        let f = &format!("kernel/calibrated/{dev}.toml");
         let o = iolab(&["devices", f]);
         assert!(o.status.success(), "{f}: {}", stderr(&o));
         let text = std::fs::read_to_string(root().join(f)).expect("file");
@@ -783,13 +781,25 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
     }
 }
 
+/// The committed device files (`kernel/calibrated/NAME.toml`), each
+/// with its measurement (`NAME.probes/`).
+const CALIBRATED: [&str; 4] = [
+    "loop-disk",
+    "loop-shm",
+    "loop-disk-2026-12-03",
+    "loop-shm-2026-12-03",
+];
+
 /// Each committed device file is what `iolab calibrate --from` fits from
 /// the measurement kept beside it, byte for byte: the file is the tool's
-/// output, and a change to the model or the fit shows up here.
+/// output, and a change to the model or the fit shows up here. A QD1
+/// probe whose median is no completion time is said on stderr once, as
+/// the file's comments say it: on the RAM-backed device of 2026-12-03 for
+/// both QD1 probes, on no other.
 #[test]
 fn the_calibrated_device_files_are_refitted_exactly_from_their_kept_probes() {
     let dir = temp("refit");
-    for dev in ["loop-disk", "loop-shm"] {
+    for dev in CALIBRATED {
         let out = dir.join(format!("{dev}.toml"));
         let o = iolab(&[
             "calibrate",
@@ -803,6 +813,10 @@ fn the_calibrated_device_files_are_refitted_exactly_from_their_kept_probes() {
         let committed =
             std::fs::read_to_string(root().join(format!("kernel/calibrated/{dev}.toml")))
                 .expect("committed");
+        let said = |text: &str| text.matches("is no completion time of the device").count();
+        let inline = if dev == "loop-shm-2026-12-03" { 2 } else { 0 };
+        assert_eq!(said(&stderr(&o)), inline, "{dev}: {}", stderr(&o));
+        assert_eq!(said(&committed), inline, "{dev}: the file's comments");
         assert_eq!(
             fitted, committed,
             "{dev}: refit differs from the committed file"

@@ -389,12 +389,13 @@ const MEAN_OVER_MEDIAN: f64 = 3.0;
 /// longer than the `exact` ns the spread does not scale) with the median
 /// of the log-normal that has the probe's mean and p99 (less `exact`
 /// each), and a note saying so. That happens where most IOs complete
-/// inside their own submission: since Linux 6.18 the loop driver first
-/// tries a command on the submitting thread without blocking (kernel
-/// commit 0ba93a906dda, "loop: try to handle loop aio command via NOWAIT
-/// IO first"), which a file in RAM serves at once, so fio's completion
-/// latency of those IOs is a fraction of a microsecond and its median says
-/// nothing of the device; the loop model has no such path.
+/// inside their own submission: on a loop device over a file in RAM, the
+/// loop driver's worker thread, woken on fio's own CPU, can preempt fio in
+/// `io_submit` and serve the read before the system call returns (seen in
+/// the `workqueue` and `block` events of Linux 6.18). fio's completion
+/// latency of those IOs is then a fraction of a microsecond, their time is
+/// in its submission latency, and the median says nothing of the device's
+/// service; the loop model has no such path.
 fn body_of(m: Measured, exact: f64) -> (Measured, Option<String>) {
     let (p50, mean, p99) = (m.p50_ns - exact, m.mean_ns - exact, m.p99_ns - exact);
     if m.p50_ns <= 0.0 || (p50 > 0.0 && m.mean_ns <= MEAN_OVER_MEDIAN * m.p50_ns) {
@@ -409,7 +410,7 @@ fn body_of(m: Measured, exact: f64) -> (Measured, Option<String>) {
     let sigma = (z - (z * z - 2.0 * r).max(0.0).sqrt()).min(2.0);
     let median = mean / (sigma * sigma / 2.0).exp();
     let note = format!(
-        "its median {:.1} us is no completion time of the device (mean {:.1} us, p99 {:.1} us: most IOs completed inside their submission, as the loop driver's NOWAIT path does on a file in RAM); fitted to the log-normal with that mean and p99, median {:.1} us",
+        "its median {:.1} us is no completion time of the device (mean {:.1} us, p99 {:.1} us: most IOs completed before their submission returned); fitted to the log-normal with that mean and p99, median {:.1} us",
         m.p50_ns / 1000.0,
         m.mean_ns / 1000.0,
         m.p99_ns / 1000.0,
