@@ -186,7 +186,9 @@ pub use kind::{FlushKind, HandleKind};
 pub use knob::{KnobError, parse_policy};
 pub use machine::FlushModel;
 #[cfg(feature = "std")]
-pub use pool::{Clock, ManualClock, Pool, PoolError, Reservation, SystemClock, Work};
+pub use pool::{
+    Clock, ManualClock, OwnedReservation, Pool, PoolError, Reservation, SystemClock, Work,
+};
 pub use refs::{RefBatch, RefQueue};
 pub use snapshot::Snapshot;
 pub use space::{Rsv, RsvKind, Space};

@@ -42,7 +42,13 @@
 //!   reservation and ref update, so nobody waits for a flusher that is
 //!   gone. Reservations held stay valid; dropping them returns the bytes.
 //! * Dropping a [`Reservation`] returns its bytes (which may grant waiting
-//!   tickets in the dropper's context).
+//!   tickets in the dropper's context). A reservation borrows its pool;
+//!   for one that must outlive the borrow (moved to a `'static` task or
+//!   another thread), keep the pool in a [`std::sync::Arc`] and reserve
+//!   with [`Pool::reserve_owned`], [`Pool::try_reserve_owned`] or
+//!   [`Pool::reserve_timeout_owned`]: an [`OwnedReservation`] holds a
+//!   reference count instead, and the pool lives until the last is
+//!   dropped.
 //!
 //! Waking everybody on every change is simple and obviously free of lost
 //! wake-ups; it costs spurious wake-ups under contention.
@@ -181,9 +187,36 @@ impl std::error::Error for PoolError {}
 
 /// Reserved bytes; dropping returns them.
 #[derive(Debug)]
-pub struct Reservation<'a, C: Clock> {
-    pool: &'a Pool<C>,
+pub struct Reservation<'a, C: Clock = SystemClock> {
+    pool: Holder<'a, C>,
     bytes: u64,
+    /// Whether dropping returns the bytes (not once moved into an owned
+    /// reservation).
+    live: bool,
+}
+
+/// A [`Reservation`] that owns a reference count of its pool instead of
+/// borrowing it, from [`Pool::reserve_owned`]: `'static` whenever the
+/// clock is, so it may move to a `'static` task or another thread (the
+/// pool lives until the last of them is dropped).
+pub type OwnedReservation<C = SystemClock> = Reservation<'static, C>;
+
+/// How a reservation reaches its pool.
+#[derive(Debug)]
+enum Holder<'a, C: Clock> {
+    Borrowed(&'a Pool<C>),
+    Owned(std::sync::Arc<Pool<C>>),
+}
+
+impl<C: Clock> std::ops::Deref for Holder<'_, C> {
+    type Target = Pool<C>;
+
+    fn deref(&self) -> &Pool<C> {
+        match self {
+            Holder::Borrowed(p) => p,
+            Holder::Owned(p) => p,
+        }
+    }
 }
 
 impl<C: Clock> Reservation<'_, C> {
@@ -191,10 +224,25 @@ impl<C: Clock> Reservation<'_, C> {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// The same bytes held through `owner` (the pool that granted them)
+    /// instead of a borrow.
+    fn into_owned(mut self, owner: &std::sync::Arc<Pool<C>>) -> OwnedReservation<C> {
+        debug_assert!(std::ptr::eq(&*self.pool, &**owner));
+        self.live = false; // the owned one returns the bytes
+        Reservation {
+            pool: Holder::Owned(std::sync::Arc::clone(owner)),
+            bytes: self.bytes,
+            live: true,
+        }
+    }
 }
 
 impl<C: Clock> Drop for Reservation<'_, C> {
     fn drop(&mut self) {
+        if !self.live {
+            return;
+        }
         let mut s = self.pool.lock();
         let now = self.pool.clock.now_ns();
         // The bytes were granted by this pool's core, so the release fits.
@@ -361,6 +409,37 @@ impl<C: Clock> Pool<C> {
         self.reserve_inner(bytes, kind, Some(cancel), None)
     }
 
+    /// [`reserve`](Self::reserve) for a pool in an [`std::sync::Arc`]: the
+    /// reservation holds a reference count instead of a borrow.
+    pub fn reserve_owned(
+        self: &std::sync::Arc<Self>,
+        bytes: u64,
+        kind: FlushKind,
+    ) -> Result<OwnedReservation<C>, PoolError> {
+        self.reserve(bytes, kind).map(|r| r.into_owned(self))
+    }
+
+    /// [`try_reserve`](Self::try_reserve), returning an
+    /// [`OwnedReservation`].
+    pub fn try_reserve_owned(
+        self: &std::sync::Arc<Self>,
+        bytes: u64,
+    ) -> Result<OwnedReservation<C>, PoolError> {
+        self.try_reserve(bytes).map(|r| r.into_owned(self))
+    }
+
+    /// [`reserve_timeout`](Self::reserve_timeout), returning an
+    /// [`OwnedReservation`].
+    pub fn reserve_timeout_owned(
+        self: &std::sync::Arc<Self>,
+        bytes: u64,
+        kind: FlushKind,
+        timeout_ns: u64,
+    ) -> Result<OwnedReservation<C>, PoolError> {
+        self.reserve_timeout(bytes, kind, timeout_ns)
+            .map(|r| r.into_owned(self))
+    }
+
     /// Why a waiting reserver stops waiting without its outcome: its
     /// cancel flag, the pool's close, or its deadline on the clock.
     fn give_up(
@@ -400,7 +479,11 @@ impl<C: Clock> Pool<C> {
             Ok(Reserve::Granted) => {
                 drop(s);
                 self.cv.notify_all();
-                return Ok(Reservation { pool: self, bytes });
+                return Ok(Reservation {
+                    pool: Holder::Borrowed(self),
+                    bytes,
+                    live: true,
+                });
             }
             Ok(Reserve::Failed(e)) => return Err(PoolError::Ticket(e)),
             Err(e) => return Err(PoolError::Core(e)),
@@ -413,8 +496,9 @@ impl<C: Clock> Pool<C> {
                 drop(s);
                 return match o {
                     Outcome::Granted(b) => Ok(Reservation {
-                        pool: self,
+                        pool: Holder::Borrowed(self),
                         bytes: b,
+                        live: true,
                     }),
                     Outcome::Failed(e) => Err(PoolError::Ticket(e)),
                 };

@@ -274,3 +274,44 @@ fn reserve_timeout_gives_up_on_the_pools_clock() {
     assert_eq!(waiter.join().unwrap(), Ok(512 * KIB));
     assert_eq!(pool.snapshot().space.may_use, MIB);
 }
+
+/// An owned reservation is `'static`: it moves to a thread that outlives
+/// every borrow, keeps the pool alive after its last other owner is gone,
+/// and returns its bytes there, granting a waiter; the borrowed
+/// reservation it was made from returns nothing twice.
+#[test]
+fn an_owned_reservation_travels_and_keeps_its_pool_alive() {
+    fn is_static<T: Send + 'static>(_: &T) {}
+    let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
+    let held: iolab_flush::OwnedReservation<ManualClock> =
+        pool.reserve_owned(MIB, FlushKind::FlushAll).unwrap();
+    is_static(&held);
+    assert_eq!(held.bytes(), MIB);
+    assert_eq!(pool.snapshot().space.may_use, 2 * MIB);
+    assert_eq!(
+        pool.try_reserve_owned(512 * KIB).map(|r| r.bytes()),
+        Err(PoolError::Ticket(TicketError::Enospc))
+    );
+    let waiter = queued(&pool, |p| {
+        p.reserve(512 * KIB, FlushKind::FlushAll).map(|r| r.bytes())
+    });
+    let weak = Arc::downgrade(&pool);
+    let p = Arc::clone(&pool);
+    drop(pool);
+    thread::spawn(move || drop(held)).join().unwrap();
+    assert_eq!(waiter.join().unwrap(), Ok(512 * KIB));
+    let s = p.snapshot();
+    assert_eq!((s.grants, s.normal_tickets, s.space.may_use), (0, 0, MIB));
+    let timed = p
+        .reserve_timeout_owned(256 * KIB, FlushKind::FlushAll, 1_000)
+        .unwrap();
+    drop(p);
+    let pool = weak.upgrade().expect("alive while a reservation is held");
+    assert_eq!(pool.snapshot().space.may_use, MIB + 256 * KIB);
+    drop(pool);
+    drop(timed);
+    assert!(
+        weak.upgrade().is_none(),
+        "the last reservation freed the pool"
+    );
+}

@@ -7,8 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use iolab_wbt::{
-    Class, DeviceParams, ManualClock, Op, OpFlags, Options, Permit, Throttle, ThrottleClosed,
-    TraceRecord, TryAcquireError, Variant, WindowStat,
+    Class, DeviceParams, ManualClock, Op, OpFlags, Options, OwnedPermit, Permit, Throttle,
+    ThrottleClosed, TraceRecord, TryAcquireError, Variant, WindowStat,
 };
 
 /// Queue depth 2: background limit 1, normal 2, max 2.
@@ -73,6 +73,46 @@ fn blocking_acquire_is_released_by_a_completion() {
     assert_eq!(snap.wbt.waiting, [0, 0, 0]);
     assert_eq!(snap.queued, [0, 0, 0]);
     assert_eq!(snap.wbt.underflows, 0);
+}
+
+/// An owned permit is `'static`: it moves to a thread that outlives every
+/// borrow, keeps the throttle alive after its last other owner is gone,
+/// and releases its slot there; a waiter blocked by it is granted. The
+/// lockless and the locked path both hand out owned permits.
+#[test]
+fn an_owned_permit_travels_and_keeps_its_throttle_alive() {
+    fn is_static<T: Send + 'static>(_: &T) {}
+    let t = std::sync::Arc::new(throttle(2));
+    let held: OwnedPermit<ManualClock> = t
+        .acquire_owned(Op::Write, OpFlags::BACKGROUND)
+        .expect("open");
+    is_static(&held);
+    assert_eq!(held.class(), Some(Class::Bg));
+    assert_eq!(
+        t.try_acquire_owned(Op::Write, OpFlags::BACKGROUND).err(),
+        Some(TryAcquireError::WouldBlock)
+    );
+    let waiter = {
+        let t = std::sync::Arc::clone(&t);
+        thread::spawn(move || t.acquire_owned(Op::Write, OpFlags::BACKGROUND))
+    };
+    wait_until("waiter queued", || t.snapshot().queued[0] == 1);
+    let weak = std::sync::Arc::downgrade(&t);
+    drop(t);
+    // The permits keep the throttle alive; the completion on another
+    // thread grants the waiter.
+    thread::spawn(move || held.complete())
+        .join()
+        .expect("completer");
+    let granted = waiter.join().expect("waiter").expect("granted");
+    let t = weak.upgrade().expect("alive while a permit is held");
+    assert_eq!(t.snapshot().wbt.inflight, [1, 0, 0]);
+    drop(t);
+    drop(granted);
+    assert!(
+        weak.upgrade().is_none(),
+        "the last permit freed the throttle"
+    );
 }
 
 /// `close` wakes every sleeper of every class with the error and takes it

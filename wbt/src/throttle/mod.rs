@@ -102,6 +102,13 @@
 //! permit (`mem::forget`) leaks its slot, as a lost completion would in the
 //! kernel. Reads are never throttled but should take permits too: their
 //! latency is the signal WBT steers by.
+//!
+//! A permit borrows its throttle. Where it must outlive the borrow (moved
+//! to a `'static` task, or to the thread that reaps the completion), keep
+//! the throttle in a [`std::sync::Arc`] and take an [`OwnedPermit`] with
+//! [`Throttle::acquire_owned`] or [`Throttle::try_acquire_owned`]: the
+//! same permit, holding a reference count instead of a borrow (the
+//! throttle lives until the last of them is released).
 
 mod board;
 mod clock;
@@ -427,7 +434,7 @@ impl<C: Clock> Throttle<C> {
 
     fn permit(&self, op: Op, flags: ReqFlags, id: u64, issue_ns: u64) -> Permit<'_, C> {
         Permit {
-            throttle: self,
+            throttle: Holder::Borrowed(self),
             rq: Rq { id, op, flags },
             issue_ns,
             live: true,
@@ -612,6 +619,27 @@ impl<C: Clock> Throttle<C> {
     pub fn try_acquire_class(&self, class: Class) -> Result<Permit<'_, C>, TryAcquireError> {
         let (op, flags) = class_request(class);
         self.try_acquire(op, flags)
+    }
+
+    /// [`acquire`](Self::acquire) for a throttle in an [`std::sync::Arc`]:
+    /// the permit holds a reference count instead of a borrow, so it may
+    /// move to another thread or a `'static` task (see the module docs'
+    /// "Permits").
+    pub fn acquire_owned(
+        self: &std::sync::Arc<Self>,
+        op: Op,
+        flags: OpFlags,
+    ) -> Result<OwnedPermit<C>, ThrottleClosed> {
+        self.acquire(op, flags).map(|p| p.into_owned(self))
+    }
+
+    /// [`try_acquire`](Self::try_acquire), returning an [`OwnedPermit`].
+    pub fn try_acquire_owned(
+        self: &std::sync::Arc<Self>,
+        op: Op,
+        flags: OpFlags,
+    ) -> Result<OwnedPermit<C>, TryAcquireError> {
+        self.try_acquire(op, flags).map(|p| p.into_owned(self))
     }
 
     fn release(&self, rq: Rq, issue_ns: Option<u64>) {
@@ -819,10 +847,33 @@ fn class_request(class: Class) -> (Op, OpFlags) {
 #[derive(Debug)]
 #[must_use = "dropping a permit at once releases its slot"]
 pub struct Permit<'a, C: Clock = SystemClock> {
-    throttle: &'a Throttle<C>,
+    throttle: Holder<'a, C>,
     rq: Rq,
     issue_ns: u64,
     live: bool,
+}
+
+/// A [`Permit`] that owns a reference count of its throttle instead of
+/// borrowing it, from [`Throttle::acquire_owned`]: `'static` whenever the
+/// clock is.
+pub type OwnedPermit<C = SystemClock> = Permit<'static, C>;
+
+/// How a permit reaches its throttle.
+#[derive(Debug)]
+enum Holder<'a, C: Clock> {
+    Borrowed(&'a Throttle<C>),
+    Owned(std::sync::Arc<Throttle<C>>),
+}
+
+impl<C: Clock> Deref for Holder<'_, C> {
+    type Target = Throttle<C>;
+
+    fn deref(&self) -> &Throttle<C> {
+        match self {
+            Holder::Borrowed(t) => t,
+            Holder::Owned(t) => t,
+        }
+    }
 }
 
 impl<C: Clock> Permit<'_, C> {
@@ -851,6 +902,20 @@ impl<C: Clock> Permit<'_, C> {
     /// latency sample.
     pub fn cancel(mut self) {
         self.finish(false);
+    }
+
+    /// The same permit holding `owner` (the throttle it was granted by)
+    /// instead of a borrow.
+    fn into_owned(mut self, owner: &std::sync::Arc<Throttle<C>>) -> OwnedPermit<C> {
+        debug_assert!(std::ptr::eq(&*self.throttle, &**owner));
+        let owned = Permit {
+            throttle: Holder::Owned(std::sync::Arc::clone(owner)),
+            rq: self.rq,
+            issue_ns: self.issue_ns,
+            live: self.live,
+        };
+        self.live = false; // the owned permit releases it
+        owned
     }
 
     fn finish(&mut self, sample: bool) {
