@@ -113,7 +113,11 @@ fn render_compare(
                 .zip(&ones)
                 .map(|(v, o)| (v.spec.as_str(), &o.report))
                 .collect();
-            let mut text = stats::mmtests_table(&runs);
+            let opts = stats::MmtestsOptions {
+                captions: true,
+                ..stats::MmtestsOptions::default()
+            };
+            let mut text = stats::mmtests_table_of_runs(&runs, &opts);
             let summary: Vec<stats::SummaryRun<'_>> = variants
                 .iter()
                 .zip(&ones)
@@ -226,6 +230,7 @@ fn over_seeds_text(
             .collect();
         let opts = stats::MmtestsOptions {
             mark_significant: true,
+            captions: true,
             ..stats::MmtestsOptions::default()
         };
         text.push_str(&stats::mmtests_table_with(&runs, &opts));

@@ -56,6 +56,13 @@ fn compare_none_none_shows_zero_deltas_everywhere() {
             "missing row '{row}' in\n{out}"
         );
     }
+    // The cells' deltas: the table rows, not the captions above them.
+    let cells: String = out
+        .lines()
+        .filter(|l| l.contains(" kb/sec-") || l.contains(" latency-"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let out = cells;
     let deltas: Vec<&str> = out
         .match_indices('(')
         .map(|(i, _)| &out[i..])
@@ -68,6 +75,99 @@ fn compare_none_none_shows_zero_deltas_everywhere() {
             "0.00%)",
             "non-zero delta {d} in\n{out}"
         );
+    }
+}
+
+/// Every table `compare` prints has a caption line right above its
+/// header saying what its figures are and in which unit, and the two
+/// mmtests blocks, whose cells carry signed deltas, a legend saying which
+/// sign is better: one seed or several, one device, btrfs-lite or a
+/// volume.
+#[test]
+fn every_printed_table_has_a_caption_and_its_sign_legend() {
+    let job = temp_job(
+        "captions.fio",
+        "[w]\nfilename=f\nsize=64m\nrw=randwrite\nbs=4k\nruntime=1\ntime_based\n\
+         [r]\nnew_group\nfilename=g\nsize=64m\nrw=randread\nbs=4k\nruntime=1\ntime_based\n",
+    );
+    let job = job.to_str().expect("utf-8 path");
+    // (arguments, [(header start, caption start)]) of each command.
+    let mmtests = [
+        (
+            "Min ",
+            "(x%) = change against the first column, signed so that + is better (higher",
+        ),
+        (
+            "Min ",
+            "(x%) = change against the first column, signed so that + is better (lower latency)",
+        ),
+    ];
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>);
+    let cases: [Case<'_>; 4] = [
+        (
+            vec!["--device", "nvme", "--policies", "none,wbt"],
+            vec![("variant ", "devices: "), ("entry ", "entries: ")],
+        ),
+        (
+            vec!["--device", "nvme", "--policies", "none,wbt", "--seeds", "2"],
+            vec![("variant ", "devices: "), ("entry ", "entries: ")],
+        ),
+        (
+            vec![
+                "--device",
+                "nvme",
+                "--fs",
+                "btrfs-lite",
+                "--policies",
+                "none,wbt",
+            ],
+            vec![("variant ", "btrfs-lite: ")],
+        ),
+        (
+            vec![
+                "--volume",
+                "raid1:nvme,sata-ssd",
+                "--policies",
+                "read=pid,read=latency",
+            ],
+            vec![("variant ", "volume: ")],
+        ),
+    ];
+    for (args, tables) in cases {
+        let mut argv = vec!["compare", job];
+        argv.extend(&args);
+        let o = iolab(&argv);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        let lines: Vec<&str> = out.lines().collect();
+        // The mmtests blocks: legend, then the variants' header, then rows.
+        let starts: Vec<usize> = (0..lines.len())
+            .filter(|&i| {
+                lines[i].starts_with("Min ") && (i == 0 || !lines[i - 1].starts_with("Min "))
+            })
+            .collect();
+        assert_eq!(starts.len(), 2, "{args:?}: two mmtests blocks in\n{out}");
+        for (&at, (_, legend)) in starts.iter().zip(mmtests) {
+            assert!(at >= 3, "{args:?}: no room for a caption in\n{out}");
+            assert!(
+                lines[at - 2].starts_with(legend),
+                "{args:?}: legend of\n{}",
+                lines[at - 2]
+            );
+            assert!(
+                lines[at - 3].contains(" in KiB/s") || lines[at - 3].contains(", in us"),
+                "{args:?}: caption with a unit: {}",
+                lines[at - 3]
+            );
+        }
+        for (header, caption) in tables {
+            let found = (1..lines.len())
+                .any(|i| lines[i].starts_with(header) && lines[i - 1].starts_with(caption));
+            assert!(
+                found,
+                "{args:?}: no '{caption}' caption above '{header}' in\n{out}"
+            );
+        }
     }
 }
 
@@ -450,7 +550,8 @@ fn compare_runs_iocost_on_the_bandwidth_latency_scenario() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
-    let header = out.lines().next().unwrap_or_default();
+    // The variants' header, under the caption and the legend.
+    let header = out.lines().nth(2).unwrap_or_default();
     assert_eq!(
         header.split_whitespace().collect::<Vec<_>>(),
         ["none", "iocost"],

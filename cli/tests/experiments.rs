@@ -209,7 +209,8 @@ fn a_knob_grid_expands_to_one_column_per_point() {
     let o = compare(j, "none,wbt:lat={2,20}ms", &["--seeds", "2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    let header = out.lines().next().unwrap_or("");
+    // The variants' header, under the caption and the legend.
+    let header = out.lines().nth(2).unwrap_or("");
     let names: Vec<&str> = header.split_whitespace().collect();
     assert_eq!(names, ["none", "wbt:lat=2ms", "wbt:lat=20ms"], "{out}");
     assert!(out.contains("reader  read   wbt:lat=20ms"), "{out}");

@@ -1539,7 +1539,10 @@ mod tests {
             ..Measured::default()
         };
         let (m, note) = body_of(inline, exact);
-        assert!(note.expect("a note").contains("inside their submission"));
+        assert!(
+            note.expect("a note")
+                .contains("before their submission returned")
+        );
         let sigma = spread_of(&m, exact);
         let median = m.p50_ns - exact;
         let mean = median * (sigma * sigma / 2.0).exp() + exact;

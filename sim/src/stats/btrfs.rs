@@ -20,10 +20,12 @@ pub fn btrfs_table(runs: &[BtrfsRun<'_>]) -> String {
         return String::new();
     }
     let width = variant_width(runs.iter().map(|r| r.0));
-    let mut out = String::new();
+    let mut out = String::from(
+        "\nbtrfs-lite: transaction commits (count, per minute of simulated time, their length in s), time writers were blocked in s, reservation tickets and their waits in ms, delayed-ref runs by context\n",
+    );
     let _ = writeln!(
         out,
-        "\n{:<width$}  {:>7}  {:>8}  {:>15}  {:>9}  {:>9}  {:>20}  {:>35}",
+        "{:<width$}  {:>7}  {:>8}  {:>15}  {:>9}  {:>9}  {:>20}  {:>35}",
         "variant",
         "commits",
         "per min",

@@ -185,6 +185,10 @@ pub struct MmtestsOptions {
     /// iterations or more on both sides; rows whose statistic is undefined
     /// for one iteration (Stddev, CoeffVar of one sample) are never marked.
     pub mark_significant: bool,
+    /// Put a caption (what the rows measure, in which unit) and a legend
+    /// (which sign is better) above each block. Off by default: the
+    /// blocks are then exactly mmtests' layout.
+    pub captions: bool,
 }
 
 impl Default for MmtestsOptions {
@@ -195,6 +199,7 @@ impl Default for MmtestsOptions {
             field_width: 12,
             compare_width: 7,
             mark_significant: false,
+            captions: false,
         }
     }
 }
@@ -407,13 +412,18 @@ fn render_block(
 
 /// mmtests comparison of single runs; the first run is the baseline.
 pub fn mmtests_table(runs: &[(&str, &RunReport)]) -> String {
+    mmtests_table_of_runs(runs, &MmtestsOptions::default())
+}
+
+/// [`mmtests_table`] with the knobs of [`MmtestsOptions`].
+pub fn mmtests_table_of_runs(runs: &[(&str, &RunReport)], opts: &MmtestsOptions) -> String {
     let iters: Vec<[&RunReport; 1]> = runs.iter().map(|(_, r)| [*r]).collect();
     let with: Vec<(&str, &[&RunReport])> = runs
         .iter()
         .zip(iters.iter())
         .map(|((n, _), it)| (*n, &it[..]))
         .collect();
-    mmtests_table_with(&with, &MmtestsOptions::default())
+    mmtests_table_with(&with, opts)
 }
 
 /// mmtests comparison where each variant may have several iterations (their
@@ -446,11 +456,38 @@ pub fn mmtests_table_with(runs: &[(&str, &[&RunReport])], opts: &MmtestsOptions)
     render_block(&mut out, &names, &tput, &tput_each, &THROUGHPUT_ROWS, opts);
     let mut lat_out = String::new();
     render_block(&mut lat_out, &names, &lat, &lat_each, &LATENCY_ROWS, opts);
+    if opts.captions {
+        if !out.is_empty() {
+            out.insert_str(0, &throughput_caption());
+        }
+        if !lat_out.is_empty() {
+            lat_out.insert_str(0, &latency_caption(opts.latency_unit));
+        }
+    }
     if !out.is_empty() && !lat_out.is_empty() {
         out.push('\n');
     }
     out.push_str(&lat_out);
     out
+}
+
+/// The throughput block's caption and sign legend.
+fn throughput_caption() -> String {
+    "throughput: kb/sec = an entry's mean bandwidth in KiB/s (fio's bw_mean), one sample per entry and run\n\
+     (x%) = change against the first column, signed so that + is better (higher Min, Hmean, Max; lower Stddev, CoeffVar)\n"
+        .to_owned()
+}
+
+/// The latency block's caption and sign legend.
+fn latency_caption(unit: LatencyUnit) -> String {
+    let unit = match unit {
+        LatencyUnit::Usec => "us",
+        LatencyUnit::Nsec => "ns",
+    };
+    format!(
+        "latency: every job's latency log, one sample per log_avg_msec window (its mean), in {unit}\n\
+         (x%) = change against the first column, signed so that + is better (lower latency)\n"
+    )
 }
 
 #[cfg(test)]

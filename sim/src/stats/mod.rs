@@ -44,8 +44,8 @@ pub use collect::{JobStats, RunningStat, WindowSeries};
 pub use fio_out::{N2sUnit, json_output, lat_log_json, normal_output, num2str};
 pub use mmtests::{
     LatencyUnit, MmtestsOptions, StddevForm, amean, coeffvar, hmean, kbsec_samples,
-    latency_samples, mmtests_table, mmtests_table_with, pdiff, pndiff, quantile, quantile_index,
-    stddev,
+    latency_samples, mmtests_table, mmtests_table_of_runs, mmtests_table_with, pdiff, pndiff,
+    quantile, quantile_index, stddev,
 };
 pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,

@@ -20,10 +20,12 @@ pub fn volume_table(runs: &[VolumeRun<'_>]) -> String {
         return String::new();
     }
     let width = variant_width(runs.iter().map(|r| r.0));
-    let mut out = String::new();
+    let mut out = String::from(
+        "\nvolume: fsyncs that wrote the log, superblock writes they took, fsyncs that fell back to a full commit, commits, their tree blocks and length in ms, fsyncs behind a commit, longest tree_log_mutex wait in ms\n",
+    );
     let _ = writeln!(
         out,
-        "\n{:<width$}  {:>11}  {:>12}  {:>12}  {:>7}  {:>11}  {:>19}  {:>19}  {:>20}",
+        "{:<width$}  {:>11}  {:>12}  {:>12}  {:>7}  {:>11}  {:>19}  {:>19}  {:>20}",
         "variant",
         "fsync logs",
         "fsync supers",
