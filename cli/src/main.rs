@@ -257,7 +257,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         Cmd::Merge { files, plot } => {
             let m = shard::merge(&files)?;
             if let Some(dir) = &plot {
-                draw(dir, &m.variants, &m.outs, m.seeds.as_deref())?;
+                draw(dir, &m.policies, &m.variants, &m.outs, m.seeds.as_deref())?;
             }
             let text = render::render(m.kind, &m.policies, &m.variants, m.seeds, m.format, m.outs)?;
             write_out(&mut std::io::stdout().lock(), &text)
@@ -342,7 +342,7 @@ fn run_or_compare(
                 .map(|_| flat.by_ref().take(per_variant).collect())
                 .collect();
             if let Some(dir) = &common.plot {
-                draw(dir, &variants, &grouped, seeds.as_deref())?;
+                draw(dir, policies, &variants, &grouped, seeds.as_deref())?;
             }
             render::render(
                 kind,
@@ -358,9 +358,11 @@ fn run_or_compare(
 }
 
 /// `--plot DIR`: the figures of each variant's first run (by variant,
-/// then seed), titled with that run's seed.
+/// then seed), titled with that run's seed, and those of each knob sweep
+/// of `policies` over every seed.
 fn draw(
     dir: &str,
+    policies: &str,
     variants: &[Variant],
     outs: &[Vec<iolab_sim::RunOutput>],
     seeds: Option<&[u64]>,
@@ -376,7 +378,22 @@ fn draw(
             .and_then(|o| o.extra["seed"].as_u64())
             .unwrap_or(0)
     });
-    plot::write(std::path::Path::new(dir), &firsts, seed).map(drop)
+    let parts = iolab_sim::sweep::sweeps(policies)
+        .map_err(|e| Failure::input(format!("--policies: {e}")))?;
+    let sweeps: Vec<plot::Sweep<'_>> = parts
+        .iter()
+        .map(|(text, range)| plot::Sweep {
+            text,
+            points: range
+                .clone()
+                .filter_map(|i| {
+                    let runs = outs.get(i)?.iter().map(|o| &o.report).collect();
+                    Some((variants.get(i)?.spec.as_str(), runs))
+                })
+                .collect(),
+        })
+        .collect();
+    plot::write(std::path::Path::new(dir), &firsts, seed, &sweeps).map(drop)
 }
 
 /// The most threads `--jobs` starts.

@@ -5,13 +5,20 @@
 //!   distribution for one report entry and direction, from fio's
 //!   percentiles (1 % to 99.99 %) on a logarithmic latency axis;
 //! - `read-latency-JOB.svg`: each variant's read latency over time in the
-//!   10 ms windows mmtests' latency rows read, for one reading job.
+//!   10 ms windows mmtests' latency rows read, for one reading job;
+//! - `sweep-N-ENTRY-DIR-bw.svg` and `sweep-N-ENTRY-DIR-lat.svg`, for the
+//!   N-th knob sweep of `--policies` (from 1) and each report entry and
+//!   direction: its bandwidth, and its mean and 99th-percentile completion
+//!   latency, against the sweep's points, each point the mean over the
+//!   seeds with its 95 % confidence interval as a bar (no bar with one
+//!   seed).
 //!
-//! Each title names the seed drawn: under `--seeds`, the first.
+//! The first two kinds draw one seed, and their titles name it: under
+//! `--seeds`, the first. The sweep figures draw every seed.
 
 use std::path::{Path, PathBuf};
 
-use iolab_sim::stats::{Dir, RunReport};
+use iolab_sim::stats::{Dir, MeanCi, RunReport};
 use plotters::prelude::*;
 
 use crate::Failure;
@@ -38,6 +45,19 @@ struct Figure {
     y_desc: &'static str,
     log_x: bool,
     series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Per series, each point's confidence half-width (drawn as a bar),
+    /// or empty: no bars.
+    bars: Vec<Vec<f64>>,
+    /// Names of the x positions 0, 1, … (a sweep's points), or empty: a
+    /// numeric axis.
+    x_names: Vec<String>,
+}
+
+/// One knob sweep of `--policies`: its text, and each point's variant
+/// name with its reports, one per seed.
+pub struct Sweep<'a> {
+    pub text: &'a str,
+    pub points: Vec<(&'a str, Vec<&'a RunReport>)>,
 }
 
 /// A file-name-safe form of `s`.
@@ -93,6 +113,8 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                 y_desc: "fraction of IOs at or below",
                 log_x: true,
                 series,
+                bars: Vec::new(),
+                x_names: Vec::new(),
             });
         }
     }
@@ -130,18 +152,118 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             y_desc: "mean read latency in the window (ms)",
             log_x: false,
             series,
+            bars: Vec::new(),
+            x_names: Vec::new(),
         });
     }
     out
 }
 
+/// The two figures of each entry and direction of each sweep.
+fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for (n, sw) in sweeps.iter().enumerate() {
+        let Some(first) = sw.points.first().and_then(|(_, r)| r.first()) else {
+            continue;
+        };
+        let seeds = sw.points.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+        let x_names: Vec<String> = sw.points.iter().map(|(v, _)| (*v).to_owned()).collect();
+        for (e, job) in first.jobs.iter().enumerate() {
+            for dir in [Dir::Read, Dir::Write] {
+                if job.dir(dir).total_ios == 0 {
+                    continue;
+                }
+                // One statistic over the seeds at every point: (x, mean)
+                // and the half-widths.
+                let line = |f: &dyn Fn(&RunReport) -> Option<f64>| {
+                    let cis: Vec<MeanCi> = sw
+                        .points
+                        .iter()
+                        .map(|(_, runs)| {
+                            let xs: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
+                            MeanCi::of(&xs)
+                        })
+                        .collect();
+                    let points = cis
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| c.mean.is_finite())
+                        .map(|(i, c)| (i as f64, c.mean))
+                        .collect();
+                    let bars = cis
+                        .iter()
+                        .filter(|c| c.mean.is_finite())
+                        .map(|c| {
+                            if c.half_width.is_finite() {
+                                c.half_width
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
+                    (points, bars)
+                };
+                let d = |r: &RunReport| r.jobs.get(e).map(|j| j.dir(dir).clone());
+                let (bw, bw_bars) = line(&|r| d(r).map(|d| d.bw_bytes as f64 / 1e6));
+                let (avg, avg_bars) = line(&|r| d(r).map(|d| d.clat.mean / 1e6));
+                let (p99, p99_bars) = line(&|r| {
+                    d(r).and_then(|d| {
+                        d.clat
+                            .percentiles
+                            .iter()
+                            .find(|(p, _)| *p == 99.0)
+                            .map(|&(_, ns)| ns as f64 / 1e6)
+                    })
+                });
+                let stem = format!("sweep-{}-{}-{}", n + 1, slug(&job.name), dir.name());
+                let title = |what: &str| {
+                    format!(
+                        "{} {}: {what} against {}, mean and 95 % CI over {seeds} seed{}",
+                        job.name,
+                        dir.name(),
+                        sw.text,
+                        if seeds == 1 { "" } else { "s" }
+                    )
+                };
+                out.push(Figure {
+                    file: format!("{stem}-bw.svg"),
+                    title: title("bandwidth"),
+                    x_desc: "sweep point",
+                    y_desc: "bandwidth (MB/s)",
+                    log_x: false,
+                    series: vec![("MB/s".to_owned(), bw)],
+                    bars: vec![bw_bars],
+                    x_names: x_names.clone(),
+                });
+                out.push(Figure {
+                    file: format!("{stem}-lat.svg"),
+                    title: title("completion latency"),
+                    x_desc: "sweep point",
+                    y_desc: "completion latency (ms)",
+                    log_x: false,
+                    series: vec![("mean".to_owned(), avg), ("p99".to_owned(), p99)],
+                    bars: vec![avg_bars, p99_bars],
+                    x_names: x_names.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
 fn bounds(f: &Figure) -> ((f64, f64), (f64, f64)) {
-    let pts = || f.series.iter().flat_map(|(_, p)| p.iter());
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
-    for &(x, y) in pts() {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y1 = y1.max(y);
+    for (i, (_, points)) in f.series.iter().enumerate() {
+        let bars = f.bars.get(i);
+        for (k, &(x, y)) in points.iter().enumerate() {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y1 = y1.max(y + bars.and_then(|b| b.get(k)).copied().unwrap_or(0.0));
+        }
+    }
+    if !f.x_names.is_empty() {
+        let last = (f.x_names.len() - 1) as f64;
+        return ((-0.5, last + 0.5), (0.0, (y1 * 1.1).max(1e-3)));
     }
     if x0 > x1 {
         (x0, x1) = (1.0, 10.0);
@@ -171,14 +293,39 @@ fn draw(f: &Figure) -> DrawResult<String> {
         macro_rules! plot {
             ($chart:expr) => {{
                 let mut chart = $chart.map_err(|e| err(&e))?;
-                chart
-                    .configure_mesh()
-                    .x_desc(f.x_desc)
-                    .y_desc(f.y_desc)
-                    .draw()
-                    .map_err(|e| err(&e))?;
+                let name_of = |x: &f64| {
+                    let i = x.round();
+                    match f.x_names.get(i as usize) {
+                        Some(n) if (x - i).abs() < 1e-6 && i >= 0.0 => n.clone(),
+                        _ => String::new(),
+                    }
+                };
+                let mut mesh = chart.configure_mesh();
+                mesh.x_desc(f.x_desc).y_desc(f.y_desc);
+                if !f.x_names.is_empty() {
+                    mesh.x_labels(f.x_names.len() + 1)
+                        .x_label_formatter(&name_of);
+                }
+                mesh.draw().map_err(|e| err(&e))?;
                 for (i, (name, points)) in f.series.iter().enumerate() {
                     let colour = COLOURS[i % COLOURS.len()];
+                    if let Some(bars) = f.bars.get(i) {
+                        // A dot per point, with its bar where the
+                        // interval is not zero.
+                        let (barred, bare): (Vec<_>, Vec<_>) =
+                            points.iter().zip(bars).partition(|(_, h)| **h > 0.0);
+                        chart
+                            .draw_series(barred.into_iter().map(|(&(x, y), &h)| {
+                                ErrorBar::new_vertical(x, y - h, y, y + h, colour.filled(), 8)
+                            }))
+                            .map_err(|e| err(&e))?;
+                        chart
+                            .draw_series(
+                                bare.into_iter()
+                                    .map(|(&p, _)| Circle::new(p, 4, colour.filled())),
+                            )
+                            .map_err(|e| err(&e))?;
+                    }
                     chart
                         .draw_series(LineSeries::new(
                             points.iter().copied(),
@@ -210,15 +357,21 @@ fn draw(f: &Figure) -> DrawResult<String> {
 }
 
 /// Draws the figures of `runs` (variant name, report; all of seed `seed`)
-/// into `dir` (made if missing) and returns the files written.
-pub fn write(dir: &Path, runs: &[(&str, &RunReport)], seed: u64) -> Result<Vec<PathBuf>, Failure> {
+/// and of `sweeps` into `dir` (made if missing) and returns the files
+/// written.
+pub fn write(
+    dir: &Path,
+    runs: &[(&str, &RunReport)],
+    seed: u64,
+    sweeps: &[Sweep<'_>],
+) -> Result<Vec<PathBuf>, Failure> {
     let io = |p: &Path, e: std::io::Error| Failure {
         code: 1,
         message: format!("--plot {}: {e}", p.display()),
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut written = Vec::new();
-    for f in figures(runs, seed) {
+    for f in figures(runs, seed).into_iter().chain(sweep_figures(sweeps)) {
         let svg = draw(&f).map_err(|e| Failure {
             code: 1,
             message: format!("--plot: drawing {}: {e}", f.file),

@@ -444,3 +444,72 @@ fn plots_render_one_series_per_variant() {
         );
     }
 }
+
+/// Each knob sweep gets, per report entry and direction, a bandwidth
+/// figure (one series) and a latency figure (mean and p99), a point per
+/// sweep point named on the x axis, each the mean over the seeds with a
+/// bar (three strokes) where its interval is not zero.
+#[test]
+fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
+    let job = short_wbt();
+    let j = job.to_str().expect("utf-8");
+    let dir = job.with_file_name("sweep-plots");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("utf-8");
+    let policies = "none,wbt:lat={2,20}ms,wbt-v5:lat={1,10,100}ms";
+    let o = compare(j, policies, &["--seeds", "2", "--plot", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut sweeps: Vec<String> = std::fs::read_dir(&dir)
+        .expect("plot dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("sweep-"))
+        .collect();
+    sweeps.sort();
+    let mut want = Vec::new();
+    for n in 1..=2 {
+        for entry in ["reader-read", "writer-write"] {
+            for what in ["bw", "lat"] {
+                want.push(format!("sweep-{n}-{entry}-{what}.svg"));
+            }
+        }
+    }
+    assert_eq!(sweeps, want);
+    let mut bars_seen = 0;
+    for name in &sweeps {
+        let svg = std::fs::read_to_string(dir.join(name)).expect("svg");
+        let (points, names): (usize, &[&str]) = if name.starts_with("sweep-1") {
+            (2, &["wbt:lat=2ms", "wbt:lat=20ms"])
+        } else {
+            (
+                3,
+                &["wbt-v5:lat=1ms", "wbt-v5:lat=10ms", "wbt-v5:lat=100ms"],
+            )
+        };
+        for n in names {
+            assert!(svg.contains(&format!("\n{n}\n")), "{name}: x label {n}");
+        }
+        assert!(svg.contains("over 2 seeds"), "{name}: the title");
+        let series = if name.ends_with("-lat.svg") { 2 } else { 1 };
+        for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+            let colour = format!("#{r:02X}{g:02X}{b:02X}");
+            let dots = svg
+                .matches(&format!("fill=\"{colour}\" stroke=\"none\""))
+                .count();
+            let want = if k < series { points } else { 0 };
+            assert_eq!(dots, want, "{name}: points of series {k}");
+            let bar_strokes = svg
+                .matches(&format!("stroke=\"{colour}\" stroke-width=\"1\""))
+                .count();
+            assert!(
+                bar_strokes % 3 == 0 && bar_strokes <= 3 * want,
+                "{name}: {bar_strokes}"
+            );
+            bars_seen += bar_strokes / 3;
+        }
+        let (inked, _) = render(&svg);
+        assert!(inked > 5_000, "{name}: {inked} pixels drawn");
+    }
+    // The seeds differ somewhere: some interval is drawn.
+    assert!(bars_seen > 0, "no bar in any sweep figure");
+}
