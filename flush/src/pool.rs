@@ -510,7 +510,7 @@ impl<C: Clock> Pool<C> {
                 // waiter notes EINTR and leaves without taking its ticket
                 // off the queue, so a later grant raises `may_use` for
                 // bytes nobody will ever return.
-                #[cfg(feature = "mutant-f1")]
+                #[cfg(iolab_mutant = "f1")]
                 if why == PoolError::Ticket(TicketError::Eintr) {
                     let _ = ticket;
                     drop(s);

@@ -113,7 +113,7 @@ impl FlushModel {
         // Mutant F2 (test-only; reverts "btrfs: do not allow reservations
         // if we have pending tickets", Josef Bacik, Aug 2019, 5.4): a
         // newcomer that fits takes space returned for a waiting ticket.
-        #[cfg(feature = "mutant-f2")]
+        #[cfg(iolab_mutant = "f2")]
         let pending = {
             let _ = pending;
             false

@@ -1,6 +1,7 @@
 //! Verification suites for the algorithm crates: loom models of the
 //! userspace faces, reference-model property tests, and historic bugs
-//! reintroduced as mutants behind a test-only feature.
+//! reintroduced as mutants behind a test-only cfg (`--cfg iolab_mutant="b2"`,
+//! not a feature: no crate depending on ours can switch one on).
 //!
 //! * `tests/wbt_loom.rs`: loom models of `iolab_wbt::Throttle` (no lost
 //!   wakeup, inflight never above the limit, FIFO order, limit lowered and
@@ -9,7 +10,7 @@
 //!   racing a lockless admission).
 //! * `tests/wbt_mutants.rs`: spec §9 bugs B2, B3, B4 and B5 as loom
 //!   scenarios; each passes on the real code and fails under its
-//!   `mutant-bN` feature.
+//!   `iolab_mutant = "bN"` cfg.
 //! * `tests/flush_loom.rs`: loom models of `iolab_flush::Pool` (flush.md
 //!   §8: reservers and a flusher keep FIFO, no sleeper left behind, grant
 //!   versus interrupt, space returned while a ticket is queued, a ticket
@@ -18,7 +19,7 @@
 //! * `tests/flush_mutants.rs`: two historic btrfs races, F1 (an
 //!   interrupted waiter's ticket left queued, leaking its later grant) and
 //!   F2 (a newcomer taking space freed for the front ticket), each caught
-//!   by the loom suite under its `mutant-fN` feature.
+//!   by the loom suite under its `iolab_mutant = "fN"` cfg.
 //!
 //! All are compiled only with `RUSTFLAGS="--cfg iolab_loom"`; the commands
 //! are in each file's header. The simulator's own tests live in

@@ -1,6 +1,6 @@
 //! Historic btrfs space-reservation races as loom scenarios. Each
 //! scenario passes on the real `Pool`; built with the matching test-only
-//! mutant feature of `iolab-flush`, loom must find the bug (a leaked
+//! mutant cfg of `iolab-flush` (`iolab_mutant`), loom must find the bug (a leaked
 //! grant or a waiter overtaken).
 //!
 //! ```text
@@ -8,8 +8,8 @@
 //! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target-loom \
 //!   cargo test -p iolab-verification --release -j2 --test flush_mutants -- --test-threads=1
 //! # one mutant at a time (f1, f2): its scenario must fail
-//! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target-loom \
-//!   cargo test -p iolab-verification --release -j2 --features mutant-f1 --test flush_mutants -- --test-threads=1
+//! RUSTFLAGS='--cfg iolab_loom --cfg iolab_mutant="f1"' LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target-mutant \
+//!   cargo test -p iolab-verification --release -j2 --test flush_mutants -- --test-threads=1
 //! ```
 //!
 //! How the failure is checked (as in `wbt_mutants.rs`): a panic inside a
@@ -32,8 +32,8 @@ use iolab_verification::check_mutant;
 /// The mutant compiled in, if any.
 fn active_mutant() -> Option<&'static str> {
     [
-        (cfg!(feature = "mutant-f1"), "f1"),
-        (cfg!(feature = "mutant-f2"), "f2"),
+        (cfg!(iolab_mutant = "f1"), "f1"),
+        (cfg!(iolab_mutant = "f2"), "f2"),
     ]
     .into_iter()
     .find_map(|(on, bug)| on.then_some(bug))

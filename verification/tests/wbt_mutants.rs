@@ -1,6 +1,6 @@
 //! Historic bugs of spec §9 as loom scenarios. Each scenario passes on the
-//! real `Throttle`; built with the matching test-only mutant feature of
-//! `iolab-wbt`, loom must find the bug (a deadlock, a FIFO violation or a
+//! real `Throttle`; built with the matching test-only mutant cfg of
+//! `iolab-wbt` (`iolab_mutant`), loom must find the bug (a deadlock, a FIFO violation or a
 //! leaked token).
 //!
 //! ```text
@@ -8,8 +8,8 @@
 //! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=/tmp/wbt-loom-target \
 //!   cargo test -p iolab-verification --release -j1 --test wbt_mutants -- --test-threads=1
 //! # one mutant at a time (b2, b3, b4, b5): its scenario must fail
-//! RUSTFLAGS="--cfg iolab_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=/tmp/wbt-loom-target \
-//!   cargo test -p iolab-verification --release -j1 --features mutant-b3 --test wbt_mutants -- --test-threads=1
+//! RUSTFLAGS='--cfg iolab_loom --cfg iolab_mutant="b3"' LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=/tmp/wbt-mutant-target \
+//!   cargo test -p iolab-verification --release -j1 --test wbt_mutants -- --test-threads=1
 //! ```
 //!
 //! How the failure is checked: when loom finds a deadlock it panics inside
@@ -31,10 +31,10 @@ use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
 /// The mutant compiled in, if any.
 fn active_mutant() -> Option<&'static str> {
     [
-        (cfg!(feature = "mutant-b2"), "b2"),
-        (cfg!(feature = "mutant-b3"), "b3"),
-        (cfg!(feature = "mutant-b4"), "b4"),
-        (cfg!(feature = "mutant-b5"), "b5"),
+        (cfg!(iolab_mutant = "b2"), "b2"),
+        (cfg!(iolab_mutant = "b3"), "b3"),
+        (cfg!(iolab_mutant = "b4"), "b4"),
+        (cfg!(iolab_mutant = "b5"), "b5"),
     ]
     .into_iter()
     .find_map(|(on, bug)| on.then_some(bug))

@@ -139,7 +139,7 @@ struct Waiter {
     /// Turned away by [`Throttle::close`] instead of granted.
     refused: AtomicBool,
     issue_ns: AtomicU64,
-    #[cfg(feature = "mutant-b2")]
+    #[cfg(iolab_mutant = "b2")]
     woken: AtomicBool,
     cv: Condvar,
 }
@@ -151,7 +151,7 @@ impl Waiter {
             granted: AtomicBool::new(false),
             refused: AtomicBool::new(false),
             issue_ns: AtomicU64::new(0),
-            #[cfg(feature = "mutant-b2")]
+            #[cfg(iolab_mutant = "b2")]
             woken: AtomicBool::new(false),
             cv: Condvar::new(),
         }
@@ -214,7 +214,7 @@ impl Inner {
             let class = wake.class;
             let q = &mut queues[class.index()];
             match wake.mode {
-                #[cfg(not(feature = "mutant-b2"))]
+                #[cfg(not(iolab_mutant = "b2"))]
                 WakeMode::GrantFifo => {
                     while let Some(head) = q.front() {
                         if !wbt.try_admit(now, class, head.flags) {
@@ -226,7 +226,7 @@ impl Inner {
                 }
                 // Mutant B2 (pre-2018): wake everyone and let each waiter
                 // recheck for itself; whoever runs first wins.
-                #[cfg(feature = "mutant-b2")]
+                #[cfg(iolab_mutant = "b2")]
                 WakeMode::GrantFifo => {
                     for w in q.iter() {
                         w.woken.store(true, Ordering::Relaxed);
@@ -520,19 +520,19 @@ impl<C: Clock> Throttle<C> {
         let now = g.now(&self.clock);
         let first = g.queues[class.index()].is_empty();
         g.queues[class.index()].push_back(Arc::clone(&me));
-        #[cfg(not(any(feature = "mutant-b3", feature = "mutant-b4", feature = "mutant-b5")))]
+        #[cfg(not(any(iolab_mutant = "b3", iolab_mutant = "b4", iolab_mutant = "b5")))]
         if first && g.wbt.try_admit(now, class, flags) {
             g.queues[class.index()].pop_back();
             return Ok(self.granted(&mut g, op, class, now));
         }
         // Mutant B3 (before v5.3): trust the fast path's view of the queue;
         // never recheck after enqueueing.
-        #[cfg(any(feature = "mutant-b3", feature = "mutant-b4", feature = "mutant-b5"))]
+        #[cfg(any(iolab_mutant = "b3", iolab_mutant = "b4", iolab_mutant = "b5"))]
         let _ = (first, now);
         // Mutant B4 (v5.3..v5.14): decide "first" after enqueueing, in a
         // separate step, by "am I the only sleeper"; two waiters that both
         // enqueued before looking both see two sleepers.
-        #[cfg(feature = "mutant-b4")]
+        #[cfg(iolab_mutant = "b4")]
         {
             drop(g);
             g = self.lock();
@@ -548,7 +548,7 @@ impl<C: Clock> Throttle<C> {
         // Mutant B5 (2019, before "use a mb for got_token"): the first
         // waiter's recheck does not see a grant the waker made meanwhile;
         // it takes a second token and returns one permit.
-        #[cfg(feature = "mutant-b5")]
+        #[cfg(iolab_mutant = "b5")]
         if first {
             drop(g);
             g = self.lock();
@@ -565,7 +565,7 @@ impl<C: Clock> Throttle<C> {
                 return Err(ThrottleClosed);
             }
             g.wait(&me.cv);
-            #[cfg(feature = "mutant-b2")]
+            #[cfg(iolab_mutant = "b2")]
             if !me.is_granted() && me.woken.swap(false, Ordering::Relaxed) {
                 let now = g.now(&self.clock);
                 if g.wbt.try_admit(now, class, flags) {
