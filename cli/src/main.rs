@@ -393,7 +393,17 @@ fn draw(
                 .collect(),
         })
         .collect();
-    plot::write(std::path::Path::new(dir), &firsts, seed, &sweeps).map(drop)
+    let written = plot::write(std::path::Path::new(dir), &firsts, seed, &sweeps)?;
+    // Say what was drawn, or that nothing was: a job without IO has no
+    // figure to draw.
+    match written.len() {
+        0 => eprintln!("iolab: --plot {dir}: no figure (no entry did any IO)"),
+        n => eprintln!(
+            "iolab: --plot {dir}: {n} figure{} written",
+            if n == 1 { "" } else { "s" }
+        ),
+    }
+    Ok(())
 }
 
 /// The most threads `--jobs` starts.

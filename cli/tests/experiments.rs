@@ -18,7 +18,12 @@ fn short_wbt() -> PathBuf {
     let text = std::fs::read_to_string(root().join("scenarios/wbt-fdatasync-writers.fio"))
         .expect("scenario")
         .replace("runtime=300", "runtime=5");
-    std::fs::write(&p, text).expect("write job");
+    // Tests run in parallel and each writes this file: write a copy of
+    // its own and rename it into place, so no test ever reads it half
+    // written.
+    let own = dir.join(format!("short-wbt.fio.{:?}", std::thread::current().id()));
+    std::fs::write(&own, text).expect("write job");
+    std::fs::rename(&own, &p).expect("put the job in place");
     p
 }
 
@@ -475,6 +480,12 @@ fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
         }
     }
     assert_eq!(sweeps, want);
+    // 3 one-seed figures and the 8 sweep figures, said on stderr.
+    assert!(
+        stderr(&o).contains(&format!("--plot {d}: 11 figures written")),
+        "{}",
+        stderr(&o)
+    );
     let mut bars_seen = 0;
     for name in &sweeps {
         let svg = std::fs::read_to_string(dir.join(name)).expect("svg");
