@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_sim::stats::{Dir, MeanCi, RunReport};
+use iolab_sim::stats::{self, Dir, MeanCi, RunReport};
 use plotters::prelude::*;
 
 use crate::Failure;
@@ -173,48 +173,33 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                 if job.dir(dir).total_ios == 0 {
                     continue;
                 }
-                // One statistic over the seeds at every point: (x, mean)
-                // and the half-widths.
-                let line = |f: &dyn Fn(&RunReport) -> Option<f64>| {
-                    let cis: Vec<MeanCi> = sw
-                        .points
-                        .iter()
-                        .map(|(_, runs)| {
-                            let xs: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
-                            MeanCi::of(&xs)
-                        })
-                        .collect();
-                    let points = cis
+                let figures: Vec<stats::PointFigures> = sw
+                    .points
+                    .iter()
+                    .map(|(_, runs)| stats::point_figures(runs.iter().copied(), e, dir))
+                    .collect();
+                // One figure at every point: (x, mean) and the half-widths
+                // (0 where the interval is undefined), points without a
+                // mean left out.
+                let line = |of: &dyn Fn(&stats::PointFigures) -> Option<MeanCi>| {
+                    figures
                         .iter()
                         .enumerate()
+                        .filter_map(|(i, f)| of(f).map(|c| (i, c)))
                         .filter(|(_, c)| c.mean.is_finite())
-                        .map(|(i, c)| (i as f64, c.mean))
-                        .collect();
-                    let bars = cis
-                        .iter()
-                        .filter(|c| c.mean.is_finite())
-                        .map(|c| {
-                            if c.half_width.is_finite() {
+                        .map(|(i, c)| {
+                            let h = if c.half_width.is_finite() {
                                 c.half_width
                             } else {
                                 0.0
-                            }
+                            };
+                            ((i as f64, c.mean), h)
                         })
-                        .collect();
-                    (points, bars)
+                        .unzip::<_, _, Vec<_>, Vec<_>>()
                 };
-                let d = |r: &RunReport| r.jobs.get(e).map(|j| j.dir(dir).clone());
-                let (bw, bw_bars) = line(&|r| d(r).map(|d| d.bw_bytes as f64 / 1e6));
-                let (avg, avg_bars) = line(&|r| d(r).map(|d| d.clat.mean / 1e6));
-                let (p99, p99_bars) = line(&|r| {
-                    d(r).and_then(|d| {
-                        d.clat
-                            .percentiles
-                            .iter()
-                            .find(|(p, _)| *p == 99.0)
-                            .map(|&(_, ns)| ns as f64 / 1e6)
-                    })
-                });
+                let (bw, bw_bars) = line(&|f| Some(f.bw_mb_s));
+                let (avg, avg_bars) = line(&|f| Some(f.lat_avg_ms));
+                let (p99, p99_bars) = line(&|f| f.lat_p99_ms);
                 let stem = format!("sweep-{}-{}-{}", n + 1, slug(&job.name), dir.name());
                 let title = |what: &str| {
                     format!(

@@ -68,6 +68,17 @@ pub enum Model {
     Ssd,
 }
 
+impl Model {
+    /// How many 4 KiB transfers of a QD1 read the model's spread leaves
+    /// exact (see [`Shared::of`]).
+    fn transfers(self) -> f64 {
+        match self {
+            Model::Loop => 1.0,
+            Model::Ssd => 0.0,
+        }
+    }
+}
+
 /// One probe: a fio job of one access pattern.
 struct Probe {
     name: &'static str,
@@ -501,7 +512,7 @@ fn fit(
     program: Option<u64>,
 ) -> Vec<Fitted> {
     let get = |name: &str| of(m, name).copied().unwrap_or_default();
-    let sh = Shared::of(m, link, 0.0);
+    let sh = Shared::of(m, link, Model::Ssd.transfers());
     let (qd1, w1, link4k) = (sh.qd1, sh.w1, sh.link4k);
     let us = |ns: f64| (ns / 1000.0).round().max(0.0) as u64;
     let read_ns = (qd1.p50_ns - 2.0 * link4k).max(1000.0);
@@ -686,7 +697,7 @@ fn fit_loop(
     write_units: Option<&WriteUnits>,
     drains: Option<&Drains>,
 ) -> Vec<Fitted> {
-    let sh = Shared::of(m, link, 1.0);
+    let sh = Shared::of(m, link, Model::Loop.transfers());
     let (qd1, w1) = (sh.qd1, sh.w1);
     let seq_write = of(m, "write-1m-qd8").map_or(0.0, |p| p.bw);
     let write_mb_s = write.unwrap_or(((seq_write / 1e6).round() as u64).max(1));
@@ -1180,7 +1191,7 @@ fn fit_file(args: &CalibrateArgs, p: &Probed, scratch: &Path) -> Result<(String,
         true => Model::Loop,
         false => Model::Ssd,
     });
-    let fitted = fit_all(
+    let (fitted, notes) = fit_all(
         model,
         &p.real,
         p.size,
@@ -1190,11 +1201,7 @@ fn fit_file(args: &CalibrateArgs, p: &Probed, scratch: &Path) -> Result<(String,
         p.runtime,
         scratch,
     )?;
-    let transfers = match model {
-        Model::Loop => 1.0,
-        Model::Ssd => 0.0,
-    };
-    for note in Shared::of(&p.real, None, transfers).notes() {
+    for note in notes {
         eprintln!("iolab: {note}");
     }
     let name = Path::new(&args.out)
@@ -1254,7 +1261,8 @@ fn of<'a>(real: &'a [(&'static str, Measured)], name: &str) -> Option<&'a Measur
 /// fitted model until it gives the measured bandwidth). The loop model's
 /// write servers are scanned on the mixed probe ([`scan_write_units`])
 /// before its write bandwidth is searched with them. The rest come from
-/// [`fit_loop`]'s or [`fit`]'s formulas.
+/// [`fit_loop`]'s or [`fit`]'s formulas. Also returns the notes of
+/// [`body_of`] on the QD1 probes, for stderr.
 #[allow(clippy::too_many_arguments)]
 fn fit_all(
     model: Model,
@@ -1265,7 +1273,7 @@ fn fit_all(
     depth: u32,
     runtime: u32,
     dir: &Path,
-) -> Result<Vec<Fitted>, Failure> {
+) -> Result<(Vec<Fitted>, Vec<String>), Failure> {
     let device = |fitted: &[Fitted]| {
         DeviceConfig::from_toml(&device_toml(model, "search", "the search", fitted))
             .map_err(|e| capture::sys_err(format!("the fitted file does not load: {e}")))
@@ -1330,7 +1338,8 @@ fn fit_all(
         })?),
         _ => None,
     };
-    Ok(formulas(link, second, wunits, drains.as_ref()))
+    let notes = Shared::of(real, link, model.transfers()).notes();
+    Ok((formulas(link, second, wunits, drains.as_ref()), notes))
 }
 
 /// Whether the loop model's FLUSH waits for the commands in flight, as
@@ -1627,7 +1636,7 @@ mod tests {
         )
         .expect("truth loads");
         let (dir, size, real) = probed(&truth, "fit");
-        let fitted = fit_all(Model::Ssd, &real, size, true, true, 128, 1, &dir).expect("fits");
+        let (fitted, _) = fit_all(Model::Ssd, &real, size, true, true, 128, 1, &dir).expect("fits");
         for (k, want, tol) in [
             ("read_us", 40.0, 0.1),
             ("service_sigma", 0.3, 0.15),
@@ -1651,7 +1660,8 @@ mod tests {
         )
         .expect("truth loads");
         let (dir, size, real) = probed(&truth, "loopfit");
-        let fitted = fit_all(Model::Loop, &real, size, true, false, 128, 1, &dir).expect("fits");
+        let (fitted, _) =
+            fit_all(Model::Loop, &real, size, true, false, 128, 1, &dir).expect("fits");
         for (k, want, tol) in [
             ("read_us", 16.0, 0.1),
             ("write_us", 12.0, 0.1),

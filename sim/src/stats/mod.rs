@@ -53,7 +53,7 @@ pub use report::{
 };
 pub use spread::{MeanCi, t975, welch_differs};
 pub use summary::{SummaryRun, aggregate_json, summary_table, summary_table_over_seeds};
-pub use sweep::sweep_table;
+pub use sweep::{PointFigures, point_figures, sweep_table};
 pub use volume::{VolumeRun, volume_table};
 
 /// IO direction, in fio's order.

@@ -6,8 +6,45 @@
 //! metric reads down a column against the knob.
 
 use super::Dir;
+use super::report::{DirReport, RunReport};
 use super::spread::MeanCi;
-use super::summary::{SummaryRun, aligned, clat_p99_ns, entry_dirs};
+use super::summary::{SummaryRun, aligned, clat_p99_ns};
+
+/// What a sweep shows of one point for one report entry and direction,
+/// over its runs (one per seed): each figure's mean and 95 % interval.
+#[derive(Clone, Copy, Debug)]
+pub struct PointFigures {
+    /// Bandwidth, MB/s (10^6 bytes a second).
+    pub bw_mb_s: MeanCi,
+    /// Mean completion latency, ms.
+    pub lat_avg_ms: MeanCi,
+    /// 99th-percentile completion latency, ms; `None` when a run has no
+    /// 99th percentile.
+    pub lat_p99_ms: Option<MeanCi>,
+}
+
+/// The [`PointFigures`] of entry `e`'s direction `dir` over `runs`,
+/// leaving out runs without that entry. The sweep table prints them, and
+/// `--plot` draws them.
+pub fn point_figures<'r>(
+    runs: impl IntoIterator<Item = &'r RunReport>,
+    e: usize,
+    dir: Dir,
+) -> PointFigures {
+    let ds: Vec<&DirReport> = runs
+        .into_iter()
+        .filter_map(|r| r.jobs.get(e))
+        .map(|j| j.dir(dir))
+        .collect();
+    let ci =
+        |f: &dyn Fn(&DirReport) -> f64| MeanCi::of(&ds.iter().map(|d| f(d)).collect::<Vec<_>>());
+    PointFigures {
+        bw_mb_s: ci(&|d| d.bw_bytes as f64 / 1e6),
+        lat_avg_ms: ci(&|d| d.clat.mean / 1e6),
+        lat_p99_ms: clat_p99_ns(&ds)
+            .map(|p99| MeanCi::of(&p99.iter().map(|ns| ns / 1e6).collect::<Vec<_>>())),
+    }
+}
 
 /// The table of one sweep: `text` as the user wrote it, and each point's
 /// runs (one per seed).
@@ -39,14 +76,10 @@ pub fn sweep_table(text: &str, points: &[&[SummaryRun<'_>]]) -> String {
     for p in points {
         let mut row = vec![p.first().map_or("", |r| r.variant).to_owned()];
         for &(e, dir, _) in &cols {
-            let ds = entry_dirs(p, e, dir);
-            let ci = |xs: Vec<f64>| MeanCi::of(&xs).format(3);
-            row.push(ci(ds.iter().map(|d| d.bw_bytes as f64 / 1e6).collect()));
-            row.push(ci(ds.iter().map(|d| d.clat.mean / 1e6).collect()));
-            row.push(clat_p99_ns(&ds).map_or_else(
-                || "-".to_owned(),
-                |p99| ci(p99.iter().map(|ns| ns / 1e6).collect()),
-            ));
+            let f = point_figures(p.iter().map(|r| r.report), e, dir);
+            row.push(f.bw_mb_s.format(3));
+            row.push(f.lat_avg_ms.format(3));
+            row.push(f.lat_p99_ms.map_or_else(|| "-".to_owned(), |c| c.format(3)));
         }
         rows.push(row);
     }
