@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use iolab_sim::device::DeviceConfig;
-use iolab_sim::fio::{self, JobFile, ParseEnv};
+use iolab_sim::fio::{self, Accepted, JobFile, ParseEnv, Standing};
 use iolab_sim::{AllocHint, Profile, VolumeSpec};
 
 use crate::Failure;
@@ -68,6 +68,29 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
         include: &include,
     };
     fio::parse_job_file(path, &text, &env).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// The one stderr line naming the job options fio would act on and the
+/// simulation does not (a log, a priority, a CPU mask), so none is dropped
+/// unsaid; `None` when there is none. `--verbose` lists every accepted
+/// option with its reason instead.
+pub fn not_simulated_note(accepted: &[Accepted]) -> Option<String> {
+    let named: Vec<String> = accepted
+        .iter()
+        .filter(|a| a.standing == Standing::NotSimulated)
+        .map(|a| format!("{} ({}:{})", a.option, a.file, a.line))
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    let count = match named.len() {
+        1 => "1 job option is".to_owned(),
+        n => format!("{n} job options are"),
+    };
+    Some(format!(
+        "iolab: {count} accepted but not simulated: {}; --verbose says why",
+        named.join(", ")
+    ))
 }
 
 /// A device preset or TOML file.

@@ -3,6 +3,7 @@
 
 mod kernel;
 mod load;
+mod logs;
 mod plot;
 mod progress;
 mod render;
@@ -127,6 +128,12 @@ struct Common {
     /// command's are drawn by `merge --plot`).
     #[arg(long, value_name = "DIR", conflicts_with = "shard")]
     plot: Option<String>,
+    /// Put the fio logs the job asks for (write_bw_log, write_iops_log,
+    /// write_lat_log) under DIR instead of the current directory: DIR/N
+    /// for the N-th variant of a comparison, with .SEED after it under
+    /// --seeds (DIR/SEED for a run). Needed when there are several runs.
+    #[arg(long, value_name = "DIR")]
+    log_dir: Option<String>,
     /// Run only slice I of N of the (variant, seed) runs (I from 0 to
     /// N-1; the runs whose index is I modulo N) and print a shard document
     /// instead of the tables; `iolab merge` puts the N documents together.
@@ -154,7 +161,9 @@ struct Common {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     output_format: Format,
-    /// List job options accepted without effect on the simulation.
+    /// List every job option accepted without effect on the simulation,
+    /// with the reason (without it, stderr names only those fio would act
+    /// on: logs, priorities, CPU masks).
     #[arg(long)]
     verbose: bool,
     /// Print wall time and simulated IO rate on stderr.
@@ -285,7 +294,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
 /// (a shard may run where the file lies elsewhere; its contents are
 /// hashed instead, not the files it includes) and the ones that change
 /// nothing printed (`--shard`, `--jobs`, `--timing`, `--verbose`,
-/// `--plot`).
+/// `--plot`, `--log-dir`).
 fn identity(c: &Common) -> String {
     let c = Common {
         job: String::new(),
@@ -294,6 +303,7 @@ fn identity(c: &Common) -> String {
         timing: false,
         verbose: false,
         plot: None,
+        log_dir: None,
         ..c.clone()
     };
     format!("{c:?}")
@@ -308,6 +318,17 @@ fn run_or_compare(
     variants: Vec<Variant>,
 ) -> Result<(), Failure> {
     let scenario = build_scenario(common)?;
+    let mut notes = Vec::new();
+    let logs = logs::Logs::plan(&scenario.jobs, common.log_dir.as_deref(), &mut notes);
+    if let (false, Some(dir)) = (logs.any(), &common.log_dir) {
+        notes.push(format!(
+            "iolab: --log-dir {dir}: no job asks for a log (write_bw_log, write_iops_log, \
+             write_lat_log), so none is written"
+        ));
+    }
+    for n in &notes {
+        eprintln!("{n}");
+    }
     let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
     let slice = common.shard.as_deref().map(shard::parse).transpose()?;
     let per_variant = seeds.as_ref().map_or(1, Vec::len);
@@ -320,6 +341,7 @@ fn run_or_compare(
         seeds.as_deref(),
         numbered,
         slice,
+        &logs,
     )?;
     let text = match slice {
         Some((i, n)) => {
@@ -422,6 +444,7 @@ fn execute(
     seeds: Option<&[u64]>,
     numbered: bool,
     slice: Option<(usize, usize)>,
+    logs: &logs::Logs,
 ) -> Result<Vec<(usize, iolab_sim::RunOutput)>, Failure> {
     let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
     let jobs = match c.jobs {
@@ -449,6 +472,7 @@ fn execute(
     let (take, of) = slice.unwrap_or((0, 1));
     let mut plan = Vec::with_capacity(variants.len() * seed_list.len());
     let mut indices = Vec::with_capacity(plan.capacity());
+    let mut log_dirs = Vec::with_capacity(plan.capacity());
     for (n, v) in variants.iter().enumerate() {
         for (k, &seed) in seed_list.iter().enumerate() {
             let index = n * seed_list.len() + k;
@@ -456,18 +480,19 @@ fn execute(
                 continue;
             }
             indices.push(index);
-            let trace = c.trace.as_ref().map(|base| {
-                let mut path = base.clone();
-                if numbered {
-                    path.push_str(&format!(".{n}"));
-                }
-                if seeds.is_some() {
-                    path.push_str(&format!(".{seed}"));
-                }
-                path
-            });
+            let mut suffix = String::new();
+            if numbered {
+                suffix.push_str(&format!(".{n}"));
+            }
+            if seeds.is_some() {
+                suffix.push_str(&format!(".{seed}"));
+            }
+            let trace = c.trace.as_ref().map(|base| format!("{base}{suffix}"));
             if let Some(path) = &trace {
                 load::open_trace(path)?;
+            }
+            if logs.any() {
+                log_dirs.push(logs.prepare(&suffix)?);
             }
             plan.push(runs::Planned {
                 scenario: Scenario {
@@ -480,6 +505,16 @@ fn execute(
         }
     }
     let outs = runs::run_all(&plan, jobs, c.timing)?;
+    if logs.any() {
+        let mut files = 0;
+        for (dir, out) in log_dirs.iter().zip(&outs) {
+            files += logs.write(dir, out)?;
+        }
+        eprintln!(
+            "iolab: wrote {files} log file{}",
+            if files == 1 { "" } else { "s" }
+        );
+    }
     Ok(indices.into_iter().zip(outs).collect())
 }
 
@@ -568,6 +603,8 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         for a in &jobfile.accepted {
             eprintln!("iolab: {a}");
         }
+    } else if let Some(note) = load::not_simulated_note(&jobfile.accepted) {
+        eprintln!("{note}");
     }
     Ok(Scenario {
         jobs: jobfile.jobs,

@@ -635,3 +635,145 @@ fn btrfs_lite_compares_flush_policies_and_refuses_what_it_cannot_run() {
         assert!(stderr(&o).contains(needle), "{a:?}: {}", stderr(&o));
     }
 }
+
+/// The integer columns of an fio log file.
+fn log_lines(path: &std::path::Path) -> Vec<[u64; 5]> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    text.lines()
+        .map(|l| {
+            let v: Vec<u64> = l
+                .split(", ")
+                .map(|f| f.parse().unwrap_or_else(|_| panic!("{path:?}: {l}")))
+                .collect();
+            v.try_into().unwrap_or_else(|_| panic!("{path:?}: {l}"))
+        })
+        .collect()
+}
+
+/// `write_bw_log`, `write_iops_log` and `write_lat_log` write fio's
+/// averaged logs under their fio names, and their windows add up to the
+/// run's own totals: the IOPS log's entries times the window are the IOs,
+/// the bandwidth log's the bytes (to a KiB/s per line), the latency log's
+/// mean weighted by IOs is the clat mean.
+#[test]
+fn fio_logs_are_written_and_add_up_to_the_report() {
+    let job = temp_job(
+        "logs.fio",
+        "[global]\nruntime=1\ntime_based\nlog_avg_msec=100\n\
+         [r]\nrw=randread\nbs=4k\nsize=64m\nwrite_bw_log=x\nwrite_iops_log=x\nwrite_lat_log\n",
+    );
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-logs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let j = job.to_str().expect("utf-8 path");
+    let d = dir.to_str().expect("utf-8 path");
+    let o = iolab(&[
+        "run",
+        j,
+        "--device",
+        "nvme",
+        "--log-dir",
+        d,
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("its r_slat log is empty"), "{err}");
+    assert!(err.contains("iolab: wrote 5 log files"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let read = &v["jobs"][0]["read"];
+    let ios = read["total_ios"].as_u64().expect("ios");
+    let bytes = read["io_bytes"].as_u64().expect("bytes");
+    let clat_mean = read["clat_ns"]["mean"].as_f64().expect("mean");
+    let iops = log_lines(&dir.join("x_iops.1.log"));
+    let bw = log_lines(&dir.join("x_bw.1.log"));
+    let (lat, clat) = (
+        log_lines(&dir.join("r_lat.1.log")),
+        log_lines(&dir.join("r_clat.1.log")),
+    );
+    assert!(log_lines(&dir.join("r_slat.1.log")).is_empty());
+    // Ten windows, and an eleventh for the IOs in flight at the end.
+    assert!((10..=11).contains(&iops.len()), "{iops:?}");
+    for (k, l) in iops.iter().enumerate() {
+        assert_eq!(l[0], 100 * (k as u64 + 1), "window ends");
+        assert_eq!(&l[2..], [0, 0, 0], "reads, averaged entries");
+    }
+    assert_eq!(iops.iter().map(|l| l[1]).sum::<u64>(), ios * 10);
+    let kib = bw.iter().map(|l| l[1]).sum::<u64>() / 10;
+    assert!(bytes / 1024 - kib <= 1, "{kib} KiB against {bytes} B");
+    assert_eq!(lat, clat);
+    let weighted: f64 = clat
+        .iter()
+        .zip(&iops)
+        .map(|(c, i)| c[1] as f64 * i[1] as f64 / 10.0)
+        .sum::<f64>()
+        / ios as f64;
+    assert!(
+        (weighted / clat_mean - 1.0).abs() < 1e-3,
+        "{weighted} {clat_mean}"
+    );
+}
+
+/// Several runs put their logs in one directory each, named as --trace
+/// names its files; without --log-dir they are refused before any run, and
+/// `per_job_logs=0` puts the clones of a job in one file.
+#[test]
+fn fio_logs_of_several_runs_go_one_directory_each() {
+    let job = temp_job(
+        "logs2.fio",
+        "[w]\nrw=randwrite\nbs=4k\nsize=8m\nruntime=200ms\ntime_based\nnumjobs=2\n\
+         log_avg_msec=50\nper_job_logs=0\nwrite_iops_log=w\n",
+    );
+    let j = job.to_str().expect("utf-8 path");
+    let o = iolab(&["compare", j, "--device", "nvme", "--policies", "none,wbt"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!("{j}:10: write_iops_log: a comparison")),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-logs2");
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_str().expect("utf-8 path");
+    let o = iolab(&[
+        "compare",
+        j,
+        "--device",
+        "nvme",
+        "--policies",
+        "none,wbt",
+        "--seeds",
+        "2",
+        "--log-dir",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for run in ["0.1", "0.2", "1.1", "1.2"] {
+        let lines = log_lines(&dir.join(run).join("w_iops.log"));
+        // Two clones one after the other, each with its four 50 ms
+        // windows and one for the IOs in flight at the end.
+        let times: Vec<u64> = lines.iter().map(|l| l[0]).collect();
+        let (a, b) = times.split_at(times.len() / 2);
+        assert_eq!(a, b, "{run}: {lines:?}");
+        assert!((4..=5).contains(&a.len()), "{run}: {lines:?}");
+        assert!(a.iter().zip(1..).all(|(&t, k)| t == 50 * k), "{run}: {a:?}");
+        assert!(lines.iter().all(|l| l[2] == 1 && l[1] > 0), "{run}");
+    }
+    // One run writes in --log-dir itself, the same lines as that run's
+    // directory of the comparison.
+    let one = dir.join("one");
+    let o = iolab(&[
+        "run",
+        j,
+        "--device",
+        "nvme",
+        "--log-dir",
+        one.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(one.join("w_iops.log")).expect("read"),
+        std::fs::read(dir.join("0.1/w_iops.log")).expect("read")
+    );
+}

@@ -310,6 +310,45 @@ fn cosmetic_options_are_type_checked() {
     runs(&["run", &fine, "--device", "nvme"]);
 }
 
+/// An option fio would act on and iolab does not (a histogram log, a
+/// priority) is named on stderr with its line; one that changes nothing
+/// fio measures either (`thread`, a detail of an unset option) is not, and
+/// `--verbose` gives every accepted option with its reason.
+#[test]
+fn options_not_simulated_are_said() {
+    let job = write(
+        "unsaid.fio",
+        "[j]\nrw=read\nsize=1m\nthread\nwrite_hist_log=h\nverify_fatal=1\nprioclass=2\n",
+    );
+    let err = stderr(&runs(&["run", &job, "--device", "nvme"]));
+    let want = format!(
+        "iolab: 2 job options are accepted but not simulated: write_hist_log ({job}:5), \
+         prioclass ({job}:7); --verbose says why"
+    );
+    assert_eq!(err.trim_end(), want);
+    let all = stderr(&runs(&["run", &job, "--device", "nvme", "--verbose"]));
+    for (line, option) in [
+        (4, "thread"),
+        (5, "write_hist_log"),
+        (6, "verify_fatal"),
+        (7, "prioclass"),
+    ] {
+        assert!(
+            all.contains(&format!(
+                "{job}:{line}: {option}: accepted, not simulated: "
+            )),
+            "{option} missing from: {all}"
+        );
+    }
+    assert!(
+        all.contains("iolab writes fio's bandwidth, IOPS and latency logs only"),
+        "{all}"
+    );
+    assert!(!all.contains("--verbose says why"), "{all}");
+    let quiet = write("quiet.fio", "[j]\nrw=read\nsize=1m\nthread\noffset=0\n");
+    assert_eq!(stderr(&runs(&["run", &quiet, "--device", "nvme"])), "");
+}
+
 /// Device-file errors of type, range or name carry the key's line; an
 /// empty file says what a device file needs; a trace path that cannot be
 /// written is refused before the run.

@@ -78,6 +78,11 @@ impl JobState {
             Opt::NewGroup => s.new_group = parse_flag(value)?,
             Opt::Stonewall => s.stonewall = parse_flag(value)?,
             Opt::GroupReporting => s.group_reporting = parse_flag(value)?,
+            Opt::PerJobLogs => s.logs.per_job = parse_bool(value)?,
+            // Bare: fio names the logs after the job.
+            Opt::WriteBwLog => s.logs.bw = Some(log_prefix(value)),
+            Opt::WriteIopsLog => s.logs.iops = Some(log_prefix(value)),
+            Opt::WriteLatLog => s.logs.lat = Some(log_prefix(value)),
             Opt::Exitall => {
                 // fio's handler ignores the value: any `exitall` turns it on.
                 parse_flag(value)?;
@@ -261,10 +266,19 @@ impl JobState {
             | Opt::NewGroup
             | Opt::Stonewall
             | Opt::GroupReporting
+            | Opt::PerJobLogs
+            | Opt::WriteBwLog
+            | Opt::WriteIopsLog
+            | Opt::WriteLatLog
             | Opt::Exitall => {}
         }
         Ok(())
     }
+}
+
+/// A `write_*_log` prefix: empty when bare or blank (the job's name then).
+fn log_prefix(value: Option<&str>) -> String {
+    value.map_or_else(String::new, |v| v.trim().to_string())
 }
 
 /// Splits `name:postfix`.

@@ -58,7 +58,8 @@ use std::collections::BTreeMap;
 pub use error::ParseError;
 pub use spec::{
     BsRange, DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES, Engine, ExitWhat, Fadvise,
-    Fallocate, FileServiceType, JobSpec, OptionAt, RateProcess, Rw, RwMode, SizeRange, SizeSpec,
+    Fallocate, FileServiceType, JobSpec, LogRequest, OptionAt, RateProcess, Rw, RwMode, SizeRange,
+    SizeSpec,
 };
 pub use suggest::closest;
 pub use table::{OptionClass, OptionInfo, classify_option, known_options};
@@ -95,6 +96,21 @@ pub struct Accepted {
     pub option: String,
     /// Why it does not matter to the simulation.
     pub why: String,
+    /// Whether fio would have acted on it in this job.
+    pub standing: Standing,
+}
+
+/// Whether an [`Accepted`] option is one fio acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// fio would act on it (write a log, set a priority, pin a CPU) and
+    /// iolab does not: the user asked for something the run will not do,
+    /// which the CLI says on stderr.
+    NotSimulated,
+    /// It changes nothing fio measures either: fio's own mechanics
+    /// (threads or processes, clock source, clean-up), a detail of an
+    /// option the job does not set, or a value that keeps fio's default.
+    Inert,
 }
 
 impl std::fmt::Display for Accepted {

@@ -8,7 +8,7 @@ use super::lexer::{Kind, lex_line};
 use super::spec::{JobSpec, OptionAt};
 use super::suggest::suggest;
 use super::table::{self, Class, Opt};
-use super::{Accepted, JobFile, ParseEnv};
+use super::{Accepted, JobFile, ParseEnv, Standing};
 
 /// Deepest include nesting accepted.
 const MAX_INCLUDE_DEPTH: usize = 32;
@@ -206,7 +206,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                     value: value.clone(),
                     loc: loc.clone(),
                 }),
-                Class::Cosmetic(why) => {
+                Class::Cosmetic(why) | Class::Inert(why) => {
                     // Not simulated, but its value is fio's to check.
                     cosmetic::check_value(cosmetic::check_of(entry.name), value.as_deref())
                         .map_err(|m| loc.err(Some(&o.key), m))?;
@@ -215,6 +215,11 @@ impl<'e, 'a> Parser<'e, 'a> {
                         line: loc.line,
                         option: o.key.clone(),
                         why: why.to_string(),
+                        standing: if matches!(entry.class, Class::Inert(_)) {
+                            Standing::Inert
+                        } else {
+                            Standing::NotSimulated
+                        },
                     });
                 }
                 Class::Unsupported(ok, what) => {
@@ -233,6 +238,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                         why: format!(
                             "this value keeps fio's default; iolab does not simulate {what}"
                         ),
+                        standing: Standing::Inert,
                     });
                 }
             }

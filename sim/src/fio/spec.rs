@@ -280,6 +280,33 @@ pub const DEFAULT_PERCENTILES: [f64; 17] = [
 
 /// One job section with all `[global]` defaults above it applied.
 ///
+/// The log files of `write_bw_log=`, `write_iops_log=`, `write_lat_log=`
+/// and `per_job_logs=`; the CLI writes them (see
+/// [`write_log`](crate::stats::write_log)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRequest {
+    /// Prefix of the bandwidth log; empty: the job's name. Default none.
+    pub bw: Option<String>,
+    /// Prefix of the IOPS log.
+    pub iops: Option<String>,
+    /// Prefix of the latency logs.
+    pub lat: Option<String>,
+    /// `per_job_logs`: one file per job (`PREFIX_bw.N.log`), else one per
+    /// prefix (`PREFIX_bw.log`). Default true.
+    pub per_job: bool,
+}
+
+impl Default for LogRequest {
+    fn default() -> Self {
+        LogRequest {
+            bw: None,
+            iops: None,
+            lat: None,
+            per_job: true,
+        }
+    }
+}
+
 /// `numjobs` is not expanded: a section with `numjobs=4` is one `JobSpec`.
 /// Times are nanoseconds, sizes bytes. Per-direction arrays are indexed by
 /// [`DDIR_READ`], [`DDIR_WRITE`], [`DDIR_TRIM`].
@@ -399,6 +426,8 @@ pub struct JobSpec {
     /// `log_avg_msec=`: averaging window of the bw/iops/lat logs. Default 0
     /// (one entry per I/O).
     pub log_avg_msec: u32,
+    /// The fio log files the job asks for.
+    pub logs: LogRequest,
     /// `randseed=`. Default none (fio then seeds from `randrepeat`; its
     /// option table default is 0x89).
     pub randseed: Option<u64>,
@@ -483,6 +512,7 @@ impl JobSpec {
             exit_what: ExitWhat::Group,
             group_reporting: false,
             log_avg_msec: 0,
+            logs: LogRequest::default(),
             randseed: None,
             randrepeat: true,
             norandommap: false,

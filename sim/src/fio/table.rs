@@ -3,7 +3,9 @@
 //!
 //! - typed: parsed into a [`JobSpec`](super::JobSpec) field;
 //! - cosmetic: does not change the simulated I/O; accepted and listed in
-//!   [`JobFile::accepted`](super::JobFile::accepted);
+//!   [`JobFile::accepted`](super::JobFile::accepted), as not simulated
+//!   (fio would act on it: a log, a priority, a CPU mask) or inert (it
+//!   changes nothing fio measures either);
 //! - unsupported: would change the simulated I/O but is not modelled; a
 //!   parse error, unless the value is one that leaves fio's behaviour
 //!   unchanged (usually its default, e.g. `offset=0`).
@@ -44,6 +46,10 @@ pub(crate) enum Opt {
     KbBase,
     LatPercentiles,
     LogAvgMsec,
+    PerJobLogs,
+    WriteBwLog,
+    WriteIopsLog,
+    WriteLatLog,
     Loops,
     Name,
     NewGroup,
@@ -87,7 +93,12 @@ use Harmless as H;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Class {
     Typed(Opt),
+    /// Not simulated, though fio would act on it in this job.
     Cosmetic(&'static str),
+    /// Not simulated, and makes no difference to what fio measures either:
+    /// fio's own mechanics (threads or processes, clock source, clean-up),
+    /// or a detail of an option iolab rejects or a log it does not write.
+    Inert(&'static str),
     Unsupported(Harmless, &'static str),
 }
 
@@ -117,6 +128,14 @@ const fn cosmetic(name: &'static str, canonical: &'static str, why: &'static str
     }
 }
 
+const fn inert(name: &'static str, canonical: &'static str, why: &'static str) -> Entry {
+    Entry {
+        name,
+        canonical,
+        class: Class::Inert(why),
+    }
+}
+
 const fn unsupported(
     name: &'static str,
     canonical: &'static str,
@@ -138,7 +157,11 @@ const R_ENGINE: &str = "engine tuning that only changes CPU cost";
 const R_ERR: &str = "simulated I/O never fails";
 const R_IOLOG: &str = "only used with read_iolog, which iolab rejects";
 const R_LAT: &str = "only used with latency_target, which iolab rejects";
-const R_LOG: &str = "log file detail; iolab writes its own logs";
+const R_LOG: &str = "a detail iolab's averaged logs do not have";
+const R_LOGFILE: &str = "iolab writes fio's bandwidth, IOPS and latency logs only";
+const R_LOGMAX: &str = "iolab's averaged logs hold each window's mean, not its maximum";
+const R_LOGTIME: &str = "iolab's log times are ms since the job's start";
+const R_LOGZ: &str = "iolab writes its logs uncompressed";
 const R_MEM: &str = "I/O buffer memory is not simulated";
 const R_PRIO: &str = "CPU and I/O priorities are not simulated";
 const R_SOFTDEP: &str = "deprecated; fio ignores it";
@@ -151,12 +174,12 @@ const R_ZBD: &str = "only used with zonemode=zbd, which iolab rejects";
 
 /// Every known option name, sorted bytewise by `name`.
 pub(crate) static OPTIONS: &[Entry] = &[
-    cosmetic(
+    inert(
         "allow_file_create",
         "allow_file_create",
         "only checks whether fio may create files",
     ),
-    cosmetic(
+    inert(
         "allow_mounted_write",
         "allow_mounted_write",
         "safety check against writing to mounted devices",
@@ -214,14 +237,14 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "bandwidth samples are taken every 500 ms",
     ),
     typed("cgroup", "cgroup", Opt::Cgroup),
-    cosmetic(
+    inert(
         "cgroup_nodelete",
         "cgroup_nodelete",
         "cgroup cleanup after the run",
     ),
     typed("cgroup_weight", "cgroup_weight", Opt::CgroupWeight),
     typed("clat_percentiles", "clat_percentiles", Opt::ClatPercentiles),
-    cosmetic(
+    inert(
         "clocksource",
         "clocksource",
         "clock source of the real fio process",
@@ -231,7 +254,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     cosmetic("cmdprio_class", "cmdprio_class", R_PRIO),
     cosmetic("cmdprio_percentage", "cmdprio_percentage", R_PRIO),
     cosmetic("comm", "comm", "process name only"),
-    cosmetic("continue_on_error", "continue_on_error", R_ERR),
+    inert("continue_on_error", "continue_on_error", R_ERR),
     cosmetic("cpumask", "cpumask", R_CPU),
     cosmetic("cpus_allowed", "cpus_allowed", R_CPU),
     cosmetic("cpus_allowed_policy", "cpus_allowed_policy", R_CPU),
@@ -243,7 +266,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "creating files when they are opened",
     ),
     unsupported("create_only", "create_only", H::Zero, "layout-only runs"),
-    cosmetic(
+    inert(
         "create_serialize",
         "create_serialize",
         "order in which jobs lay out their files",
@@ -277,8 +300,8 @@ pub(crate) static OPTIONS: &[Entry] = &[
     cosmetic("disable_lat", "disable_lat", R_STAT),
     cosmetic("disable_slat", "disable_slat", R_STAT),
     cosmetic("disk_util", "disk_util", R_STAT),
-    cosmetic("do_verify", "do_verify", R_VERIFY),
-    cosmetic("dp_scheme", "dp_scheme", R_DP),
+    inert("do_verify", "do_verify", R_VERIFY),
+    inert("dp_scheme", "dp_scheme", R_DP),
     typed("end_fsync", "end_fsync", Opt::EndFsync),
     unsupported(
         "end_syncfs",
@@ -286,7 +309,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "syncfs at the end of the job",
     ),
-    cosmetic("error_dump", "error_dump", R_ERR),
+    inert("error_dump", "error_dump", R_ERR),
     unsupported(
         "exec_postrun",
         "exec_postrun",
@@ -301,14 +324,14 @@ pub(crate) static OPTIONS: &[Entry] = &[
     ),
     typed("exit_what", "exit_what", Opt::ExitWhat),
     typed("exitall", "exitall", Opt::Exitall),
-    cosmetic("exitall_on_error", "exitall_on_error", R_ERR),
-    cosmetic("experimental_verify", "experimental_verify", R_VERIFY),
+    inert("exitall_on_error", "exitall_on_error", R_ERR),
+    inert("experimental_verify", "experimental_verify", R_VERIFY),
     typed("fadvise_hint", "fadvise_hint", Opt::FadviseHint),
     typed("fallocate", "fallocate", Opt::Fallocate),
     typed("fdatasync", "fdatasync", Opt::Fdatasync),
     unsupported("fdp", "fdp", H::Zero, "flexible data placement"),
-    cosmetic("fdp_pli", "plids", R_DP),
-    cosmetic("fdp_pli_select", "plid_select", R_DP),
+    inert("fdp_pli", "plids", R_DP),
+    inert("fdp_pli_select", "plid_select", R_DP),
     unsupported(
         "file_append",
         "file_append",
@@ -356,19 +379,19 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "flow control between jobs",
     ),
-    cosmetic("flow_watermark", "flow_watermark", R_SOFTDEP),
+    inert("flow_watermark", "flow_watermark", R_SOFTDEP),
     cosmetic("force_async", "force_async", R_ENGINE),
     typed("fsync", "fsync", Opt::Fsync),
     typed("fsync_on_close", "fsync_on_close", Opt::FsyncOnClose),
-    cosmetic("gid", "gid", R_CRED),
+    inert("gid", "gid", R_CRED),
     cosmetic("gpu_dev_id", "gpu_dev_id", R_CPU),
     typed("group_reporting", "group_reporting", Opt::GroupReporting),
     cosmetic("gtod_cpu", "gtod_cpu", R_CPU),
     cosmetic("gtod_reduce", "gtod_reduce", R_STAT),
     unsupported("hipri", "hipri", H::Zero, "polled I/O"),
     cosmetic("hugepage-size", "hugepage-size", R_MEM),
-    cosmetic("ignore_error", "ignore_error", R_ERR),
-    cosmetic("ignore_zone_limits", "ignore_zone_limits", R_ZBD),
+    inert("ignore_error", "ignore_error", R_ERR),
+    inert("ignore_zone_limits", "ignore_zone_limits", R_ZBD),
     typed("invalidate", "invalidate", Opt::Invalidate),
     typed("io_limit", "io_size", Opt::IoSize),
     typed("io_size", "io_size", Opt::IoSize),
@@ -430,19 +453,19 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Never,
         "switching the I/O scheduler (set it in the iolab scenario)",
     ),
-    cosmetic("job_max_open_zones", "job_max_open_zones", R_ZBD),
-    cosmetic("job_start_clock_id", "job_start_clock_id", R_LOG),
+    inert("job_max_open_zones", "job_max_open_zones", R_ZBD),
+    inert("job_start_clock_id", "job_start_clock_id", R_LOG),
     typed("kb_base", "kb_base", Opt::KbBase),
     typed("lat_percentiles", "lat_percentiles", Opt::LatPercentiles),
-    cosmetic("latency_percentile", "latency_percentile", R_LAT),
-    cosmetic("latency_run", "latency_run", R_LAT),
+    inert("latency_percentile", "latency_percentile", R_LAT),
+    inert("latency_run", "latency_run", R_LAT),
     unsupported(
         "latency_target",
         "latency_target",
         H::Zero,
         "searching for the queue depth that meets a latency target",
     ),
-    cosmetic("latency_window", "latency_window", R_LAT),
+    inert("latency_window", "latency_window", R_LAT),
     unsupported("lockfile", "lockfile", H::Values(&["none"]), "file locking"),
     unsupported(
         "lockmem",
@@ -450,25 +473,25 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "locking memory away from the page cache",
     ),
-    cosmetic("log_alternate_epoch", "log_alternate_epoch", R_LOG),
-    cosmetic(
+    cosmetic("log_alternate_epoch", "log_alternate_epoch", R_LOGTIME),
+    inert(
         "log_alternate_epoch_clock_id",
         "log_alternate_epoch_clock_id",
         R_LOG,
     ),
     typed("log_avg_msec", "log_avg_msec", Opt::LogAvgMsec),
-    cosmetic("log_compression", "log_compression", R_LOG),
-    cosmetic("log_compression_cpus", "log_compression_cpus", R_LOG),
-    cosmetic("log_entries", "log_entries", R_LOG),
-    cosmetic("log_hist_coarseness", "log_hist_coarseness", R_LOG),
-    cosmetic("log_hist_msec", "log_hist_msec", R_LOG),
-    cosmetic("log_issue_time", "log_issue_time", R_LOG),
-    cosmetic("log_max_value", "log_window_value", R_LOG),
-    cosmetic("log_offset", "log_offset", R_LOG),
-    cosmetic("log_prio", "log_prio", R_LOG),
-    cosmetic("log_store_compressed", "log_store_compressed", R_LOG),
-    cosmetic("log_unix_epoch", "log_alternate_epoch", R_LOG),
-    cosmetic("log_window_value", "log_window_value", R_LOG),
+    cosmetic("log_compression", "log_compression", R_LOGZ),
+    inert("log_compression_cpus", "log_compression_cpus", R_LOG),
+    inert("log_entries", "log_entries", R_LOG),
+    inert("log_hist_coarseness", "log_hist_coarseness", R_LOG),
+    inert("log_hist_msec", "log_hist_msec", R_LOG),
+    inert("log_issue_time", "log_issue_time", R_LOG),
+    cosmetic("log_max_value", "log_window_value", R_LOGMAX),
+    inert("log_offset", "log_offset", R_LOG),
+    inert("log_prio", "log_prio", R_LOG),
+    cosmetic("log_store_compressed", "log_store_compressed", R_LOGZ),
+    cosmetic("log_unix_epoch", "log_alternate_epoch", R_LOGTIME),
+    cosmetic("log_window_value", "log_window_value", R_LOGMAX),
     typed("loops", "loops", Opt::Loops),
     unsupported(
         "max_latency",
@@ -476,12 +499,12 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "stopping jobs on a latency limit",
     ),
-    cosmetic("max_open_zones", "max_open_zones", R_ZBD),
+    inert("max_open_zones", "max_open_zones", R_ZBD),
     cosmetic("mem", "mem", R_MEM),
     cosmetic("mem_align", "iomem_align", R_MEM),
-    cosmetic("merge_blktrace_file", "merge_blktrace_file", R_IOLOG),
-    cosmetic("merge_blktrace_iters", "merge_blktrace_iters", R_IOLOG),
-    cosmetic("merge_blktrace_scalars", "merge_blktrace_scalars", R_IOLOG),
+    inert("merge_blktrace_file", "merge_blktrace_file", R_IOLOG),
+    inert("merge_blktrace_iters", "merge_blktrace_iters", R_IOLOG),
+    inert("merge_blktrace_scalars", "merge_blktrace_scalars", R_IOLOG),
     typed("name", "name", Opt::Name),
     typed("new_group", "new_group", Opt::NewGroup),
     cosmetic("nice", "nice", R_PRIO),
@@ -526,7 +549,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "limiting the number of open files",
     ),
     typed("overwrite", "overwrite", Opt::Overwrite),
-    cosmetic("per_job_logs", "per_job_logs", R_LOG),
+    typed("per_job_logs", "per_job_logs", Opt::PerJobLogs),
     unsupported(
         "percentage_random",
         "percentage_random",
@@ -540,8 +563,8 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "a deprecated option that fio itself rejects",
     ),
     typed("percentile_list", "percentile_list", Opt::PercentileList),
-    cosmetic("plid_select", "plid_select", R_DP),
-    cosmetic("plids", "plids", R_DP),
+    inert("plid_select", "plid_select", R_DP),
+    inert("plids", "plids", R_DP),
     unsupported(
         "pre_read",
         "pre_read",
@@ -609,19 +632,19 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "stopping jobs below a minimum rate",
     ),
-    cosmetic("read_beyond_wp", "read_beyond_wp", R_ZBD),
+    inert("read_beyond_wp", "read_beyond_wp", R_ZBD),
     unsupported("read_iolog", "read_iolog", H::Never, "replaying I/O logs"),
-    cosmetic("read_iolog_chunked", "read_iolog_chunked", R_IOLOG),
+    inert("read_iolog_chunked", "read_iolog_chunked", R_IOLOG),
     typed("readwrite", "rw", Opt::Rw),
-    cosmetic("recover_zbd_write_error", "recover_zbd_write_error", R_ZBD),
+    inert("recover_zbd_write_error", "recover_zbd_write_error", R_ZBD),
     cosmetic("refill_buffers", "refill_buffers", R_BUF),
     cosmetic("registerfiles", "registerfiles", R_ENGINE),
-    cosmetic("replay_align", "replay_align", R_IOLOG),
-    cosmetic("replay_no_stall", "replay_no_stall", R_IOLOG),
-    cosmetic("replay_redirect", "replay_redirect", R_IOLOG),
-    cosmetic("replay_scale", "replay_scale", R_IOLOG),
-    cosmetic("replay_skip", "replay_skip", R_IOLOG),
-    cosmetic("replay_time_scale", "replay_time_scale", R_IOLOG),
+    inert("replay_align", "replay_align", R_IOLOG),
+    inert("replay_no_stall", "replay_no_stall", R_IOLOG),
+    inert("replay_redirect", "replay_redirect", R_IOLOG),
+    inert("replay_scale", "replay_scale", R_IOLOG),
+    inert("replay_skip", "replay_skip", R_IOLOG),
+    inert("replay_time_scale", "replay_time_scale", R_IOLOG),
     typed("runtime", "runtime", Opt::Runtime),
     typed("rw", "rw", Opt::Rw),
     unsupported(
@@ -648,14 +671,14 @@ pub(crate) static OPTIONS: &[Entry] = &[
     cosmetic("significant_figures", "significant_figures", R_STAT),
     typed("size", "size", Opt::Size),
     cosmetic("slat_percentiles", "slat_percentiles", R_STAT),
-    cosmetic(
+    inert(
         "softrandommap",
         "softrandommap",
         "only matters when fio cannot allocate its random map",
     ),
-    cosmetic("spr_cs", "spr_cs", R_SPR),
-    cosmetic("spr_num_regions", "spr_num_regions", R_SPR),
-    cosmetic("spr_op", "spr_op", R_SPR),
+    inert("spr_cs", "spr_cs", R_SPR),
+    inert("spr_num_regions", "spr_num_regions", R_SPR),
+    inert("spr_op", "spr_op", R_SPR),
     unsupported(
         "sprandom",
         "sprandom",
@@ -664,19 +687,19 @@ pub(crate) static OPTIONS: &[Entry] = &[
     ),
     cosmetic("sqthread_poll", "sqthread_poll", R_ENGINE),
     cosmetic("sqthread_poll_cpu", "sqthread_poll_cpu", R_ENGINE),
-    cosmetic("ss", "steadystate", R_SS),
+    inert("ss", "steadystate", R_SS),
     unsupported(
         "ss_dur",
         "steadystate_duration",
         H::Zero,
         "stopping jobs at steady state",
     ),
-    cosmetic("ss_interval", "steadystate_check_interval", R_SS),
-    cosmetic("ss_ramp", "steadystate_ramp_time", R_SS),
+    inert("ss_interval", "steadystate_check_interval", R_SS),
+    inert("ss_ramp", "steadystate_ramp_time", R_SS),
     unsupported("startdelay", "startdelay", H::Zero, "delayed job starts"),
     cosmetic("stats", "stats", R_STAT),
-    cosmetic("steadystate", "steadystate", R_SS),
-    cosmetic(
+    inert("steadystate", "steadystate", R_SS),
+    inert(
         "steadystate_check_interval",
         "steadystate_check_interval",
         R_SS,
@@ -687,7 +710,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "stopping jobs at steady state",
     ),
-    cosmetic("steadystate_ramp_time", "steadystate_ramp_time", R_SS),
+    inert("steadystate_ramp_time", "steadystate_ramp_time", R_SS),
     typed("stonewall", "stonewall", Opt::Stonewall),
     unsupported(
         "sync",
@@ -727,32 +750,32 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "spinning thinktime",
     ),
-    cosmetic(
+    inert(
         "thread",
         "thread",
         "threads or processes: no effect on simulated I/O",
     ),
     typed("time_based", "time_based", Opt::TimeBased),
     typed("timeout", "runtime", Opt::Runtime),
-    cosmetic("trim_backlog", "trim_backlog", R_TRIMV),
-    cosmetic("trim_backlog_batch", "trim_backlog_batch", R_TRIMV),
+    inert("trim_backlog", "trim_backlog", R_TRIMV),
+    inert("trim_backlog_batch", "trim_backlog_batch", R_TRIMV),
     unsupported(
         "trim_percentage",
         "trim_percentage",
         H::Zero,
         "trimming verified blocks",
     ),
-    cosmetic("trim_verify_zero", "trim_verify_zero", R_TRIMV),
-    cosmetic("uid", "uid", R_CRED),
+    inert("trim_verify_zero", "trim_verify_zero", R_TRIMV),
+    inert("uid", "uid", R_CRED),
     unsupported("uncached", "uncached", H::Zero, "uncached buffered I/O"),
     cosmetic("unified_rw_reporting", "unified_rw_reporting", R_STAT),
-    cosmetic(
+    inert(
         "unique_filename",
         "unique_filename",
         "client/server file naming only",
     ),
     typed("unit_base", "unit_base", Opt::UnitBase),
-    cosmetic(
+    inert(
         "unlink",
         "unlink",
         "files are deleted after the job; measured I/O is unchanged",
@@ -770,15 +793,15 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Values(&["0"]),
         "data verification, which adds a read-back phase",
     ),
-    cosmetic("verify_async", "verify_async", R_VERIFY),
-    cosmetic("verify_async_cpus", "verify_async_cpus", R_VERIFY),
-    cosmetic("verify_backlog", "verify_backlog", R_VERIFY),
-    cosmetic("verify_backlog_batch", "verify_backlog_batch", R_VERIFY),
-    cosmetic("verify_dump", "verify_dump", R_VERIFY),
-    cosmetic("verify_fatal", "verify_fatal", R_VERIFY),
-    cosmetic("verify_header_seed", "verify_header_seed", R_VERIFY),
-    cosmetic("verify_interval", "verify_interval", R_VERIFY),
-    cosmetic("verify_offset", "verify_offset", R_VERIFY),
+    inert("verify_async", "verify_async", R_VERIFY),
+    inert("verify_async_cpus", "verify_async_cpus", R_VERIFY),
+    inert("verify_backlog", "verify_backlog", R_VERIFY),
+    inert("verify_backlog_batch", "verify_backlog_batch", R_VERIFY),
+    inert("verify_dump", "verify_dump", R_VERIFY),
+    inert("verify_fatal", "verify_fatal", R_VERIFY),
+    inert("verify_header_seed", "verify_header_seed", R_VERIFY),
+    inert("verify_interval", "verify_interval", R_VERIFY),
+    inert("verify_offset", "verify_offset", R_VERIFY),
     unsupported("verify_only", "verify_only", H::Zero, "verify-only runs"),
     unsupported(
         "verify_pattern",
@@ -786,33 +809,33 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Never,
         "pattern verification (it also turns verify on)",
     ),
-    cosmetic(
+    inert(
         "verify_pattern_interval",
         "verify_pattern_interval",
         R_VERIFY,
     ),
-    cosmetic("verify_state_load", "verify_state_load", R_VERIFY),
-    cosmetic("verify_state_save", "verify_state_save", R_VERIFY),
-    cosmetic("verify_write_sequence", "verify_write_sequence", R_VERIFY),
-    cosmetic("verifysort", "verifysort", R_SOFTDEP),
-    cosmetic("verifysort_nr", "verifysort_nr", R_SOFTDEP),
+    inert("verify_state_load", "verify_state_load", R_VERIFY),
+    inert("verify_state_save", "verify_state_save", R_VERIFY),
+    inert("verify_write_sequence", "verify_write_sequence", R_VERIFY),
+    inert("verifysort", "verifysort", R_SOFTDEP),
+    inert("verifysort_nr", "verifysort_nr", R_SOFTDEP),
     unsupported("wait_for", "wait_for", H::Never, "waiting for a named job"),
     typed("wait_for_previous", "stonewall", Opt::Stonewall),
     unsupported("write_barrier", "write_barrier", H::Zero, "barrier writes"),
-    cosmetic("write_bw_log", "write_bw_log", R_LOG),
+    typed("write_bw_log", "write_bw_log", Opt::WriteBwLog),
     cosmetic(
         "write_hint",
         "write_hint",
         "write-lifetime hints are ignored by iolab devices",
     ),
-    cosmetic("write_hist_log", "write_hist_log", R_LOG),
-    cosmetic("write_iolog", "write_iolog", R_LOG),
-    cosmetic("write_iops_log", "write_iops_log", R_LOG),
-    cosmetic("write_lat_log", "write_lat_log", R_LOG),
-    cosmetic("write_zone_remainder", "write_zone_remainder", R_ZBD),
+    cosmetic("write_hist_log", "write_hist_log", R_LOGFILE),
+    cosmetic("write_iolog", "write_iolog", R_LOGFILE),
+    typed("write_iops_log", "write_iops_log", Opt::WriteIopsLog),
+    typed("write_lat_log", "write_lat_log", Opt::WriteLatLog),
+    inert("write_zone_remainder", "write_zone_remainder", R_ZBD),
     cosmetic("zero_buffers", "zero_buffers", R_BUF),
-    cosmetic("zone_reset_frequency", "zone_reset_frequency", R_ZBD),
-    cosmetic("zone_reset_threshold", "zone_reset_threshold", R_ZBD),
+    inert("zone_reset_frequency", "zone_reset_frequency", R_ZBD),
+    inert("zone_reset_threshold", "zone_reset_threshold", R_ZBD),
     unsupported("zonecapacity", "zonecapacity", H::Zero, "zoned I/O"),
     unsupported("zonemode", "zonemode", H::Values(&["none"]), "zoned I/O"),
     unsupported("zonerange", "zonerange", H::Zero, "zoned I/O"),
@@ -894,7 +917,7 @@ fn info(e: &Entry) -> OptionInfo {
         canonical: e.canonical,
         class: match e.class {
             Class::Typed(_) => OptionClass::Simulated,
-            Class::Cosmetic(why) => OptionClass::Cosmetic(why),
+            Class::Cosmetic(why) | Class::Inert(why) => OptionClass::Cosmetic(why),
             Class::Unsupported(_, what) => OptionClass::Unsupported(what),
         },
     }

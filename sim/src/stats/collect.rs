@@ -208,13 +208,29 @@ impl RunningStat {
     }
 }
 
-/// The fio latency log with `log_avg_msec`: one entry per window that saw at
-/// least one completion, `(window end in ms since job start, mean latency in
-/// ns)`. Stored as two parallel vectors (12 bytes per entry).
+/// The windows of fio's averaged logs (`log_avg_msec`): one entry per
+/// window that saw at least one completion, with the window's end (ms since
+/// the job's start), the mean completion latency (ns), the IOs completed
+/// and their bytes. Stored as parallel vectors (24 bytes per entry).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WindowSeries {
     end_ms: Vec<u32>,
     avg_ns: Vec<u64>,
+    ios: Vec<u32>,
+    bytes: Vec<u64>,
+}
+
+/// One window of a [`WindowSeries`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// End of the window, ms since the job's start.
+    pub end_ms: u32,
+    /// Mean completion latency of the window's IOs, ns.
+    pub avg_ns: u64,
+    /// IOs completed in the window.
+    pub ios: u32,
+    /// Bytes those IOs moved.
+    pub bytes: u64,
 }
 
 impl WindowSeries {
@@ -224,13 +240,24 @@ impl WindowSeries {
     pub fn is_empty(&self) -> bool {
         self.end_ms.is_empty()
     }
-    pub fn push(&mut self, end_ms: u32, avg_ns: u64) {
-        self.end_ms.push(end_ms);
-        self.avg_ns.push(avg_ns);
+    pub fn push(&mut self, w: Window) {
+        self.end_ms.push(w.end_ms);
+        self.avg_ns.push(w.avg_ns);
+        self.ios.push(w.ios);
+        self.bytes.push(w.bytes);
     }
     /// `(window end ms, average latency ns)` pairs in time order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
         self.end_ms.iter().copied().zip(self.avg_ns.iter().copied())
+    }
+    /// Every window whole, in time order.
+    pub fn windows(&self) -> impl Iterator<Item = Window> + '_ {
+        (0..self.len()).map(|i| Window {
+            end_ms: self.end_ms[i],
+            avg_ns: self.avg_ns[i],
+            ios: self.ios[i],
+            bytes: self.bytes[i],
+        })
     }
     /// The average latencies (ns) alone, in time order.
     pub fn values(&self) -> &[u64] {
@@ -247,6 +274,7 @@ pub(crate) struct DirStats {
     win_idx: u64,
     win_sum: u128,
     win_count: u64,
+    win_bytes: u64,
     pub(crate) series: WindowSeries,
     // 500 ms bandwidth / IOPS sampling.
     sampled_bytes: u64,
@@ -328,6 +356,7 @@ impl JobStats {
         }
         d.win_sum += u128::from(clat_ns);
         d.win_count += 1;
+        d.win_bytes += bytes;
         d.io_bytes += bytes;
         d.lat.record(clat_ns);
     }
@@ -416,9 +445,15 @@ impl JobStats {
         let avg = ((d.win_sum + n / 2) / n) as u64;
         let end_ms = (u128::from(d.win_idx + 1) * u128::from(window) / u128::from(MS))
             .min(u128::from(u32::MAX)) as u32;
-        d.series.push(end_ms, avg);
+        d.series.push(Window {
+            end_ms,
+            avg_ns: avg,
+            ios: d.win_count.min(u64::from(u32::MAX)) as u32,
+            bytes: d.win_bytes,
+        });
         d.win_sum = 0;
         d.win_count = 0;
+        d.win_bytes = 0;
     }
 
     /// Takes the bandwidth/IOPS samples of every period boundary `<= now`.

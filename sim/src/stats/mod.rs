@@ -9,6 +9,7 @@
 //! * [`RunReport::build`] merges jobs into fio "thread status" entries (per
 //!   job, or per group with `group_reporting`) and group run stats.
 //! * [`normal_output`], [`json_output`] print fio-like reports;
+//!   [`write_log`] writes fio's averaged bandwidth, IOPS and latency logs;
 //!   [`mmtests_table`] prints an mmtests `compare-kernels.sh` style table.
 //!
 //! Semantics follow fio `stat.c` (sampling, group merge, JSON keys, normal
@@ -28,6 +29,7 @@
 mod btrfs;
 mod collect;
 mod columns;
+mod fio_log;
 mod fio_out;
 mod mmtests;
 mod report;
@@ -40,7 +42,8 @@ use serde::{Deserialize, Serialize};
 
 pub use btrfs::{BtrfsRun, btrfs_table};
 pub(crate) use collect::LatAcc;
-pub use collect::{JobStats, RunningStat, WindowSeries};
+pub use collect::{JobStats, RunningStat, Window, WindowSeries};
+pub use fio_log::{LogKind, log_file_name, write_log};
 pub use fio_out::{N2sUnit, json_output, lat_log_json, normal_output, num2str};
 pub use mmtests::{
     LatencyUnit, MmtestsOptions, StddevForm, amean, coeffvar, hmean, kbsec_samples,

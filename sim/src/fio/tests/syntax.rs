@@ -544,7 +544,6 @@ fn cosmetic_and_harmless_options_are_accepted() {
             ("thread", 2),
             ("cpus_allowed", 3),
             ("verify_fatal", 4),
-            ("write_lat_log", 5),
             ("random_distribution", 7),
             ("offset", 8),
             ("nice", 9),
@@ -556,6 +555,22 @@ fn cosmetic_and_harmless_options_are_accepted() {
             .iter()
             .all(|a| !a.why.is_empty() && a.file == "test.fio")
     );
+    let standings: Vec<Standing> = f.accepted.iter().map(|a| a.standing).collect();
+    assert_eq!(
+        standings,
+        [
+            Standing::Inert,
+            Standing::NotSimulated,
+            Standing::Inert,
+            Standing::Inert,
+            Standing::Inert,
+            Standing::NotSimulated,
+            Standing::Inert,
+        ]
+    );
+    // A log asked for is the job's, for the CLI to write.
+    assert_eq!(f.jobs[0].logs.lat.as_deref(), Some("lat"));
+    assert!(f.jobs[0].logs.per_job && f.jobs[0].logs.bw.is_none());
     // Accepted options still appear in the job's options, canonical names.
     assert!(
         f.jobs[0]

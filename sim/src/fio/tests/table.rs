@@ -24,8 +24,9 @@ fn sorted_unique_and_canonical() {
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
     assert_eq!(OPTIONS.len(), 291);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 61);
-    assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 146);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 65);
+    assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 62);
+    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 80);
     assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 84);
 }
 

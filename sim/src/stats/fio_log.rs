@@ -1,0 +1,162 @@
+//! fio's averaged log files (`write_bw_log`, `write_iops_log`,
+//! `write_lat_log` under `log_avg_msec`) from a job's windows.
+//!
+//! One line per window and direction that saw a completion, in time order,
+//! reads before writes before trims within a window:
+//! `time, value, direction, 0, 0` — the window's end in ms since the
+//! job's start, the value, 0/1/2 for read/write/trim, and the block size
+//! and offset fio 3.33 writes as 0 for an averaged entry.
+//! Values:
+//!
+//! - bandwidth: the window's bytes over its length, KiB/s;
+//! - IOPS: the window's completions over its length, per second;
+//! - completion latency (`clat`) and total latency (`lat`): the mean of
+//!   the window's IOs, ns. iolab has no submission latency (its `slat` is
+//!   empty in the JSON too), so `lat` equals `clat` and the `slat` log is
+//!   empty, as fio's is for a synchronous engine.
+//!
+//! Where fio closes a window at the first sample past its end, these
+//! windows are aligned to `start + k·window` (the collector's rule, see
+//! [`JobStats`](super::JobStats)).
+
+use std::fmt::Write as _;
+
+use super::Dir;
+use super::report::JobSeries;
+use crate::time::MS;
+
+/// One of fio's log kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// `write_bw_log`: KiB/s.
+    Bw,
+    /// `write_iops_log`: IOs per second.
+    Iops,
+    /// `write_lat_log`, its `clat` file: ns.
+    Clat,
+    /// `write_lat_log`, its `lat` file: ns (equal to `clat` here).
+    Lat,
+    /// `write_lat_log`, its `slat` file: empty here.
+    Slat,
+}
+
+impl LogKind {
+    /// The kind's part of fio's file name (`PREFIX_bw.1.log`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            LogKind::Bw => "bw",
+            LogKind::Iops => "iops",
+            LogKind::Clat => "clat",
+            LogKind::Lat => "lat",
+            LogKind::Slat => "slat",
+        }
+    }
+}
+
+/// fio's file name for a log of `prefix`: `PREFIX_KIND.N.log` for job `N`
+/// (1-based, clones counted) with `per_job_logs` on (fio's default), or
+/// `PREFIX_KIND.log` shared by the jobs of that prefix with it off.
+pub fn log_file_name(prefix: &str, kind: LogKind, job_number: Option<usize>) -> String {
+    match job_number {
+        Some(n) => format!("{prefix}_{}.{n}.log", kind.suffix()),
+        None => format!("{prefix}_{}.log", kind.suffix()),
+    }
+}
+
+/// Appends the log lines of `kind` for one job's windows to `out`.
+pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind) {
+    if kind == LogKind::Slat {
+        return;
+    }
+    let window_ms = (series.window_ns / MS).max(1);
+    let mut lines: Vec<(u32, usize, u64)> = Vec::new();
+    for d in Dir::ALL {
+        for w in series.dirs[d.index()].windows() {
+            let value = match kind {
+                LogKind::Bw => per_second(w.bytes, window_ms) / 1024,
+                LogKind::Iops => per_second(u64::from(w.ios), window_ms),
+                LogKind::Clat | LogKind::Lat | LogKind::Slat => w.avg_ns,
+            };
+            lines.push((w.end_ms, d.index(), value));
+        }
+    }
+    // Each direction is in time order already; a stable sort by time
+    // keeps read, write, trim within a window.
+    lines.sort_by_key(|&(t, _, _)| t);
+    for (t, dir, value) in lines {
+        let _ = writeln!(out, "{t}, {value}, {dir}, 0, 0");
+    }
+}
+
+/// `count` per `window_ms` as a rate per second, rounded to nearest.
+fn per_second(count: u64, window_ms: u64) -> u64 {
+    let r = (u128::from(count) * 1000 + u128::from(window_ms) / 2) / u128::from(window_ms);
+    r.min(u128::from(u64::MAX)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Window, WindowSeries};
+
+    fn series() -> JobSeries {
+        let mut r = WindowSeries::default();
+        r.push(Window {
+            end_ms: 100,
+            avg_ns: 80_000,
+            ios: 1000,
+            bytes: 4096 * 1000,
+        });
+        r.push(Window {
+            end_ms: 300,
+            avg_ns: 90_000,
+            ios: 10,
+            bytes: 40_960,
+        });
+        let mut w = WindowSeries::default();
+        w.push(Window {
+            end_ms: 100,
+            avg_ns: 2_000_000,
+            ios: 5,
+            bytes: 5 << 20,
+        });
+        JobSeries {
+            name: "j".into(),
+            groupid: 0,
+            window_ns: 100 * MS,
+            dirs: [r, w, WindowSeries::default()],
+        }
+    }
+
+    #[test]
+    fn values_and_order_follow_fio_units() {
+        let s = series();
+        let mut bw = String::new();
+        write_log(&mut bw, &s, LogKind::Bw);
+        // 4,096,000 B in 100 ms = 40,000 KiB/s; 5 MiB in 100 ms = 51,200.
+        assert_eq!(
+            bw,
+            "100, 40000, 0, 0, 0\n100, 51200, 1, 0, 0\n300, 400, 0, 0, 0\n"
+        );
+        let mut iops = String::new();
+        write_log(&mut iops, &s, LogKind::Iops);
+        assert_eq!(
+            iops,
+            "100, 10000, 0, 0, 0\n100, 50, 1, 0, 0\n300, 100, 0, 0, 0\n"
+        );
+        let (mut clat, mut lat) = (String::new(), String::new());
+        write_log(&mut clat, &s, LogKind::Clat);
+        write_log(&mut lat, &s, LogKind::Lat);
+        assert_eq!(clat, lat);
+        let mut slat = String::new();
+        write_log(&mut slat, &s, LogKind::Slat);
+        assert_eq!(slat, "");
+        assert!(clat.starts_with("100, 80000, 0, 0, 0\n100, 2000000, 1,"));
+    }
+
+    #[test]
+    fn file_names_are_fios() {
+        assert_eq!(log_file_name("x", LogKind::Bw, Some(3)), "x_bw.3.log");
+        assert_eq!(log_file_name("d/x", LogKind::Clat, None), "d/x_clat.log");
+    }
+}
