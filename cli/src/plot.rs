@@ -6,6 +6,9 @@
 //!   percentiles (1 % to 99.99 %) on a logarithmic latency axis;
 //! - `read-latency-JOB.svg`: each variant's read latency over time in the
 //!   10 ms windows mmtests' latency rows read, for one reading job;
+//! - `bw-JOB-DIR.svg` and `iops-JOB-DIR.svg`: each variant's bandwidth
+//!   and IOPS over time, in bins of those windows (at most 200 bins), for
+//!   each job name (its clones summed) and direction with IO;
 //! - `sweep-N-ENTRY-DIR-bw.svg` and `sweep-N-ENTRY-DIR-lat.svg`, for the
 //!   N-th knob sweep of `--policies` (from 1) and each report entry and
 //!   direction: its bandwidth, and its mean and 99th-percentile completion
@@ -13,7 +16,7 @@
 //!   seeds with its 95 % confidence interval as a bar (no bar with one
 //!   seed).
 //!
-//! The first two kinds draw one seed, and their titles name it: under
+//! The first four kinds draw one seed, and their titles name it: under
 //! `--seeds`, the first. The sweep figures draw every seed.
 
 use std::path::{Path, PathBuf};
@@ -156,7 +159,128 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             x_names: Vec::new(),
         });
     }
+    out.extend(over_time_figures(runs, &of_seed));
     out
+}
+
+/// Bandwidth and IOPS over time: for each job name (its clones summed)
+/// and direction with IO, each variant's rate in bins of the windows of
+/// fio's averaged logs (see [`binned`]).
+fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let Some((_, first)) = runs.first() else {
+        return out;
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for s in &first.series {
+        if !names.contains(&s.name.as_str()) {
+            names.push(&s.name);
+        }
+    }
+    for name in names {
+        for dir in [Dir::Read, Dir::Write] {
+            if windows_of(first, name, dir).0.is_empty() {
+                continue;
+            }
+            // One bin length for every variant: the longest run's windows
+            // in at most RATE_POINTS bins.
+            let all: Vec<_> = runs.iter().map(|(_, r)| windows_of(r, name, dir)).collect();
+            let window_ms = all.first().map_or(1, |w| w.1);
+            let span = all
+                .iter()
+                .filter_map(|(w, _)| w.last().map(|l| l.0 + 1))
+                .max()
+                .unwrap_or(1);
+            let per_bin = span.div_ceil(RATE_POINTS).max(1);
+            let bin_ms = window_ms * per_bin;
+            let kinds: [RateKind; 2] = [
+                ("bw", "bandwidth", "bandwidth in the window (MB/s)", |p| p.1),
+                ("iops", "IOPS", "IOs per second in the window", |p| p.2),
+            ];
+            for (kind, what, unit, pick) in kinds {
+                let series = runs
+                    .iter()
+                    .zip(&all)
+                    .map(|((v, _), (w, ms))| {
+                        let pts = binned(w, *ms, per_bin)
+                            .iter()
+                            .map(|p| (p.0, pick(p)))
+                            .collect();
+                        ((*v).to_owned(), pts)
+                    })
+                    .collect();
+                out.push(Figure {
+                    file: format!("{kind}-{}-{}.svg", slug(name), dir.name()),
+                    title: format!("{name} {}: {what}, {bin_ms} ms bins{of_seed}", dir.name()),
+                    x_desc: "time since the job started (s)",
+                    y_desc: unit,
+                    log_x: false,
+                    series,
+                    bars: Vec::new(),
+                    x_names: Vec::new(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// One window's `(end s, MB/s, IOPS)`.
+type Rate = (f64, f64, f64);
+
+/// An over-time figure's `(file prefix, title word, y axis, value)`.
+type RateKind = (&'static str, &'static str, &'static str, fn(&Rate) -> f64);
+
+/// Points a rate figure has at most: finer windows are added up into
+/// bins of whole windows, so a line stays readable (a 1 MiB writer's
+/// 10 ms windows hold zero or one IO each).
+const RATE_POINTS: u64 = 200;
+
+/// The log windows of the jobs called `name` in direction `dir`, clones
+/// summed: `(window index from 0, bytes, IOs)` in time order, and the
+/// window length, ms.
+fn windows_of(r: &RunReport, name: &str, dir: Dir) -> (Vec<(u64, u64, u64)>, u64) {
+    let mut sums: std::collections::BTreeMap<u64, (u64, u64)> = std::collections::BTreeMap::new();
+    let mut window_ms = 1;
+    for s in r.series.iter().filter(|s| s.name == name) {
+        window_ms = (s.window_ns / 1_000_000).max(1);
+        for w in s.dirs[dir.index()].windows() {
+            // Window k (from 0) ends at k + 1 windows.
+            let k = (u64::from(w.end_ms) / window_ms).saturating_sub(1);
+            let e = sums.entry(k).or_default();
+            e.0 += w.bytes;
+            e.1 += u64::from(w.ios);
+        }
+    }
+    (
+        sums.into_iter().map(|(k, (b, n))| (k, b, n)).collect(),
+        window_ms,
+    )
+}
+
+/// `windows` (from [`windows_of`]) added up in bins of `per_bin` windows
+/// from the job's start, from the first bin with a completion to the last
+/// (a bin between without one is zero).
+fn binned(windows: &[(u64, u64, u64)], window_ms: u64, per_bin: u64) -> Vec<Rate> {
+    let (Some(first), Some(last)) = (windows.first(), windows.last()) else {
+        return Vec::new();
+    };
+    let secs = (window_ms * per_bin) as f64 / 1e3;
+    let mut pts = Vec::new();
+    let mut bin = first.0 / per_bin;
+    let mut i = 0;
+    while bin <= last.0 / per_bin {
+        let (mut bytes, mut ios) = (0, 0);
+        while i < windows.len() && windows[i].0 / per_bin == bin {
+            bytes += windows[i].1;
+            ios += windows[i].2;
+            i += 1;
+        }
+        let end_s = ((bin + 1) * per_bin * window_ms) as f64 / 1e3;
+        pts.push((end_s, bytes as f64 / 1e6 / secs, ios as f64 / secs));
+        bin += 1;
+    }
+    pts
 }
 
 /// The two figures of each entry and direction of each sweep.
@@ -366,4 +490,27 @@ pub fn write(
         written.push(path);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::binned;
+
+    /// Bins add whole windows up from the job's start: a bin's rate is
+    /// its bytes and IOs over its length, and a bin between without a
+    /// completion is zero.
+    #[test]
+    fn bins_keep_every_byte_and_fill_gaps_with_zero() {
+        // 10 ms windows 0, 1, 5 and 6; bins of 2 windows (20 ms).
+        let w = [(0, 1_000, 1), (1, 3_000, 3), (5, 2_000, 2), (6, 500, 1)];
+        let pts = binned(&w, 10, 2);
+        let ends: Vec<f64> = pts.iter().map(|p| p.0).collect();
+        assert_eq!(ends, [0.02, 0.04, 0.06, 0.08]);
+        // 4,000 B in 20 ms = 0.2 MB/s; 4 IOs = 200 IOPS.
+        assert!((pts[0].1 - 0.2).abs() < 1e-12 && (pts[0].2 - 200.0).abs() < 1e-9);
+        assert_eq!((pts[1].1, pts[1].2), (0.0, 0.0));
+        assert_eq!((pts[2].1, pts[2].2), (0.1, 100.0));
+        assert!((pts[3].1 - 0.025).abs() < 1e-12);
+        assert!(binned(&[], 10, 2).is_empty());
+    }
 }

@@ -394,8 +394,12 @@ fn plots_render_one_series_per_variant() {
     assert_eq!(
         names,
         [
+            "bw-reader-read.svg",
+            "bw-writer-write.svg",
             "clat-cdf-reader-read.svg",
             "clat-cdf-writer-write.svg",
+            "iops-reader-read.svg",
+            "iops-writer-write.svg",
             "read-latency-reader.svg"
         ]
     );
@@ -480,9 +484,9 @@ fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
         }
     }
     assert_eq!(sweeps, want);
-    // 3 one-seed figures and the 8 sweep figures, said on stderr.
+    // 7 one-seed figures and the 8 sweep figures, said on stderr.
     assert!(
-        stderr(&o).contains(&format!("--plot {d}: 11 figures written")),
+        stderr(&o).contains(&format!("--plot {d}: 15 figures written")),
         "{}",
         stderr(&o)
     );
