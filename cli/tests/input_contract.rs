@@ -349,6 +349,50 @@ fn options_not_simulated_are_said() {
     assert_eq!(stderr(&runs(&["run", &quiet, "--device", "nvme"])), "");
 }
 
+/// A job file with several problems gets them all, one line each, exit 2:
+/// an engine iolab does not simulate first, its options named as its.
+#[test]
+fn every_problem_of_a_job_file_is_said_at_once() {
+    let job = write(
+        "netjob.fio",
+        "[global]\nioengine=net\nhostname=localhost\nport=8888\n[rx]\nlisten\nrw=read\nbss=4k\n\
+         [tx]\nioengine=libaio\nrbdname=x\n",
+    );
+    let o = bounded(&["run", &job, "--device", "nvme"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 6, "{err}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "iolab: {job}:2: ioengine: ioengine net is not simulated; iolab simulates sync"
+        )),
+        "{err}"
+    );
+    for (i, line, opt) in [(1, 3, "hostname"), (2, 4, "port"), (3, 6, "listen")] {
+        assert_eq!(
+            lines[i],
+            format!(
+                "{job}:{line}: {opt}: an option of ioengine net, which iolab does not simulate"
+            )
+        );
+    }
+    assert_eq!(
+        lines[4],
+        format!("{job}:8: bss: Bad option <bss> (did you mean 'bs'?)")
+    );
+    // The second job runs with libaio, so rbd's option is nobody's there.
+    assert_eq!(
+        lines[5],
+        format!(
+            "{job}:11: rbdname: Bad option <rbdname>: an option of fio's ioengine rbd, \
+             and this job's ioengine is libaio"
+        )
+    );
+    assert!(!err.contains("filename"), "no misleading suggestion: {err}");
+}
+
 /// Device-file errors of type, range or name carry the key's line; an
 /// empty file says what a device file needs; a trace path that cannot be
 /// written is refused before the run.

@@ -314,7 +314,8 @@ fn parse_rw_mode(m: &str) -> Result<RwMode, String> {
     })
 }
 
-fn parse_engine(t: &str) -> Result<Engine, String> {
+/// `ioengine=`: one of the engines iolab simulates.
+pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
     Ok(match t {
         "sync" => Engine::Sync,
         "psync" => Engine::Psync,

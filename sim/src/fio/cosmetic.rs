@@ -36,6 +36,14 @@ const MAX: i128 = u64::MAX as i128;
 pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("allow_file_create", Check::Bool),
     ("allow_mounted_write", Check::Bool),
+    (
+        "block",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
     ("block_error_percentiles", Check::Bool),
     ("buffer_compress_chunk", Check::Size),
     (
@@ -104,6 +112,8 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
+    ("device-names", Check::Text),
+    ("dir", Check::Text),
     ("disable_bw", Check::Bool),
     ("disable_bw_measurement", Check::Bool),
     ("disable_clat", Check::Bool),
@@ -178,9 +188,25 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
+    (
+        "large-block-op-kbytes",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
     ("latency_percentile", Check::Text),
     ("latency_run", Check::Bool),
     ("latency_window", Check::Time),
+    (
+        "load",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
     ("log_alternate_epoch", Check::Bool),
     (
         "log_alternate_epoch_clock_id",
@@ -261,10 +287,19 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("numa_cpu_nodes", Check::Text),
     ("numa_mem_policy", Check::Text),
     (
+        "numruns",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
+    (
         "plid_select",
         Check::Choice(&["random", "roundrobin", "scheme"]),
     ),
     ("plids", Check::Text),
+    ("prep", Check::Flag),
     (
         "prio",
         Check::Int {
@@ -303,6 +338,14 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ),
     (
         "ratecycle",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
+    (
+        "read-req-num-512-blocks",
         Check::Int {
             min: 0,
             max: MAX,
@@ -371,7 +414,24 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("steadystate", Check::Text),
     ("steadystate_check_interval", Check::Time),
     ("steadystate_ramp_time", Check::Time),
+    ("test-duration", Check::Time),
     ("thread", Check::Flag),
+    (
+        "threads",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
+    (
+        "threads-per-queue",
+        Check::Int {
+            min: 0,
+            max: MAX,
+            per_dir: false,
+        },
+    ),
     (
         "trim_backlog",
         Check::Int {

@@ -6,7 +6,9 @@ use std::fmt;
 ///
 /// Displays as `file:line: option: message`, followed by
 /// ` (did you mean 'x'?)` when a close option name exists. The `option:` part
-/// is left out when the error is not tied to an option.
+/// is left out when the error is not tied to an option. The fields are the
+/// first problem's; a file with several has the rest in [`more`](Self::more),
+/// each displayed on a line of its own below the first.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}", self.render())]
 pub struct ParseError {
@@ -23,6 +25,11 @@ pub struct ParseError {
     pub message: String,
     /// Closest known option name for unknown options.
     pub suggestion: Option<String>,
+    /// The file's other problems, in the order they are listed (none of
+    /// them has a `more` of its own).
+    pub more: Vec<ParseError>,
+    /// Problems found beyond the listed ones (the list is bounded).
+    pub omitted: usize,
 }
 
 impl ParseError {
@@ -42,7 +49,23 @@ impl ParseError {
         if let Some(s) = &self.suggestion {
             write!(f, " (did you mean '{s}'?)")?;
         }
+        for e in &self.more {
+            f.write_char('\n')?;
+            e.write_to(f)?;
+        }
+        if self.omitted > 0 {
+            write!(
+                f,
+                "\n{}: {} more problems not listed",
+                self.file, self.omitted
+            )?;
+        }
         Ok(())
+    }
+
+    /// Every problem, the first included, in the order listed.
+    pub fn all(&self) -> impl Iterator<Item = &ParseError> {
+        std::iter::once(self).chain(&self.more)
     }
 }
 
@@ -64,6 +87,8 @@ impl Loc {
             option: option.map(str::to_string),
             message: message.into(),
             suggestion: None,
+            more: Vec::new(),
+            omitted: 0,
         }
     }
 }

@@ -41,6 +41,7 @@
 
 mod apply;
 mod cosmetic;
+mod engines;
 mod error;
 mod expand;
 mod lexer;
@@ -150,12 +151,16 @@ pub struct JobFile {
 ///
 /// # Errors
 ///
-/// A [`ParseError`] for the first problem found: malformed lines, options
-/// outside a section, unknown or unsupported options, bad values, failed
-/// expansions, include failures or loops, or a file without jobs.
+/// A [`ParseError`] for every problem found, in file order (the first in
+/// its fields, the rest in [`ParseError::more`]), except that a refused
+/// `ioengine=` comes first: malformed lines, options outside a section,
+/// unknown or unsupported options (an option of an engine iolab does not
+/// simulate named as that engine's), bad values, failed expansions,
+/// include failures or loops, or a file without jobs. At most 50 are
+/// listed; the rest are counted in [`ParseError::omitted`].
 pub fn parse_job_file(name: &str, text: &str, env: &ParseEnv) -> Result<JobFile, ParseError> {
     let mut p = parser::Parser::new(env);
-    p.parse_text(name, text, false)?;
+    p.parse_text(name, text, false);
     let lines = text.lines().count();
     p.finish(name, lines)
 }

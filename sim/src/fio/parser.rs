@@ -1,7 +1,8 @@
 //! Sections, includes, `[global]` inheritance and option dispatch.
 
-use super::apply::JobState;
+use super::apply::{self, JobState};
 use super::cosmetic;
+use super::engines;
 use super::error::{Loc, ParseError};
 use super::expand::Vars;
 use super::lexer::{Kind, lex_line};
@@ -12,6 +13,9 @@ use super::{Accepted, JobFile, ParseEnv, Standing};
 
 /// Deepest include nesting accepted.
 const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// Most problems one parse lists; the rest are counted.
+pub(crate) const MAX_LISTED_ERRORS: usize = 50;
 
 /// An option line waiting for its section to be complete.
 struct RawOpt {
@@ -32,6 +36,8 @@ struct Section {
 
 /// A typed option ready to apply.
 struct Pending {
+    /// Its place among the section's options.
+    at: usize,
     opt: Opt,
     key: String,
     value: Option<String>,
@@ -49,6 +55,19 @@ pub(crate) struct Parser<'e, 'a> {
     accepted: Vec<Accepted>,
     /// Files being read, outermost first (include loop detection).
     stack: Vec<String>,
+    /// Every problem found so far, in file order: the parse goes on past
+    /// one, so a file with several gets them all at once, as fio lists
+    /// them.
+    errors: Vec<ParseError>,
+    /// The refused `ioengine=` lines, listed before the other problems:
+    /// an unsimulated engine is what blocks the job, and its options
+    /// follow from it.
+    engine_errors: Vec<ParseError>,
+    /// Problems past [`MAX_LISTED_ERRORS`].
+    omitted: usize,
+    /// The unsimulated engine the `[global]` sections chose, if any, so a
+    /// job's engine options are named as its.
+    global_engine: Option<String>,
 }
 
 impl<'e, 'a> Parser<'e, 'a> {
@@ -68,6 +87,19 @@ impl<'e, 'a> Parser<'e, 'a> {
             jobs: Vec::new(),
             accepted: Vec::new(),
             stack: Vec::new(),
+            errors: Vec::new(),
+            engine_errors: Vec::new(),
+            omitted: 0,
+            global_engine: None,
+        }
+    }
+
+    /// Records a problem and goes on.
+    fn report(&mut self, e: ParseError) {
+        if self.errors.len() + self.engine_errors.len() < MAX_LISTED_ERRORS {
+            self.errors.push(e);
+        } else {
+            self.omitted += 1;
         }
     }
 
@@ -81,12 +113,7 @@ impl<'e, 'a> Parser<'e, 'a> {
 
     /// Reads one file; `nested` for included files, which may not open
     /// sections.
-    pub(crate) fn parse_text(
-        &mut self,
-        file: &str,
-        text: &str,
-        nested: bool,
-    ) -> Result<(), ParseError> {
+    pub(crate) fn parse_text(&mut self, file: &str, text: &str, nested: bool) {
         self.stack.push(file.to_string());
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (idx, raw) in text.split('\n').enumerate() {
@@ -95,16 +122,22 @@ impl<'e, 'a> Parser<'e, 'a> {
             let kind = match lex_line(raw, &self.vars) {
                 Ok(Some(k)) => k,
                 Ok(None) => continue,
-                Err((opt, msg)) => return Err(self.loc(file, line).err(opt.as_deref(), msg)),
+                Err((opt, msg)) => {
+                    let e = self.loc(file, line).err(opt.as_deref(), msg);
+                    self.report(e);
+                    continue;
+                }
             };
             match kind {
                 Kind::Section(name) => {
                     if nested {
-                        return Err(self
+                        let e = self
                             .loc(file, line)
-                            .err(None, format!("section [{name}] in an included file")));
+                            .err(None, format!("section [{name}] in an included file"));
+                        self.report(e);
+                        continue;
                     }
-                    self.flush()?;
+                    self.flush();
                     self.cur = Some(Section {
                         // fio treats any section whose name starts with
                         // "global" as a global section.
@@ -118,16 +151,21 @@ impl<'e, 'a> Parser<'e, 'a> {
                 Kind::Include(target) => {
                     let loc = self.loc(file, line);
                     if self.cur.is_none() {
-                        return Err(
-                            loc.err(Some("include"), "option include outside of [] job section")
+                        self.report(
+                            loc.err(Some("include"), "option include outside of [] job section"),
                         );
+                        continue;
                     }
-                    self.include(&loc, &target)?;
+                    if let Err(e) = self.include(&loc, &target) {
+                        self.report(e);
+                    }
                 }
                 Kind::Opt { key, value } => {
                     let Some(sec) = self.cur.as_mut() else {
                         let msg = format!("option {key} outside of [] job section");
-                        return Err(self.loc(file, line).err(Some(&key), msg));
+                        let e = self.loc(file, line).err(Some(&key), msg);
+                        self.report(e);
+                        continue;
                     };
                     sec.opts.push(RawOpt {
                         file: file.to_string(),
@@ -139,9 +177,10 @@ impl<'e, 'a> Parser<'e, 'a> {
             }
         }
         self.stack.pop();
-        Ok(())
     }
 
+    /// Reads an included file; an error here is about the `include` line
+    /// itself (the file's own problems are reported as they are met).
     fn include(&mut self, loc: &Loc, target: &str) -> Result<(), ParseError> {
         if self.stack.len() > MAX_INCLUDE_DEPTH {
             return Err(loc.err(Some("include"), "includes nested too deeply"));
@@ -155,7 +194,8 @@ impl<'e, 'a> Parser<'e, 'a> {
                 format!("include loop: {chain} -> {display}"),
             ));
         }
-        self.parse_text(&display, &contents, true)
+        self.parse_text(&display, &contents, true);
+        Ok(())
     }
 
     /// `${VAR}`, then fio's keywords (and bc-style math on them).
@@ -171,36 +211,85 @@ impl<'e, 'a> Parser<'e, 'a> {
         }
     }
 
-    /// Applies the finished current section.
-    fn flush(&mut self) -> Result<(), ParseError> {
+    /// The engine of the section being flushed: its own last `ioengine=`
+    /// line (expanded), else the one `[global]` chose, else fio's default.
+    fn section_engine(&self, sec: &Section) -> Option<String> {
+        sec.opts
+            .iter()
+            .rev()
+            .find(|o| table::lookup(&o.key).is_some_and(|e| e.canonical == "ioengine"))
+            .and_then(|o| o.value.as_deref())
+            .and_then(|v| self.expand_value(v).ok())
+            .map(|v| v.trim().to_string())
+    }
+
+    /// Applies the finished current section, reporting each of its
+    /// problems.
+    fn flush(&mut self) {
         let Some(sec) = self.cur.take() else {
-            return Ok(());
+            return;
         };
         let mut state = self.global.clone();
         if !sec.global {
             // A `name=` in [global] does not rename jobs.
             state.name = None;
         }
+        // The engine this section runs with, when iolab refuses it: its
+        // own options are then named as its, not as unknown.
+        let own = self.section_engine(&sec);
+        let refused = match &own {
+            Some(e) => apply::parse_engine(e).err().map(|_| e.clone()),
+            None => self.global_engine.clone(),
+        };
+        let engine_now = refused
+            .clone()
+            .or(own)
+            .unwrap_or_else(|| state.spec.ioengine.name().to_string());
         let mut written = Vec::with_capacity(sec.opts.len());
         let mut written_at = Vec::with_capacity(sec.opts.len());
         let mut pending = Vec::new();
-        for o in sec.opts {
+        // The section's problems by the option's place in it, so those
+        // found when the options are applied keep the file's order.
+        let mut problems: Vec<(usize, ParseError)> = Vec::new();
+        for (at, o) in sec.opts.into_iter().enumerate() {
             let loc = Loc {
                 file: o.file,
                 line: o.line,
                 section: Some(sec.name.clone()),
             };
             let Some(entry) = table::lookup(&o.key) else {
-                let mut e = loc.err(Some(&o.key), format!("Bad option <{}>", o.key));
-                e.suggestion = suggest(&o.key).map(str::to_string);
-                return Err(e);
+                let e = unknown_option(&loc, &o.key, refused.as_deref(), &engine_now);
+                problems.push((at, e));
+                continue;
             };
             let value = match &o.value {
-                Some(v) => Some(self.expand_value(v).map_err(|m| loc.err(Some(&o.key), m))?),
+                Some(v) => match self.expand_value(v) {
+                    Ok(v) => Some(v),
+                    Err(m) => {
+                        problems.push((at, loc.err(Some(&o.key), m)));
+                        continue;
+                    }
+                },
                 None => None,
             };
             match entry.class {
+                Class::Typed(Opt::Ioengine) => {
+                    let name = value.as_deref().unwrap_or("").trim();
+                    if apply::parse_engine(name).is_err() {
+                        let e = loc.err(Some(&o.key), engine_refusal(name));
+                        self.report_engine(e);
+                        continue;
+                    }
+                    pending.push(Pending {
+                        at,
+                        opt: Opt::Ioengine,
+                        key: o.key.clone(),
+                        value: value.clone(),
+                        loc: loc.clone(),
+                    });
+                }
                 Class::Typed(opt) => pending.push(Pending {
+                    at,
                     opt,
                     key: o.key.clone(),
                     value: value.clone(),
@@ -208,8 +297,12 @@ impl<'e, 'a> Parser<'e, 'a> {
                 }),
                 Class::Cosmetic(why) | Class::Inert(why) => {
                     // Not simulated, but its value is fio's to check.
-                    cosmetic::check_value(cosmetic::check_of(entry.name), value.as_deref())
-                        .map_err(|m| loc.err(Some(&o.key), m))?;
+                    if let Err(m) =
+                        cosmetic::check_value(cosmetic::check_of(entry.name), value.as_deref())
+                    {
+                        problems.push((at, loc.err(Some(&o.key), m)));
+                        continue;
+                    }
                     self.accepted.push(Accepted {
                         file: loc.file.clone(),
                         line: loc.line,
@@ -229,7 +322,8 @@ impl<'e, 'a> Parser<'e, 'a> {
                              (iolab does not simulate {what})",
                             o.key
                         );
-                        return Err(loc.err(Some(&o.key), msg));
+                        problems.push((at, loc.err(Some(&o.key), msg)));
+                        continue;
                     }
                     self.accepted.push(Accepted {
                         file: loc.file.clone(),
@@ -254,15 +348,20 @@ impl<'e, 'a> Parser<'e, 'a> {
         let first = |o: Opt| matches!(o, Opt::KbBase | Opt::UnitBase);
         for pass in [true, false] {
             for p in pending.iter().filter(|p| first(p.opt) == pass) {
-                state
-                    .apply(p.opt, p.value.as_deref())
-                    .map_err(|m| p.loc.err(Some(&p.key), m))?;
+                if let Err(m) = state.apply(p.opt, p.value.as_deref()) {
+                    problems.push((p.at, p.loc.err(Some(&p.key), m)));
+                }
             }
+        }
+        problems.sort_by_key(|(at, _)| *at);
+        for (_, e) in problems {
+            self.report(e);
         }
         if sec.global {
             self.global = state;
             self.global_opts.extend(written);
             self.global_at.extend(written_at);
+            self.global_engine = refused;
         } else {
             let mut options = self.global_opts.clone();
             options.extend(written);
@@ -272,19 +371,86 @@ impl<'e, 'a> Parser<'e, 'a> {
             spec.option_at = option_at;
             self.jobs.push(spec);
         }
-        Ok(())
     }
 
-    /// Ends the parse of the top-level file `file` with `lines` lines.
+    /// Records a refused `ioengine=` line, listed ahead of the rest.
+    fn report_engine(&mut self, e: ParseError) {
+        if self.errors.len() + self.engine_errors.len() < MAX_LISTED_ERRORS {
+            self.engine_errors.push(e);
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    /// Ends the parse of the top-level file `file` with `lines` lines:
+    /// the jobs, or every problem found, refused engines first.
     pub(crate) fn finish(mut self, file: &str, lines: usize) -> Result<JobFile, ParseError> {
-        self.flush()?;
-        if self.jobs.is_empty() {
-            return Err(self.loc(file, lines.max(1)).err(None, "no jobs defined"));
+        self.flush();
+        let mut all = std::mem::take(&mut self.engine_errors);
+        all.append(&mut self.errors);
+        if all.is_empty() && self.jobs.is_empty() {
+            all.push(self.loc(file, lines.max(1)).err(None, "no jobs defined"));
+        }
+        let mut all = all.into_iter();
+        if let Some(mut first) = all.next() {
+            first.more = all.collect();
+            first.omitted = self.omitted;
+            return Err(first);
         }
         Ok(JobFile {
             jobs: self.jobs,
             accepted: self.accepted,
             global_options: self.global_opts,
         })
+    }
+}
+
+/// The problem with an option name the general table does not know: an
+/// option of one of fio's other engines, or a name fio does not know
+/// either. `refused` is the section's engine when iolab refuses it,
+/// `engine` the engine it runs with.
+fn unknown_option(loc: &Loc, key: &str, refused: Option<&str>, engine: &str) -> ParseError {
+    let owners: Vec<&str> = engines::owners(key).collect();
+    if let Some(e) = refused.filter(|e| owners.contains(e)) {
+        return loc.err(
+            Some(key),
+            format!("an option of ioengine {e}, which iolab does not simulate"),
+        );
+    }
+    if !owners.is_empty() {
+        return loc.err(
+            Some(key),
+            format!(
+                "Bad option <{key}>: an option of fio's ioengine {}, and this job's ioengine \
+                 is {engine}",
+                owners.join(" or ")
+            ),
+        );
+    }
+    let mut e = loc.err(Some(key), format!("Bad option <{key}>"));
+    e.suggestion = suggest(key).map(str::to_string);
+    e
+}
+
+/// Why `ioengine=NAME` is refused.
+fn engine_refusal(name: &str) -> String {
+    if name.is_empty() {
+        format!(
+            "ioengine needs an engine's name (iolab simulates {})",
+            engines::SIMULATED
+        )
+    } else if engines::is_fio_engine(name) {
+        format!(
+            "ioengine {name} is not simulated; iolab simulates {}",
+            engines::SIMULATED
+        )
+    } else {
+        let near = super::suggest::closest(name, engines::all_names())
+            .map(|c| format!(" (did you mean '{c}'?)"))
+            .unwrap_or_default();
+        format!(
+            "ioengine {name} is not one of fio's engines{near}; iolab simulates {}",
+            engines::SIMULATED
+        )
     }
 }

@@ -164,6 +164,11 @@ const R_LOGTIME: &str = "iolab's log times are ms since the job's start";
 const R_LOGZ: &str = "iolab writes its logs uncompressed";
 const R_MEM: &str = "I/O buffer memory is not simulated";
 const R_PRIO: &str = "CPU and I/O priorities are not simulated";
+// fio adds the options of its built-in profiles (`--profile=tiobench`,
+// `--profile=act`) to every job's; in a job file they set the profile's
+// parameters and nothing else.
+const R_PROFILE: &str = "an option of fio's tiobench or act profile (--profile=), \
+                         which does nothing in a job file";
 const R_SOFTDEP: &str = "deprecated; fio ignores it";
 const R_SPR: &str = "only used with sprandom, which iolab rejects";
 const R_SS: &str = "only used with steadystate_duration, which iolab rejects";
@@ -192,6 +197,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Never,
         "block alignment different from the block size",
     ),
+    inert("block", "block", R_PROFILE),
     cosmetic("block_error_percentiles", "block_error_percentiles", R_STAT),
     unsupported(
         "blockalign",
@@ -292,6 +298,8 @@ pub(crate) static OPTIONS: &[Entry] = &[
         R_BUF,
     ),
     typed("description", "description", Opt::Description),
+    inert("device-names", "device-names", R_PROFILE),
+    inert("dir", "dir", R_PROFILE),
     typed("direct", "direct", Opt::Direct),
     typed("directory", "directory", Opt::Directory),
     cosmetic("disable_bw", "disable_bw_measurement", R_STAT),
@@ -456,6 +464,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     inert("job_max_open_zones", "job_max_open_zones", R_ZBD),
     inert("job_start_clock_id", "job_start_clock_id", R_LOG),
     typed("kb_base", "kb_base", Opt::KbBase),
+    inert("large-block-op-kbytes", "large-block-op-kbytes", R_PROFILE),
     typed("lat_percentiles", "lat_percentiles", Opt::LatPercentiles),
     inert("latency_percentile", "latency_percentile", R_LAT),
     inert("latency_run", "latency_run", R_LAT),
@@ -466,6 +475,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "searching for the queue depth that meets a latency target",
     ),
     inert("latency_window", "latency_window", R_LAT),
+    inert("load", "load", R_PROFILE),
     unsupported("lockfile", "lockfile", H::Values(&["none"]), "file locking"),
     unsupported(
         "lockmem",
@@ -528,6 +538,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "stopping after a number of I/Os",
     ),
     typed("numjobs", "numjobs", Opt::Numjobs),
+    inert("numruns", "numruns", R_PROFILE),
     unsupported("offset", "offset", H::Zero, "start offsets"),
     unsupported("offset_align", "offset_align", H::Zero, "start offsets"),
     unsupported(
@@ -571,6 +582,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "pre-reading files into the page cache",
     ),
+    inert("prep", "prep", R_PROFILE),
     cosmetic("prio", "prio", R_PRIO),
     cosmetic("prioclass", "prioclass", R_PRIO),
     cosmetic("priohint", "priohint", R_PRIO),
@@ -631,6 +643,11 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "rate_min",
         H::Zero,
         "stopping jobs below a minimum rate",
+    ),
+    inert(
+        "read-req-num-512-blocks",
+        "read-req-num-512-blocks",
+        R_PROFILE,
     ),
     inert("read_beyond_wp", "read_beyond_wp", R_ZBD),
     unsupported("read_iolog", "read_iolog", H::Never, "replaying I/O logs"),
@@ -724,6 +741,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Never,
         "sync_file_range(2)",
     ),
+    inert("test-duration", "test-duration", R_PROFILE),
     unsupported(
         "thinkcycles",
         "thinkcycles",
@@ -755,6 +773,8 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "thread",
         "threads or processes: no effect on simulated I/O",
     ),
+    inert("threads", "threads", R_PROFILE),
+    inert("threads-per-queue", "threads-per-queue", R_PROFILE),
     typed("time_based", "time_based", Opt::TimeBased),
     typed("timeout", "runtime", Opt::Runtime),
     inert("trim_backlog", "trim_backlog", R_TRIMV),

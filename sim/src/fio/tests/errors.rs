@@ -241,3 +241,120 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let nested = format!("[job]\nsize={}1{}\n", "$((".repeat(200), "))".repeat(200));
     assert_err(&err(&nested), 2, Some("size"), "nested too deeply");
 }
+
+#[test]
+fn every_problem_of_a_file_is_listed_in_file_order() {
+    let e = err("[global]\nbs=4q\n[a]\nrw=sideways\nsize=1m\nblocksze=4k\n[b]\niodepth=0\n");
+    let found: Vec<(usize, Option<&str>)> =
+        e.all().map(|p| (p.line, p.option.as_deref())).collect();
+    assert_eq!(
+        found,
+        [
+            (2, Some("bs")),
+            (4, Some("rw")),
+            (6, Some("blocksze")),
+            (8, Some("iodepth"))
+        ]
+    );
+    assert_eq!(e.omitted, 0);
+    // One line per problem, each with its own file and line.
+    let text = e.to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[2].starts_with("test.fio:6: blocksze: Bad option <blocksze>"));
+    assert!(lines[2].ends_with("(did you mean 'blocksize'?)"));
+}
+
+#[test]
+fn a_file_with_one_problem_still_reads_as_one_line() {
+    let e = err("[job]\nrw=sideways\n");
+    assert!(e.more.is_empty());
+    assert_eq!(e.to_string().lines().count(), 1);
+}
+
+#[test]
+fn the_listed_problems_are_bounded_and_the_rest_counted() {
+    let mut text = String::from("[job]\n");
+    for i in 0..(parser::MAX_LISTED_ERRORS + 7) {
+        text.push_str(&format!("nosuchoption{i}=1\n"));
+    }
+    let e = err(&text);
+    assert_eq!(e.all().count(), parser::MAX_LISTED_ERRORS);
+    assert_eq!(e.omitted, 7);
+    assert!(
+        e.to_string()
+            .ends_with("test.fio: 7 more problems not listed"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unsimulated_engine_comes_first_and_claims_its_options() {
+    // fio's net engine example, in short: the engine is the blocker, its
+    // options are its own, and a real typo elsewhere is still found.
+    let e = err(
+        "[global]\nbs=4k\nrw=sideways\n[server]\nhostname=localhost\nport=8888\n\
+         protocol=tcp\nioengine=net\nlisten\n",
+    );
+    let found: Vec<(usize, Option<&str>)> =
+        e.all().map(|p| (p.line, p.option.as_deref())).collect();
+    assert_eq!(
+        found,
+        [
+            (8, Some("ioengine")),
+            (3, Some("rw")),
+            (5, Some("hostname")),
+            (6, Some("port")),
+            (7, Some("protocol")),
+            (9, Some("listen")),
+        ]
+    );
+    assert!(e.message.contains("ioengine net is not simulated"), "{e}");
+    assert!(e.message.contains("libaio"), "{e}");
+    let host = e.all().nth(2).unwrap_or_else(|| unreachable!());
+    assert_eq!(
+        host.message,
+        "an option of ioengine net, which iolab does not simulate"
+    );
+    assert_eq!(
+        host.suggestion, None,
+        "no misleading 'did you mean filename'"
+    );
+}
+
+#[test]
+fn an_engine_chosen_in_global_claims_the_jobs_options() {
+    let e = err("[global]\nioengine=rbd\n[a]\nrbdname=img\npool=rbd\nclustername=ceph\n");
+    let lines: Vec<usize> = e.all().map(|p| p.line).collect();
+    assert_eq!(lines, [2, 4, 5, 6]);
+    assert!(
+        e.all().skip(1).all(|p| p
+            .message
+            .contains("ioengine rbd, which iolab does not simulate")),
+        "{e}"
+    );
+    // The same job with a simulated engine of its own: the options are
+    // nobody's here, and fio would refuse them too.
+    let e = err("[global]\nioengine=rbd\n[a]\nioengine=libaio\nrbdname=img\n");
+    assert_eq!(e.line, 2);
+    let opt = e.all().nth(1).unwrap_or_else(|| unreachable!());
+    assert_eq!(opt.line, 5);
+    assert!(
+        opt.message.contains("an option of fio's ioengine rbd")
+            && opt.message.contains("this job's ioengine is libaio"),
+        "{e}"
+    );
+}
+
+#[test]
+fn engine_names_fio_does_not_have_are_said_so() {
+    let e = err("[job]\nioengine=libaoi\n");
+    assert_err(
+        &e,
+        2,
+        Some("ioengine"),
+        "libaoi is not one of fio's engines (did you mean 'libaio'?)",
+    );
+    let e = err("[job]\nioengine=sg\n");
+    assert_err(&e, 2, Some("ioengine"), "ioengine sg is not simulated");
+}
