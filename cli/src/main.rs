@@ -105,8 +105,8 @@ struct Common {
     #[arg(long, value_name = "SIZE", requires = "volume")]
     metadata_used: Option<String>,
     /// Percent of the --volume's fsyncs that fall back to a full commit
-    /// instead of the log tree, e.g. 5 or 2.5 (fidelity F3.2's
-    /// p_full_commit: renames and unlinks of logged inodes; default 0).
+    /// instead of the log tree, e.g. 5 or 2.5 (p_full_commit: renames and
+    /// unlinks of logged inodes; default 0).
     #[arg(long, value_name = "PERCENT", requires = "volume")]
     full_commit: Option<String>,
     /// RAM of the simulated machine (page cache, MEMTOTAL_BYTES), e.g. 6g.
@@ -552,6 +552,9 @@ fn devices(name: Option<String>) -> Result<(), Failure> {
                 }
             }
         }
+    }
+    if out.contains("[S") || out.contains("[F") {
+        out.push_str("Bracketed sources ([S5], [F4], ...) are listed in docs/sources.md.\n");
     }
     write_out(&mut std::io::stdout().lock(), &out)
 }

@@ -342,6 +342,45 @@ fn devices_lists_every_preset() {
     }
 }
 
+/// Every source `iolab devices` cites resolves inside the repository:
+/// each bracketed tag is listed in docs/sources.md, and no parameter
+/// points at a document the repository does not have.
+#[test]
+fn devices_cite_only_sources_the_repository_lists() {
+    let out = stdout(&iolab(&["devices"]));
+    let sources = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/sources.md"),
+    )
+    .expect("docs/sources.md");
+    let mut tags = 0;
+    for (i, _) in out.match_indices('[') {
+        let rest = &out[i..];
+        let Some(end) = rest.find(']') else { continue };
+        let tag = &rest[..=end];
+        let inner = &tag[1..tag.len() - 1];
+        let is_tag = inner.len() >= 2
+            && inner.starts_with(['S', 'F'])
+            && inner[1..].bytes().all(|b| b.is_ascii_digit());
+        if is_tag {
+            tags += 1;
+            assert!(
+                sources.contains(&format!("**{tag}**")),
+                "{tag} is cited by `iolab devices` but not listed in docs/sources.md"
+            );
+        }
+    }
+    assert!(tags > 0, "no bracketed source in\n{out}");
+    assert!(out.contains("docs/sources.md"), "{out}");
+    for private in [".md ", ".md:", "fidelity", "spec/"] {
+        for line in out.lines().filter(|l| l.contains(private)) {
+            assert!(
+                line.contains("docs/sources.md"),
+                "`iolab devices` cites a document outside the repository: {line}"
+            );
+        }
+    }
+}
+
 fn peak_rss_kb(o: &Output) -> u64 {
     let err = stderr(o);
     let tail = err

@@ -1,4 +1,4 @@
-//! Variant catch-up (spec §3, kernel ≤ 5.0-rc4 `__btrfs_end_transaction`
+//! Variant catch-up (kernel ≤ 5.0-rc4 `__btrfs_end_transaction`
 //! and `should_end_transaction`): the ending handle may queue or wait for a
 //! catch-up batch of refs, and may block the transaction and commit it.
 
@@ -9,7 +9,8 @@ use crate::txn::TxnState;
 use crate::{CommitSource, FlushModel, HandleId, HandleKind, TraceRecord};
 
 impl FlushModel {
-    /// `check_space()` of the policy's era (spec §2.4): true = short.
+    /// `check_space()` of the policy's era (kernel:
+    /// `btrfs_check_space_for_delayed_refs`): true = short.
     pub fn check_space(&self) -> bool {
         if self.policy.legacy {
             check_space_legacy(
@@ -37,7 +38,8 @@ impl FlushModel {
         throttle_level(self.refs.entries(), self.avg_ref_ns, self.check_space())
     }
 
-    /// Catch-up handle end, steps 2–8 of spec §3.
+    /// Catch-up handle end (`__btrfs_end_transaction` up to 5.0-rc4), steps
+    /// 2–8 as numbered below.
     pub(crate) fn end_catch_up(&mut self, h: HandleId, x: Handle, throttle: bool) -> End {
         // Step 2: the batch; step 3: the throttle level (CU-legacy only).
         let cur = Self::catch_up_batch(x.updates);

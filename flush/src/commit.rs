@@ -1,4 +1,4 @@
-//! Commits (spec §2.3; kernel: `btrfs_commit_transaction`,
+//! Commits (kernel: `btrfs_commit_transaction`,
 //! `transaction_kthread`): one committer walking pre-flush, CommitStart
 //! (external writers leave), CommitDoing (all writers leave, `run(ALL)`),
 //! write-out (`Unblocked`: a new transaction may run) and completion

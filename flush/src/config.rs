@@ -1,5 +1,5 @@
-//! What an instance is built from: the behaviour knobs (the version map of
-//! spec §0) and the filesystem's sizes and costs.
+//! What an instance is built from: the behaviour knobs (the kernel eras of
+//! the crate docs) and the filesystem's sizes and costs.
 
 use crate::consts::{
     COMMIT_INTERVAL_NS, DEFAULT_CHUNK_SIZE, DEFAULT_NODESIZE, KTHREAD_PERIOD_NS, MIB, insert_unit,
@@ -8,15 +8,15 @@ use crate::consts::{
 /// What ending a transaction handle does about delayed refs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Mode {
-    /// Up to 5.0-rc4 (spec §3): the ending handle may queue or wait for a
+    /// Up to 5.0-rc4: the ending handle may queue or wait for a
     /// catch-up batch of refs and may block and commit the transaction.
     CatchUp,
-    /// From 5.0-rc5, commit 302167c50b32 (spec §4): ending a handle does no
+    /// From 5.0-rc5, commit 302167c50b32: ending a handle does no
     /// delayed-ref work; pressure comes only through reservations.
     OnDemand,
 }
 
-/// Which preemptive-flushing generation runs (spec §6.3).
+/// Which preemptive-flushing generation runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Preempt {
     /// No preemptive flushing at all (not a kernel era; a control).
@@ -29,8 +29,7 @@ pub enum Preempt {
     Clamped2021,
 }
 
-/// How much a `run(0)` call (commit pre-flush, `FLUSH_DELAYED_REFS`) runs
-/// (spec §2.2).
+/// How much a `run(0)` call (commit pre-flush, `FLUSH_DELAYED_REFS`) runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RunZero {
     /// Up to 5.11: `2 × num_entries` heads (units with the legacy
@@ -41,7 +40,7 @@ pub enum RunZero {
     HeadsPresent,
 }
 
-/// Which flush-state list the ticket worker walks (spec §6.1).
+/// Which flush-state list the ticket worker walks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StateList {
     /// 4.19: items, delalloc, chunk, commit (no delayed-ref states).
@@ -73,16 +72,17 @@ pub struct Policy {
     /// Extent of a `run(0)` call.
     pub run_zero: RunZero,
     /// `need_preemptive_reclaim`'s "plainly full" threshold in percent of
-    /// `total` (98 before the 5.15 fix, 90 after; spec §6.3).
+    /// `total` (98 before the 5.15 fix 93c60b17f2b5, 90 after).
     pub preempt_full_pct: u64,
     /// State list of the ticket worker.
     pub states: StateList,
-    /// Charge two insert units per head (free-space tree; spec §1.3).
+    /// Charge two insert units per head (free-space tree;
+    /// `btrfs_calc_delayed_ref_bytes`).
     pub free_space_tree: bool,
 }
 
 impl Policy {
-    /// `flush=catch-up`: CU-rsv (5.0-rc1…rc4, spec §0). The 2019
+    /// `flush=catch-up`: CU-rsv (5.0-rc1…rc4). The 2019
     /// preemptive path is on: `need_do_async_reclaim` predates 5.0.
     pub const fn catch_up() -> Policy {
         Policy {
@@ -179,7 +179,7 @@ pub struct Params {
 
 impl Default for Params {
     /// 1 GiB of metadata chunks (256 MiB used), 64 GiB unallocated, 8 CPUs and the
-    /// assumed CPU costs of fidelity F2.4 (`c_head` 20 µs, `c_ref` 5 µs).
+    /// assumed CPU costs `c_head` 20 µs and `c_ref` 5 µs.
     fn default() -> Params {
         Params {
             nodesize: DEFAULT_NODESIZE,

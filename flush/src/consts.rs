@@ -1,4 +1,4 @@
-//! Constants of the model (spec §1.3, §2.2, §5, §6.3). Sizes are bytes,
+//! Constants of the model. Sizes are bytes,
 //! times nanoseconds.
 
 /// Default tree node size (mkfs default, 16 KiB).
@@ -56,10 +56,10 @@ pub const CHUNK_ALLOC_PCT: u64 = 80;
 /// Default metadata chunk size (kernel: 256 MiB below 50 GiB of devices).
 pub const DEFAULT_CHUNK_SIZE: u64 = 256 * 1024 * 1024;
 /// Leaf header overhead subtracted from the node size in the legacy space
-/// check (spec §2.4: 101 bytes).
+/// check (`struct btrfs_header`: 101 bytes).
 pub const LEAF_HEADER: u64 = 101;
 /// Bytes of one head in an extent leaf in the legacy check: extent item +
-/// inline ref with skinny metadata (spec §2.4: 33 bytes).
+/// inline ref with skinny metadata (`heads_to_leaves`: 33 bytes).
 pub const LEGACY_HEAD_ITEM: u64 = 33;
 /// 1 MiB.
 pub const MIB: u64 = 1024 * 1024;

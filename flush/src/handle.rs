@@ -1,6 +1,6 @@
 //! Transaction handles (kernel: `start_transaction`, `join_transaction`,
 //! `btrfs_end_transaction`): the fixed table, the start path with its
-//! reservation (spec §4: `U × items`, doubled while the delayed-ref
+//! reservation (`U × items`, doubled while the delayed-ref
 //! reserve is short, or a one-head refill for `items == 0`), joining the
 //! running transaction, and queueing refs.
 
@@ -305,7 +305,8 @@ impl FlushModel {
     }
 
     /// Leave the transaction: release the start reservation through the
-    /// routing rule and drop the writer counts (steps 4 and 7 of spec §3).
+    /// routing rule and drop the writer counts (steps 4 and 7 of the
+    /// catch-up end in `catchup.rs`).
     pub(crate) fn leave_txn(&mut self, x: &Handle) {
         self.release_rsv(RsvKind::Trans, x.bytes_reserved);
         if let Some(t) = self.txn.as_mut()

@@ -1,7 +1,7 @@
 //! How a reserver may flush (kernel: `enum btrfs_reserve_flush_enum`) and
 //! how a handle joins a transaction (kernel: `TRANS_START`, `TRANS_JOIN`, ...).
 
-/// What a reserver allows the space code to do for it (spec §5).
+/// What a reserver allows the space code to do for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FlushKind {
     /// Fail at once if it does not fit; never jumps normal tickets.
@@ -45,7 +45,8 @@ impl FlushKind {
     }
 
     /// Whether a reserver of this kind must wait behind normal tickets too
-    /// (spec §5 step 1: `FlushAll`, `FlushAllSteal` and `NoFlush`).
+    /// (the pending-tickets test of `__reserve_bytes`: `FlushAll`,
+    /// `FlushAllSteal` and `NoFlush`).
     pub const fn queues_behind_normal(self) -> bool {
         matches!(
             self,
@@ -54,7 +55,7 @@ impl FlushKind {
     }
 }
 
-/// How a handle attaches to the running transaction (spec §1.2).
+/// How a handle attaches to the running transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HandleKind {
     /// `btrfs_start_transaction`: reserves, waits while the transaction is

@@ -13,8 +13,8 @@
 //! block reserve, whose deficit makes reservations queue as *tickets* that
 //! an async worker serves by walking ordered *flush states* (run refs,
 //! write delalloc, allocate a chunk, commit) (**on-demand**). The rules and
-//! constants are in `shared/spec/flush.md`; section numbers (§n) refer to
-//! it.
+//! constants are those of `fs/btrfs/` (`space-info.c`, `delayed-ref.c`,
+//! `block-rsv.c`, `transaction.c`) in each era.
 //!
 //! # Shape: sans-IO
 //!
@@ -73,7 +73,7 @@
 //! (models in `verification/tests/flush_loom.rs`). Without the feature the crate is `no_std`
 //! + `alloc` and holds the core only.
 //!
-//! # Variants (the version map of spec §0)
+//! # Variants (kernel eras)
 //!
 //! | name | era | what it is |
 //! |---|---|---|
@@ -109,32 +109,32 @@
 //!   `maybe_fail_all_tickets`) is used in every era, the catch-up ones
 //!   included; 5.0's partial filling, its reservations that could take
 //!   space ahead of waiting tickets, and fail-everything
-//!   `wake_all_tickets` are not modelled. The `may_commit` gate is the 5.8–5.11 form the spec gives
-//!   (front ticket minus free space; delayed and trans reserves).
+//!   `wake_all_tickets` are not modelled. The `may_commit` gate is the
+//!   5.8–5.11 form of `may_commit_transaction` (front ticket minus free
+//!   space; delayed and trans reserves).
 //! * An `Attach` handle that waited through a commit joins the next
 //!   transaction instead of failing with `-ENOENT`.
 //! * Metadata `used` never grows: a COW allocates as much as it pins, so
 //!   the no-force chunk allocation (80 % of `used`) only fires if the
 //!   caller configures a nearly full filesystem.
 //!
-//! # Where the spec and the kernel disagree (the kernel is followed)
+//! # Where the kernel departs from the simple rules (the kernel is followed)
 //!
 //! * Overcommit share: only `FlushAll` gets 1/8 of unallocated space;
 //!   `FlushAllSteal` gets 1/2 like every other kind
-//!   (`calc_available_free_space`; the spec says `FlushAll[Steal]`).
+//!   (`calc_available_free_space` tests `FlushAll` alone).
 //! * Removing an interrupted ticket does not run a grant pass
 //!   (`wait_reserve_ticket`); failures do (`maybe_fail_all_tickets`,
 //!   `priority_reclaim_metadata_space`). Neither does a steal in the
 //!   reclaim worker's fail-front (it returns at once), so a smaller ticket
 //!   behind a stolen front can keep waiting while it fits, until the next
-//!   space return or, if none comes, fail after three more passes (the
-//!   spec lists ticket removal among the grant triggers).
+//!   space return or, if none comes, fail after three more passes (ticket
+//!   removal is not a grant trigger).
 //! * Progress only decrements `commit_cycles`, so after a grant a ticket
-//!   can fail after fewer than three further passes without progress
-//!   (spec §7.8 asks for three); the property tests check three passes
-//!   since the worker's run began.
+//!   can fail after fewer than three further passes without progress; the
+//!   property tests check three passes since the worker's run began.
 //! * A `run(count)` call counts heads, not units (a ref or a head
-//!   cleanup, spec §2.2): since 4.20 the run loop counts a head when it
+//!   cleanup): since 4.20 the run loop counts a head when it
 //!   selects one. Only the legacy (4.19) accounting counts units. This
 //!   applies to `FLUSH_DELAYED_REFS_NR`, the `2 × num_entries` of `run(0)`
 //!   before 5.12, and the catch-up batches.

@@ -1,4 +1,4 @@
-//! The [`FlushModel`] state machine: its state vector (spec §1.2),
+//! The [`FlushModel`] state machine: its state vector,
 //! construction, the pump that lets every actor move after an event, and
 //! the invariant audit. The behaviour lives in the concept modules.
 
@@ -251,7 +251,7 @@ impl FlushModel {
         self.audit();
     }
 
-    /// The invariants of spec §7 that hold after every event (checked in
+    /// The invariants that hold after every event (checked in
     /// debug builds).
     pub(crate) fn audit(&self) {
         self.global.check();

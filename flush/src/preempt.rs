@@ -1,4 +1,4 @@
-//! Preemptive flushing (spec §6.3): the 2019 trigger that borrows the
+//! Preemptive flushing: the 2019 trigger that borrows the
 //! ticket worker (kernel: `need_do_async_reclaim`), and the 2021 worker
 //! with its clamp (kernel: `need_preemptive_reclaim`,
 //! `btrfs_preempt_reclaim_metadata_space`, `maybe_clamp_preempt`).
@@ -23,7 +23,7 @@ pub(crate) struct PreemptWorker {
 
 impl FlushModel {
     /// After a successful metadata reservation: maybe start preemptive
-    /// flushing (spec §5 step 2).
+    /// flushing (kernel: `__reserve_bytes`).
     pub(crate) fn maybe_queue_preempt(&mut self) {
         match self.policy.preempt {
             Preempt::Off => {}
@@ -92,7 +92,8 @@ impl FlushModel {
         }
     }
 
-    /// Which pool to flush and how much (spec §6.3 preempt loop).
+    /// Which pool to flush and how much (kernel:
+    /// `btrfs_preempt_reclaim_metadata_space`).
     fn preempt_pick(&self) -> (FlushState, u64) {
         let g = self.global.reserved;
         let items = self.delayed_items.reserved;

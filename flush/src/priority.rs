@@ -1,4 +1,4 @@
-//! Priority flushing (spec §6.2; kernel: `priority_reclaim_metadata_space`):
+//! Priority flushing (kernel: `priority_reclaim_metadata_space`):
 //! the owner of a priority ticket walks its own short state list, and at
 //! its end steals from the global reserve or fails, then lets smaller
 //! tickets behind it try again.

@@ -1,4 +1,4 @@
-//! The async reclaim worker for normal tickets (spec §6.1; kernel:
+//! The async reclaim worker for normal tickets (kernel:
 //! `btrfs_async_reclaim_metadata_space`) and the flush-state executor all
 //! flushers share (kernel: `flush_space`, `may_commit_transaction`,
 //! `btrfs_calc_reclaim_metadata_size`).
@@ -191,7 +191,7 @@ impl FlushModel {
         self.reclaim.step = Step::AfterFlush;
     }
 
-    /// One step of the worker loop (spec §6.1 steps 1–5).
+    /// One step of the worker loop.
     pub(crate) fn advance_reclaim(&mut self) -> bool {
         if !self.reclaim.running {
             if !self.reclaim.queued {

@@ -1,4 +1,4 @@
-//! The delayed-ref queue (spec §2.1–2.2, kernel: `delayed-ref.c` and
+//! The delayed-ref queue (kernel: `delayed-ref.c` and
 //! `btrfs_run_delayed_refs`): adding refs, merging, and running them in
 //! calls of a budget, head by head, as jobs the caller times.
 //!
@@ -10,7 +10,7 @@
 
 use crate::{Actor, Decision, Error, FlushModel, JobId, RunZero, TraceRecord};
 
-/// What one tree update queued (spec §2.1).
+/// What one tree update queued.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RefBatch {
     /// New heads (extents with no pending head yet).
@@ -164,7 +164,7 @@ impl FlushModel {
     }
 
     /// The budget of `run(count)` for `count > 0`. Up to 4.19 the count
-    /// was of units (a ref or a head cleanup, spec §2.2); from 4.20 on
+    /// was of units (a ref or a head cleanup); from 4.20 on
     /// (the `__btrfs_run_delayed_refs` loop rework of Aug 2018) it is of
     /// heads: one is counted when a head is selected, and the loop stops
     /// once `count` heads were taken. The legacy (≤ 4.20, 4.19 source)
@@ -177,7 +177,7 @@ impl FlushModel {
         }
     }
 
-    /// The budget of `run(0)` (spec §2.2).
+    /// The budget of `run(0)`.
     pub(crate) fn run_zero_budget(&self) -> Budget {
         match self.policy.run_zero {
             RunZero::TwiceEntries => self.count_budget(self.refs.entries().saturating_mul(2)),
@@ -249,7 +249,7 @@ impl FlushModel {
     }
 
     /// A batch finished: its heads leave the queue, their reserve goes
-    /// back, their COW moves bytes from the reserves to pinned (spec §1.4).
+    /// back, their COW moves bytes from the reserves to pinned.
     fn complete_chunk(&mut self, actor: Actor, heads: u64, refs: u64) {
         let q = &mut self.refs;
         debug_assert!(q.processing_heads >= heads && q.processing_refs >= refs);

@@ -1,4 +1,4 @@
-//! The catch-up async ref runner (spec §3 `RefRunner`; kernel:
+//! The catch-up async ref runner (`RefRunner`; kernel:
 //! `btrfs_async_run_delayed_refs` and `delayed_ref_async_start`): one
 //! worker taking queued catch-up batches in order.
 

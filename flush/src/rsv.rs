@@ -1,6 +1,6 @@
 //! Block-reserve operations on the live state (kernel: `block-rsv.c`,
-//! `delayed-ref.c` rsv helpers): release with its routing of the excess
-//! (spec §2.2), using reserved bytes for COW, moving fresh grants in.
+//! `delayed-ref.c` rsv helpers): release with its routing of the excess,
+//! using reserved bytes for COW, moving fresh grants in.
 
 use crate::{FlushModel, RsvKind};
 
@@ -74,8 +74,8 @@ impl FlushModel {
 
     /// COW of `bytes` of tree blocks: the new blocks are paid from the
     /// delayed-ref reserve (`from_refs`) or the trans reserve, then the
-    /// global reserve; the old blocks become pinned until the commit
-    /// (spec §1.4). Bytes no reserve covers are counted in `uncovered_meta`.
+    /// global reserve; the old blocks become pinned until the commit.
+    /// Bytes no reserve covers are counted in `uncovered_meta`.
     pub(crate) fn use_meta(&mut self, bytes: u64, from_refs: bool) {
         if bytes == 0 {
             return;

@@ -1,6 +1,6 @@
-//! The metadata `space_info` counters and the block reserves (spec §1.2),
-//! with the pure rules on them: used bytes, overcommit, release routing
-//! (§2.2) and the space checks (§2.4).
+//! The metadata `space_info` counters and the block reserves, with the
+//! pure rules on them: used bytes, overcommit, release routing and the
+//! space checks.
 
 use crate::FlushKind;
 use crate::consts::{
@@ -137,7 +137,8 @@ pub const fn check_space_rsv(delayed_refs: &Rsv, global: &Rsv) -> bool {
     delayed_refs.size >= delayed_refs.reserved.saturating_add(global.reserved)
 }
 
-/// Leaves needed for `heads` extent items in the legacy check (spec §2.4).
+/// Leaves needed for `heads` extent items in the legacy check (kernel ≤ 4.20:
+/// `heads_to_leaves`).
 pub const fn legacy_leaves(heads: u64, nodesize: u64) -> u64 {
     let per = nodesize.saturating_sub(LEAF_HEADER);
     match heads.saturating_mul(LEGACY_HEAD_ITEM).checked_div(per) {

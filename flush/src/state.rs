@@ -1,5 +1,5 @@
 //! The ordered flush states (kernel: `enum btrfs_flush_state`) and the
-//! lists the flushers walk (spec §6.1–6.2).
+//! lists the flushers walk.
 
 use crate::StateList;
 

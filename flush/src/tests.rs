@@ -1,4 +1,5 @@
-//! Exact unit tests: figures from `shared/spec/flush.md` §1–6 worked by
+//! Exact unit tests: figures of the model's rules (sizing, space checks,
+//! refs and reserves, tickets, handle ends, preemptive flushing) worked by
 //! hand.
 
 use alloc::format;
@@ -66,7 +67,7 @@ fn heads(n: u64) -> RefBatch {
 }
 
 // ------------------------------------------------------------------
-// §1.3 constants and sizing
+// Constants and sizing
 // ------------------------------------------------------------------
 
 #[test]
@@ -89,7 +90,7 @@ fn free_space_tree_doubles_head_bytes() {
 }
 
 // ------------------------------------------------------------------
-// §1.3 overcommit, §2.4 checks, throttle, average
+// Overcommit, space checks, throttle, average
 // ------------------------------------------------------------------
 
 #[test]
@@ -168,7 +169,7 @@ fn throttle_levels_and_average() {
 }
 
 // ------------------------------------------------------------------
-// §2.1–2.2 refs and reserves
+// Refs and reserves
 // ------------------------------------------------------------------
 
 #[test]
@@ -396,7 +397,7 @@ fn run_calls_never_split_a_head_and_chunk() {
 }
 
 // ------------------------------------------------------------------
-// §5 tickets
+// Tickets
 // ------------------------------------------------------------------
 
 /// On-demand 2019 without the preemptive trigger, so ticket tests see only
@@ -718,7 +719,7 @@ fn chunk_allocation_grants() {
 }
 
 // ------------------------------------------------------------------
-// §3 catch-up, §4 on-demand
+// Catch-up and on-demand handle ends
 // ------------------------------------------------------------------
 
 /// Short on delayed-ref reserve: 400 heads × U = 100 MiB ≥ 0 + 64 MiB.
@@ -869,7 +870,7 @@ fn legacy_level_one_waits_for_batch() {
 }
 
 // ------------------------------------------------------------------
-// §6.3 preemptive flushing
+// Preemptive flushing
 // ------------------------------------------------------------------
 
 #[test]
@@ -1111,7 +1112,7 @@ fn canonical_names_round_trip() {
     }
 }
 
-/// §2.2/§9.7: before 5.12 the commit pre-flush (`2 × entries` units) also
+/// Before 5.12 the commit pre-flush (`2 × entries` units) also
 /// runs heads added while it runs; from 5.12 it stops at the heads present.
 #[test]
 fn preflush_chases_new_heads_only_before_5_12() {

@@ -1,4 +1,4 @@
-//! The reservation-ticket protocol (spec §5; kernel: `__reserve_bytes`,
+//! The reservation-ticket protocol (kernel: `__reserve_bytes`,
 //! `btrfs_try_granting_tickets`, `steal_from_global_rsv`,
 //! `maybe_fail_all_tickets`, `wait_reserve_ticket`).
 //!
@@ -94,7 +94,7 @@ pub enum Interrupted {
 }
 
 impl FlushModel {
-    /// `reserve(bytes, kind)` (spec §5): admit, or queue a ticket.
+    /// `reserve(bytes, kind)`: admit, or queue a ticket.
     pub(crate) fn reserve(
         &mut self,
         bytes: u64,

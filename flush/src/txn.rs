@@ -1,4 +1,4 @@
-//! Transactions (spec §2.3; kernel: `struct btrfs_transaction`,
+//! Transactions (kernel: `struct btrfs_transaction`,
 //! `enum btrfs_trans_state`).
 
 /// Life of a transaction.

@@ -1,4 +1,4 @@
-//! Property tests of the invariants of `shared/spec/flush.md` §7.
+//! Property tests of the model's invariants (listed below).
 //!
 //! Random event sequences drive every named variant through its public
 //! API, with a caller that completes jobs and commits in random order.
@@ -484,8 +484,8 @@ impl Driver {
                 ..
             } => {
                 self.stats.preempt += 1;
-                // Spec §6.3: the preemptive worker backs off while tickets
-                // wait (`reclaim_size > 0`).
+                // `need_preemptive_reclaim`: the preemptive worker backs off
+                // while tickets wait (`reclaim_size > 0`).
                 prop_assert!(self.queue.is_empty(), "preemptive flush while tickets wait");
             }
             TraceRecord::CommitStart { txn, source, .. } => {
@@ -564,9 +564,9 @@ impl Driver {
                 prop_assert!(state != TxnState::Blocked);
             }
         }
-        // §7.8: a normal ticket failed right after a `COMMIT_TRANS` that
-        // neither committed nor was declined: only sound with nothing to
-        // commit.
+        // ENOSPC soundness (8): a normal ticket failed right after a
+        // `COMMIT_TRANS` that neither committed nor was declined: only sound
+        // with nothing to commit.
         if self.enospc_unproven {
             prop_assert_eq!(
                 s.space.pinned,
@@ -590,8 +590,9 @@ impl Driver {
         Ok(())
     }
 
-    /// §5: a failed ticket is followed by a grant pass (a large front may
-    /// have blocked smaller tickets), so after it no queue front fits.
+    /// `maybe_fail_all_tickets`: a failed ticket is followed by a grant pass
+    /// (a large front may have blocked smaller tickets), so after it no queue
+    /// front fits.
     fn check_regrant(&mut self, s: &iolab_flush::Snapshot) -> Result<(), TestCaseError> {
         if self.regrant_expected && !self.stole_normal {
             let front = |normal: bool| {
@@ -733,7 +734,7 @@ impl Driver {
                     let before = self.fs.snapshot();
                     let jobs_before = self.jobs.len();
                     let blocked_before = self.stats.blocked;
-                    // Spec §3 step 5: a catch-up end that sees a shortage
+                    // Catch-up end, step 5 (`catchup.rs`): an end that sees a shortage
                     // blocks the running transaction (not JoinNoLock).
                     let must_block = self.mode == Mode::CatchUp
                         && self.kinds[&h] != HandleKind::JoinNoLock

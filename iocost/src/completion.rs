@@ -1,4 +1,4 @@
-//! Completion (spec §13): the bio's cost returns as `done_vtime`
+//! Completion: the bio's cost returns as `done_vtime`
 //! (`ioc_rqos_done_bio`), and each read or write request is judged against
 //! its latency target net of its transfer time (`ioc_rqos_done`).
 

@@ -1,4 +1,4 @@
-//! Configuration in the kernel's own syntax (spec §15): `io.cost.qos`,
+//! Configuration in the kernel's own syntax (cgroup-v2.rst): `io.cost.qos`,
 //! `io.cost.model` and `io.weight` writes, and the lines reading those
 //! files shows.
 //!

@@ -1,7 +1,7 @@
-//! Every constant of blk-iocost (spec §1–2), named as in `block/blk-iocost.c`.
+//! Every constant of blk-iocost, named as in `block/blk-iocost.c`.
 //!
 //! The enums at the top of the kernel file hold these; they are collected
-//! here so that a reader can check them against the spec table in one place.
+//! here so that a reader can check them against the kernel file in one place.
 
 /// Parts per million, the unit of the QoS percentiles and vrate bounds.
 pub const MILLION: u64 = 1_000_000;

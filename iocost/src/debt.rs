@@ -1,4 +1,4 @@
-//! Debt and issuer delay (spec §12): bios that must be issued over budget
+//! Debt and issuer delay: bios that must be issued over budget
 //! are charged as absolute debt (`iocg_incur_debt`), repaid from the budget
 //! at the group's *active* share (`iocg_pay_debt`), turned into a sleep for
 //! the issuing tasks when the overage is large (`iocg_kick_delay`), and

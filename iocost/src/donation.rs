@@ -1,11 +1,11 @@
 //! Donation: groups that use less than their share lend it to the others.
 //!
-//! Modern (spec §11.5–6): each group's usage gives an exact target
+//! Modern (v5.10+, in `ioc_timer_fn`): each group's usage gives an exact target
 //! (`hweight_after_donation`), and the flat closed form of Andy Newell's
 //! method (`transfer_surpluses`) sets donors' `inuse` so that each ends at
 //! its target while every non-donor's share grows by one common factor.
 //!
-//! Pre-rework `v5.4` (spec §14): a three-slot usage history and margin
+//! Pre-rework `v5.4` (v5.4–v5.9): a three-slot usage history and margin
 //! heuristics lower a surplus group's `inuse` step by step and take it back
 //! when the group runs short.
 

@@ -1,4 +1,4 @@
-//! Per-cgroup state (`struct ioc_gq`, spec §4). Groups are leaves directly
+//! Per-cgroup state (`struct ioc_gq`). Groups are leaves directly
 //! under the root: the hierarchy is flat.
 
 use alloc::collections::VecDeque;
@@ -12,7 +12,7 @@ use crate::consts::{V54_NR_USAGE_SLOTS, WEIGHT_ONE};
 pub struct GroupId(pub u32);
 
 impl GroupId {
-    /// The root cgroup: its bios bypass the controller (spec §9 step 1).
+    /// The root cgroup: its bios bypass the controller (`ioc_rqos_throttle`).
     pub const ROOT: GroupId = GroupId(u32::MAX);
 }
 
@@ -142,7 +142,8 @@ impl Group {
         }
     }
 
-    /// Checks the per-group invariants of spec §17 (3, 5, 6) in debug builds.
+    /// Checks the per-group invariants (weight bounds, debt, delay,
+    /// `done_vtime <= vtime`) in debug builds.
     #[inline]
     pub fn debug_check(&self) {
         if self.on_list {

@@ -14,7 +14,7 @@ use crate::model::{Lcoefs, LinearModel, Op};
 use crate::params::{Autop, Margins, Qos, period_us, timer_slack_ns, vrate_bound};
 use crate::trace::Trace;
 
-/// Which generation of the algorithm runs (spec's table at the top).
+/// Which generation of the algorithm runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Variant {
     /// v5.10+ (2020 rework onwards, fixes through 2026): exact donation
@@ -23,7 +23,7 @@ pub enum Variant {
     #[default]
     Modern,
     /// The 2019 original (v5.4–v5.9) donation: usage history, surplus
-    /// heuristics, one vrate, a 50 % budget cap (spec §14).
+    /// heuristics, one vrate, a 50 % budget cap.
     V5_4,
 }
 
@@ -455,7 +455,8 @@ impl IoCost {
         self.last_now = self.last_now.max(us);
     }
 
-    /// Debug-build check of the device-wide invariants of spec §17.
+    /// Debug-build check of the device-wide invariants: debt owns `inuse`,
+    /// the weight sums, `busy_level` bounds, running iff the timer is armed.
     pub(crate) fn debug_check(&self) {
         if !cfg!(debug_assertions) {
             return;

@@ -1,4 +1,4 @@
-//! The issue path (spec §8–9): activation (`iocg_activate`), the in-period
+//! The issue path: activation (`iocg_activate`), the in-period
 //! `inuse` bump (`adjust_inuse_and_calc_cost`) and the throttle decision
 //! (`ioc_rqos_throttle`): issue within budget, charge must-issue bios as
 //! debt, park the rest in the group's FIFO.
@@ -93,7 +93,7 @@ impl IoCost {
             self.debug_check();
             return Admit::Go { cost: 0, delay_ns };
         }
-        // A group with waiters never donates (work conservation, §17.8).
+        // A group with waiters never donates (work conservation).
         let g = &self.groups[i];
         if !v54 && g.abs_vdebt == 0 && g.inuse != g.active {
             ioc_locked = true;

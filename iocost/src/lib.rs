@@ -12,9 +12,7 @@
 //! completion latencies and request-allocation waits: when the device
 //! misses its targets `vrate` drops, when groups are throttled while the
 //! device is fine `vrate` rises. Groups that use less than their share lend
-//! it (donation) so that the controller stays work-conserving. The full
-//! rules are in `shared/spec/iocost.md`; section numbers below (§n) refer
-//! to it.
+//! it (donation) so that the controller stays work-conserving.
 //!
 //! # Shape: sans-IO
 //!
@@ -59,8 +57,8 @@
 //!
 //! # Hierarchy: flat for now
 //!
-//! Groups are leaves directly under the root (root + leaves, spec §16). The
-//! flat closed form of the donation transfer (§11.6) is exact for this
+//! Groups are leaves directly under the root (root + leaves). The flat
+//! closed form of the donation transfer (`transfer_surpluses`) is exact for this
 //! shape; nested shares, the leaf-only activation refusal and stat
 //! roll-up are not modelled. The root's own IO ([`GroupId::ROOT`]) is never
 //! controlled.
@@ -72,7 +70,7 @@
 //!   bump-up, 10/20/50 % margins, loss compensation (`vtime_err`), debt
 //!   paid at the active share, delay hysteresis, debt forgiveness, the
 //!   `nr_done` fix to `busy_level`.
-//! * [`Variant::V5_4`]: the 2019 original donation (§14): a 50 % budget cap
+//! * [`Variant::V5_4`]: the 2019 original donation (v5.4–v5.9): a 50 % budget cap
 //!   at activation and in the timer, snap-back of `inuse` below 10 % of a
 //!   period, a three-slot usage history with surplus heuristics, one vrate
 //!   (no loss compensation), debt paid at `hwi`, the request-wait signal
@@ -100,23 +98,24 @@
 //! | `stat` | io.stat-like snapshot | `ioc_pd_stat` |
 //! | `trace` | trace records | the `iocost_*` tracepoints |
 //!
-//! # Where the spec and the kernel differ (the kernel is followed)
+//! # Where the kernel departs from the simple rules (the kernel is followed)
 //!
-//! * §17.1 says vtime never decreases; activation resets the budget by
+//! * vtime can decrease: activation resets the budget by
 //!   shifting vtime and done_vtime together, which moves them back when
 //!   the group had less than the target budget (always on a group's first
 //!   activation, since a new group starts at `vtime = vnow`).
-//! * §17.3 bounds Σhwi by ONE; the floor of 1 on each hweight can push the
-//!   sum past ONE (a debtor's `inuse` of 1). The bound holds before the floor.
-//! * §17.8 (a group with waiters has `inuse == active`) fails transiently:
+//! * Σhwi can exceed ONE: the floor of 1 on each hweight can push the sum
+//!   past ONE (a debtor's `inuse` of 1). The bound holds before the floor.
+//! * Work conservation (a group with waiters has `inuse == active`) fails
+//!   transiently:
 //!   `weight_updated` keeps the old `inuse` when the weight changes, and
 //!   paying off debt restores `last_inuse`; both last until the group's
 //!   next submission (or, for some, the next period end).
-//! * §3.3: the size-only cost truncates pages with no floor of 1.
-//! * §7 allows a deactivated group to drop to `inuse = 0`; the modern
+//! * The size-only cost (latency sampling) truncates pages with no floor of 1.
+//! * A deactivated group could drop to `inuse = 0`; the modern
 //!   variant follows mainline (v6.13+) and leaves 1 in the root's inuse
 //!   sum, so idle groups dilute active groups' `hwi` by 1/Σinuse each —
-//!   which also lets `hwa` exceed `hwm` (§17.3) by that share.
+//!   which also lets `hwa` exceed `hwm` by that share.
 //! * `v5.4`: 2019 weights were plain (not ×ONE), a weight change scaled
 //!   `inuse` with it, and latency sampling compared `on_q` with the target
 //!   directly (no size deduction).
@@ -124,8 +123,8 @@
 //! # Deliberate differences from the kernel
 //!
 //! * The built-in parameter set may step DFL↔FAST on sustained vrate like
-//!   the kernel's; [`Options::autop_switching`] turns that off (§3.4 allows
-//!   a frozen set). Device changes (rotational, queue depth) after
+//!   the kernel's; [`Options::autop_switching`] turns that off (a frozen
+//!   set). Device changes (rotational, queue depth) after
 //!   construction are not modelled.
 //! * No bio merging: every bio is priced as a new IO.
 //! * Timers are exact: the period timer fires exactly one period after the

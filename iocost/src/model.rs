@@ -1,4 +1,4 @@
-//! The linear cost model (spec §3): six device parameters become six
+//! The linear cost model: six device parameters become six
 //! coefficients (`calc_lcoefs`), and a bio's absolute cost is a per-IO part
 //! (sequential or random, by seek distance from the group's cursor) plus a
 //! per-page part (`calc_vtime_cost_builtin`). Latency sampling uses the

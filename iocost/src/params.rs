@@ -1,6 +1,6 @@
-//! QoS parameters, the built-in parameter sets ("autop", spec §3.4) and the
+//! QoS parameters, the built-in parameter sets ("autop", `autop[]`) and the
 //! parameters derived from them whenever the configuration or the base vrate
-//! changes (spec §5): period, margins, timer slack, vrate bounds.
+//! changes: period, margins, timer slack, vrate bounds.
 
 use crate::consts::{
     MARGIN_LOW_PCT, MARGIN_MIN_PCT, MARGIN_TARGET_PCT, MAX_PERIOD, MILLION, MIN_PERIOD,
@@ -29,7 +29,7 @@ pub struct Qos {
 
 /// The built-in parameter sets (`autop[]`). The device selects one at
 /// construction; SSD_DFL and SSD_FAST then step into each other on sustained
-/// vrate unless the user configured QoS or model (spec §3.4).
+/// vrate unless the user configured QoS or model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Autop {
     /// Rotational devices.

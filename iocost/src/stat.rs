@@ -1,4 +1,4 @@
-//! An `io.stat`-style snapshot (spec §15): the base vrate, and per group
+//! An `io.stat`-style snapshot: the base vrate, and per group
 //! usage, wait, debt and delay, plus the controller state a simulator
 //! wants to plot.
 //!

@@ -1,4 +1,4 @@
-//! The period timer (`ioc_timer_fn`, spec §11): latency statistics, idle
+//! The period timer (`ioc_timer_fn`): latency statistics, idle
 //! groups, usage, donation, `busy_level`, the base vrate, debt forgiveness
 //! and the next period.
 
@@ -265,7 +265,7 @@ impl IoCost {
         });
     }
 
-    /// The `busy_level` rules (spec §11.7).
+    /// The `busy_level` rules (kernel: `ioc_timer_fn`).
     pub(crate) fn update_busy_level(&mut self, st: &PeriodStats, ppm_rthr: u32, ppm_wthr: u32) {
         let unbusy = |thr: u32| (u64::from(thr) * u64::from(UNBUSY_THR_PCT) / 100) as u32;
         let busy = st.rq_wait_pct > RQ_WAIT_BUSY_PCT

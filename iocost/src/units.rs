@@ -1,4 +1,4 @@
-//! Fixed-point helpers (spec §1): round-up divisions, the conversions between
+//! Fixed-point helpers: round-up divisions, the conversions between
 //! absolute (device) cost and a group's own vtime, and wrapping vtime
 //! comparisons.
 //!

@@ -1,7 +1,7 @@
-//! The device virtual clock (spec §6): `vnow` advances at `vtime_rate`
+//! The device virtual clock: `vnow` advances at `vtime_rate`
 //! vtime per µs from the start of the period, so it is continuous and only
 //! its slope changes at period boundaries; and loss compensation
-//! (`ioc_refresh_vrate`, spec §11.12), which re-emits budget thrown away in
+//! (`ioc_refresh_vrate`), which re-emits budget thrown away in
 //! one period as a faster clock in the next.
 
 use crate::ioc::{IoCost, Now, Variant};

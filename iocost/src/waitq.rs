@@ -1,4 +1,4 @@
-//! Waking parked bios (`iocg_kick_waitq`, spec §10) and the per-group
+//! Waking parked bios (`iocg_kick_waitq`) and the per-group
 //! waiter timer (`iocg_waitq_timer_fn`).
 //!
 //! The FIFO is served strictly in order at the group's current `hwi`: the

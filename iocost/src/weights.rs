@@ -1,4 +1,4 @@
-//! Weights to hierarchical weights (spec §7), for the flat hierarchy: the
+//! Weights to hierarchical weights, for the flat hierarchy: the
 //! root and its leaves. `hwa` is a group's share of the device by `active`
 //! weight, `hwi` by `inuse` weight (what it keeps after donating), `hwm`
 //! what its `hwi` would be with `inuse` raised back to `active`.

@@ -32,7 +32,7 @@ use iolab_wbt::Variant as WbtVariant;
 /// Which filesystem sits on the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum FsKind {
-    /// XFS-like journal (default; fidelity.md F1.2).
+    /// XFS-like journal (default).
     XfsLite,
     /// No journal: fsync is data writeback plus a cache flush.
     Raw,
@@ -85,7 +85,7 @@ pub struct VolumeSpec {
     /// balance`; otherwise a single volume keeps mkfs's first chunks on
     /// the device named first.
     pub balanced: bool,
-    /// The parity split of the job processes' pids (fidelity F4.1):
+    /// The parity split of the job processes' pids:
     /// `(even, odd)`, the first `even` processes get even pids and the
     /// rest odd ones, so `read=pid` sends them to copies 0 and 1. `None`:
     /// consecutive pids, as fio's clones have.
@@ -95,7 +95,7 @@ pub struct VolumeSpec {
     /// them, and for the job's files, by the run's allocator before the run.
     pub metadata_used: u64,
     /// fsyncs that fall back to a full commit instead of the log tree, per
-    /// million (fidelity F3.2's `p_full_commit`, an assumed figure;
+    /// million (`p_full_commit`, an assumed figure;
     /// `--full-commit`). 0: none.
     pub full_commit_ppm: u32,
 }

@@ -1,5 +1,5 @@
 //! btrfs-lite (`--fs btrfs-lite`): the buffered-write metadata path around
-//! the `iolab-flush` model (flush.md, fidelity.md §2).
+//! the `iolab-flush` model (see `docs/flush-reproduction.md`).
 
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
@@ -49,7 +49,7 @@ fn writes_reserve_metadata_and_ordered_extents_queue_refs() {
 
 #[test]
 fn catch_up_runs_refs_at_handle_ends_and_on_demand_only_in_flushers() {
-    // flush.md §3 and §7 item 10: catch-up handle ends queue ref runs
+    // Variant purity: catch-up handle ends queue ref runs
     // (the throttle's async worker); on-demand handle ends never run refs,
     // so its refs are run by the ticket flusher and the committer.
     let s = lkp(10);
@@ -79,10 +79,10 @@ fn catch_up_runs_refs_at_handle_ends_and_on_demand_only_in_flushers() {
 
 #[test]
 fn catch_up_ends_the_transaction_when_tree_cows_outrun_the_reserve() {
-    // flush.md §3 step 5, fidelity §2 (a): the leaves an ordered extent's
-    // completion COWs queue delayed refs the reserve is not funded for;
-    // CU-rsv's handle ends then block and commit the transaction, where
-    // on-demand leaves the refs to its ticket flusher.
+    // Catch-up end, step 5 (`flush/src/catchup.rs`): the leaves an ordered
+    // extent's completion COWs queue delayed refs the reserve is not funded
+    // for; CU-rsv's handle ends then block and commit the transaction,
+    // where on-demand leaves the refs to its ticket flusher.
     let s = small(10);
     let cu = run_as(&s, "flush=catch-up");
     let od = run_as(&s, "flush=on-demand");
@@ -97,9 +97,10 @@ fn catch_up_ends_the_transaction_when_tree_cows_outrun_the_reserve() {
 
 #[test]
 fn preemptive_flushing_2021_runs_refs_before_tickets_and_commits_without_the_gate() {
-    // flush.md §6.3 and §0: the 5.12 worker flushes while no ticket waits,
-    // so fewer reservations end up on tickets; its COMMIT_TRANS commits
-    // unconditionally where the 2019 `may_commit_transaction` declines.
+    // `btrfs_preempt_reclaim_metadata_space`: the 5.12 worker flushes while
+    // no ticket waits, so fewer reservations end up on tickets; its
+    // COMMIT_TRANS commits unconditionally where the 2019
+    // `may_commit_transaction` declines.
     // The ticket share is compared as a mean over five seeds: single
     // seeds go either way (a run whose one commit comes late queues more
     // tickets under either policy).

@@ -1,6 +1,6 @@
 //! blk-iocost in the simulator (issue 4 part 4): the bandwidth-latency case
-//! of iocost.md §18 B1, weights from `cgroup_weight=`, knobs, a disabled
-//! controller, determinism.
+//! B1 of `docs/iocost-reproduction.md`, weights from `cgroup_weight=`,
+//! knobs, a disabled controller, determinism.
 
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
@@ -32,7 +32,7 @@ const B1_QOS: &str = "iocost:rpct=95:rlat=2500:wpct=95:wlat=5000";
 /// What Paolo Valente's script reports.
 #[derive(Debug)]
 struct B1 {
-    /// Device read throughput, MB/s (iostat's view, fidelity.md R5.4).
+    /// Device read throughput, MB/s (iostat's view).
     aggregate_mbs: f64,
     /// The interfered job's read bandwidth, MB/s.
     interfered_mbs: f64,
@@ -52,12 +52,13 @@ fn b1(out: &RunOutput, secs: u32) -> B1 {
 
 #[test]
 fn b1_iocost_trades_aggregate_throughput_for_the_interfered_latency() {
-    // §18 B1's analysis expects the interfered random reader to be a donor
+    // Our analysis of B1 expects the interfered random reader to be a donor
     // whose latency is queueing behind the interferers' readahead inside the
     // device; iocost moves it only through vrate: QoS misses lower (or hold
     // down) vrate, which holds the interferers' readahead back — a shorter
-    // device queue, lower interfered latency, lower aggregate (fidelity.md
-    // §5 (a), the trade-off of B1 (d)). The simulator shows that direction.
+    // device queue, lower interfered latency, lower aggregate (the QoS
+    // trade-off of B1 (d), as `cgroup-v2.rst` documents it). The simulator
+    // shows that direction.
     // Why, here: the SSD_DFL model prices a 256 KiB sequential read at
     // ≈ 0.64 ms while `sata-ssd` streams ≈ 547 MB/s, so at vrate 100 % the
     // seven interferers are over budget; vrate climbs only to ≈ 150 %
@@ -74,7 +75,7 @@ fn b1_iocost_trades_aggregate_throughput_for_the_interfered_latency() {
     let ioc_out = run_as(&s, B1_QOS);
     let none = b1(&none_out, secs);
     let ioc = b1(&ioc_out, secs);
-    // The check of §18 B1: at depth 1, throughput × latency ≈ 4 KiB.
+    // The B1 check: at depth 1, throughput × latency ≈ 4 KiB.
     for m in [&none, &ioc] {
         let bytes = m.interfered_mbs * 1e6 * m.interfered_lat_ms / 1e3;
         assert!((bytes / 4096.0 - 1.0).abs() < 0.05, "{m:?}: {bytes} B");

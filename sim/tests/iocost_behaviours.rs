@@ -1,4 +1,4 @@
-//! blk-iocost behaviours B2–B4 of `shared/spec/iocost.md` §18 on the
+//! blk-iocost behaviours B2–B4 of `docs/iocost-reproduction.md` on the
 //! simulated device, with the bundled job files cut to a few seconds:
 //! work conservation, proportional shares, vrate tracking the device.
 
@@ -39,7 +39,7 @@ fn b2_the_saturating_group_gets_what_the_light_one_leaves() {
         let out = run_as(&s, variant);
         let (light, heavy) = (iops(&out, "light"), iops(&out, "heavy"));
         let share = heavy / (light + heavy);
-        // Spec: B ≈ 90 %; a half/half split would leave it 50 %.
+        // Expected: B ≈ 90 %; a half/half split would leave it 50 %.
         assert!(share > 0.85, "{variant}: heavy share {share:.3}");
     }
 }

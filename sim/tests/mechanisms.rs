@@ -1,4 +1,4 @@
-//! The fidelity mechanisms other issues rely on, seen from the device:
+//! The simulator mechanisms other issues rely on, seen from the device:
 //! readahead sizes, fadvise hints, FUA emulation, log forces.
 
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
@@ -105,7 +105,7 @@ fn o_direct_bypasses_the_cache_and_the_journal_for_reads() {
 
 #[test]
 fn the_legacy_layer_makes_reads_wait_behind_sync_writeback_for_slots() {
-    // fidelity.md F1.6: reads share the 128-request sync pool with the
+    // 4.x `blk-core.c`: reads share the 128-request sync pool with the
     // fdatasync writers' WB_SYNC_ALL writeback.
     let mut s = common::posted_wbt_job(30);
     let mq = run_none(&s);

@@ -1,5 +1,6 @@
 //! Multi-device volumes: RAID1 write fan-out, the read-mirror policies on
-//! real runs (tiering.md §8.3, fidelity.md §4) and what the volume model
+//! real runs (Anand Jain's read-policy runs, linux-btrfs, January 2021) and
+//! what the volume model
 //! refuses.
 
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
@@ -110,7 +111,7 @@ fn raid1_writes_reach_both_copies_and_pid_splits_reads_by_parity() {
 
 #[test]
 fn pid_splits_move_reads_between_copies() {
-    // fidelity F4.1: 2/2, 3/1 and 4/0 parity splits of four processes.
+    // 2/2, 3/1 and 4/0 parity splits of four processes.
     let job = "[r]\nfilename=f\nsize=1g\ndirect=1\nrw=randread\nbs=4k\nioengine=libaio\n\
                iodepth=8\nnumjobs=4\nruntime=1\ntime_based\n";
     let reads = |split: Option<(u32, u32)>| {
@@ -210,8 +211,8 @@ fn what_the_volume_model_cannot_run_is_an_error() {
     assert!(err_of(&single, "alloc=ssd-metadata").contains("--volume"));
 }
 
-/// Baroncelli's devices (tiering.md §8.1): the 20 GB SSD and the 230 GB
-/// HDD of the bundled device files.
+/// Baroncelli's devices (ssd_metadata V2 cover letter, April 2020): the
+/// 20 GB SSD and the 230 GB HDD of the bundled device files.
 fn thread_device(name: &str) -> DeviceConfig {
     let text = match name {
         "ssd" => include_str!("../../scenarios/devices/ssd-20g.toml"),
@@ -258,7 +259,7 @@ fn runtime_ms(out: &RunOutput) -> u64 {
 
 #[test]
 fn mkfs_chunks_stay_on_the_device_named_first_until_a_balance() {
-    // fidelity F3.3: btrfs-progs makes the first chunks on the first
+    // mkfs (btrfs-progs) makes the first chunks on the first
     // device. A small job then lives there whatever the mount's
     // allocator says.
     let s = dpkg_on(20, &["ssd", "hdd"], false);
@@ -350,7 +351,7 @@ fn buffered_and_direct_writes_land_on_the_same_devices_across_chunks() {
 
 #[test]
 fn chunk_placement_follows_the_allocator() {
-    // tiering.md §8.2: stock gives the larger HDD the first chunks, the
+    // Stock gives the larger HDD the first chunks, the
     // metadata chunk included; ssd-metadata puts metadata on the SSD and
     // data on the HDD.
     let s = dpkg(1, &["ssd", "hdd"]);
@@ -393,8 +394,8 @@ fn fsync_on_a_volume_writes_the_log_tree_and_every_device_superblock() {
 
 #[test]
 fn metadata_on_ssd_orders_the_dpkg_like_runs_as_the_thread_does() {
-    // tiering.md §8.1: ssd < ssd+hdd with ssd-metadata < hdd ≈ ssd+hdd
-    // with stock (the missing row).
+    // Baroncelli's table (April 2020): ssd < ssd+hdd with ssd-metadata <
+    // hdd ≈ ssd+hdd with stock (the missing row).
     let files = 200;
     let t = |devs: &[&str], v: &str| runtime_ms(&run_as(&dpkg(files, devs), v));
     let hdd = t(&["hdd"], "alloc=stock");
@@ -415,7 +416,7 @@ fn fsync_mean_ns(out: &RunOutput) -> f64 {
 
 #[test]
 fn an_aged_filesystem_whose_metadata_outgrew_the_ssd_logs_to_the_hdd() {
-    // tiering.md §8.1, Zygo's cliff: with ssd-metadata, metadata chunks
+    // Zygo Blaxell's cliff (January 2021): with ssd-metadata, metadata chunks
     // go to the SSD while it has room, then to the HDD; the fsync log
     // lands in the emptiest metadata chunk, the new one on the HDD.
     let files = 50;
@@ -551,7 +552,7 @@ fn buffered_writeback_writes_every_copy_and_buffered_reads_ask_the_policy() {
     let pc = &out.extra["page_cache"];
     assert!(pc["flusher_bios"].as_u64() > Some(0), "{pc}");
     assert!(out.report.jobs[1].sync.lat.n > 0, "the fsyncs ran");
-    // Job r is the third process: an even pid, so copy 0 (fidelity F4.1).
+    // Job r is the third process: an even pid, so copy 0.
     assert!(io[0].2 > 0 && io[1].2 == 0, "reads: {io:?}");
     assert_eq!(read_bytes(&out), 64 << 20);
     // DUP: both copies on the one device. 64 MiB written and made durable
@@ -676,7 +677,7 @@ fn dev_counter(out: &RunOutput, i: usize, key: &str) -> u64 {
 
 #[test]
 fn a_transaction_thirty_seconds_old_commits_its_tree_blocks_and_every_superblock() {
-    // fidelity F2.5: 2000 files on the HDD take more than 30 s, so the
+    // 2000 files on the HDD take more than 30 s, so the
     // transaction their writes started is committed once: its tree
     // blocks, then a superblock. Everything else the HDD writes is the
     // files' data, two log blocks and a superblock per fsync.
@@ -801,7 +802,7 @@ fn direct_writes_on_raid1_commit_their_tree_blocks_to_both_metadata_copies() {
 
 #[test]
 fn an_fsync_that_falls_back_to_a_full_commit_waits_for_it_instead_of_logging() {
-    // fidelity F3.2's p_full_commit: at 100 % every fsync commits the
+    // p_full_commit: at 100 % every fsync commits the
     // running transaction (its tree blocks, then a superblock per device)
     // and writes no log; at 0 % none does; in between the draws are
     // deterministic.

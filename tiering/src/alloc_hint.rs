@@ -1,6 +1,6 @@
 //! Per-device allocation hints: Goffredo Baroncelli's `allocation_hint`
 //! series, V6-V12 (February 2021 to March 2022), and kakra's port with the
-//! `NONE` hint and the fixed-width mirror rule (spec §5.2).
+//! `NONE` hint and the fixed-width mirror rule.
 
 use alloc::vec::Vec;
 
@@ -21,7 +21,7 @@ pub enum HintMode {
 }
 
 /// Tier key of a device for a chunk type, `None` when the hint excludes it
-/// (spec §5.2 table). Mixed chunks give every device key 0.
+/// (the series' table). Mixed chunks give every device key 0.
 pub const fn hint_key(hint: AllocHint, ty: ChunkType) -> Option<i8> {
     match ty {
         ChunkType::Mixed => Some(0),

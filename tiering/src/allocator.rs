@@ -1,6 +1,7 @@
 //! The device-choice decision of chunk allocation as a trait, and the
-//! stock allocator (spec §4.1 step 4: the hook where the tiering variants
-//! differ; identity in mainline).
+//! stock allocator (the hook after the candidate sort of
+//! `gather_device_info`, where the tiering variants differ; identity in
+//! mainline).
 
 use alloc::vec::Vec;
 
@@ -13,7 +14,7 @@ use crate::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SelectRequest {
     /// Chunk type (never [`ChunkType::Mixed`]: mixed chunks bypass every
-    /// variant, spec §5).
+    /// variant).
     pub ty: ChunkType,
     /// Profile.
     pub profile: Profile,
@@ -38,7 +39,7 @@ pub trait ChunkAllocator {
         SizeRules::Mainline
     }
 
-    /// The hook (spec §4.1 step 4).
+    /// The hook (after the candidate sort, before the width cut).
     fn select(&self, req: &SelectRequest, cands: &mut Vec<Candidate>);
 
     /// Allocates one chunk on `volume` (kernel: `btrfs_create_chunk`).

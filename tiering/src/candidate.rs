@@ -1,6 +1,5 @@
 //! The per-device candidate row of one allocation and its orderings
-//! (kernel: `struct btrfs_device_info`, `btrfs_cmp_device_info`; spec §4.1
-//! steps 2-3).
+//! (kernel: `struct btrfs_device_info`, `btrfs_cmp_device_info`).
 
 use core::cmp::Ordering;
 
@@ -29,7 +28,7 @@ pub struct Candidate {
 
 /// Stock order: `max_avail` descending, then `total_avail` descending,
 /// then devid ascending (kernel: `btrfs_cmp_device_info`; the devid key is
-/// the spec's addition, §0, which makes the order total and independent of
+/// our addition, which makes the order total and independent of
 /// the device-list order).
 pub fn cmp_free_space(a: &Candidate, b: &Candidate) -> Ordering {
     b.max_avail

@@ -1,7 +1,7 @@
 //! Sizes and limits of the chunk allocator and the read policies
 //! (kernel: `SZ_*`, `BTRFS_STRIPE_LEN`, `BTRFS_DEVICE_RANGE_RESERVED`,
 //! `BTRFS_MAX_DEVS`, `BTRFS_MAX_DEVS_SYS_CHUNK`,
-//! `BTRFS_DEFAULT_RR_MIN_CONTIG_READ`). Spec §0, §2, §3.
+//! `BTRFS_DEFAULT_RR_MIN_CONTIG_READ`).
 
 /// One KiB.
 pub const KIB: u64 = 1024;

@@ -1,4 +1,4 @@
-//! The allocation-side device model (spec §1; kernel: the fields of
+//! The allocation-side device model (kernel: the fields of
 //! `struct btrfs_device` that `gather_device_info` and
 //! `find_free_dev_extent` read, plus the out-of-tree class and hint).
 
@@ -20,7 +20,7 @@ pub enum DeviceClass {
 }
 
 /// Per-device allocation hint of Baroncelli's `allocation_hint` series
-/// (V6-V12) and kakra's port (spec §5.2). The numeric values are the ones
+/// (V6-V12) and kakra's port. The numeric values are the ones
 /// stored in the low bits of the device item's type/flags field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum AllocHint {
@@ -66,7 +66,7 @@ impl AllocHint {
 ///
 /// `extents` is the one list of allocated device extents (the kernel keeps
 /// committed ones in the device tree and pending ones in `alloc_state`;
-/// the spec merges them, §1). `bytes_used` always equals the sum of the
+/// this model merges them). `bytes_used` always equals the sum of the
 /// extent lengths.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Device {
@@ -315,7 +315,7 @@ impl Device {
         debug_assert_eq!(
             self.bytes_used,
             self.extents.iter().map(|&(_, l)| l).sum::<u64>(),
-            "bytes_used must equal the extent sum (spec §7.5)"
+            "bytes_used must equal the extent sum"
         );
         debug_assert!(
             self.extents.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0),

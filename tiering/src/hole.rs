@@ -1,4 +1,4 @@
-//! Hole search on one device (kernel: `find_free_dev_extent`; spec §4.2).
+//! Hole search on one device (kernel: `find_free_dev_extent`).
 
 use crate::{DEVICE_RANGE_RESERVED, Device};
 

@@ -1,9 +1,8 @@
 //! btrfs device choice as pure, deterministic functions: where a new chunk
 //! goes (the chunk allocator, with the out-of-tree metadata-on-SSD
 //! variants) and which copy of a RAID1-family chunk a read uses (the
-//! read-mirror policies). The rules, with the kernel constants and the
-//! mailing-list history, are in `shared/spec/tiering.md`; section numbers
-//! below (§n) refer to it.
+//! read-mirror policies). The rules follow `fs/btrfs/volumes.c` and the
+//! patch series each module names.
 //!
 //! # Shape
 //!
@@ -27,7 +26,7 @@
 //! ```
 //! use iolab_tiering::*;
 //!
-//! // 20 GiB SSD + 230 GiB HDD (spec §4.3, §8.2).
+//! // 20 GiB SSD + 230 GiB HDD (Baroncelli's ssd_metadata runs, April 2020).
 //! let devices = vec![
 //!     Device::new(1, 20 * GIB).with_class(DeviceClass::Ssd),
 //!     Device::new(2, 230 * GIB).with_class(DeviceClass::Hdd),
@@ -55,7 +54,7 @@
 //! assert_eq!(find_live_mirror(&mut Pid, &req), 1);
 //! ```
 //!
-//! # Chunk allocation (§2-§5)
+//! # Chunk allocation
 //!
 //! [`Volume::alloc_chunk`] follows `btrfs_create_chunk`: compute the limits
 //! ([`Limits`]: `chunk_size`, the 1 GiB stripe cap, 10 % of the writable
@@ -81,9 +80,10 @@
 //!
 //! The size rules have three generations ([`SizeRules`], knob `sizing=`):
 //! mainline, the 6.0 rules that asked the hole search for the full
-//! `chunk_size` (the §4.4 regression), and the fixed sizes before 6.0.
+//! `chunk_size` (the regression Zygo Blaxell's October 2023 fix undid), and
+//! the fixed sizes before 6.0.
 //!
-//! # Read-mirror choice (§6)
+//! # Read-mirror choice
 //!
 //! [`find_live_mirror`] asks a [`ReadPolicy`] for a preferred copy and
 //! runs the liveness and replace-source filter ([`live_mirror`]) on it.
@@ -98,27 +98,27 @@
 //!
 //! # Deliberate differences from the sources
 //!
-//! * Every candidate sort ends on devid ascending (§0); the kernel's heap
+//! * Every candidate sort ends on devid ascending; the kernel's heap
 //!   sort leaves full ties in device-list order.
 //! * The stripe is bounded by the smallest `max_avail` among the chosen
 //!   devices, not by the last one. In free-space order (stock, the hint
 //!   variants after their re-sort) that is the same device; under
 //!   ssd-metadata's class-first fallback the last one can be roomier than
 //!   a preferred device before it, and bounding by it would overcommit
-//!   that device (spec §7.3-4 forbid it).
-//! * Committed and pending device extents are one list (§1); the hole
+//!   that device.
+//! * Committed and pending device extents are one list; the hole
 //!   search therefore never needs the kernel's second pass over pending
 //!   extents.
 //! * `total_rw_bytes` (the base of the 10 % cap and of the metadata chunk
 //!   size) leaves out a running replace's target device, as the kernel's
-//!   `read_one_dev` does; §1 only says "writable devices".
+//!   `read_one_dev` does, not every writable device.
 //! * Allocation errors are told apart ([`AllocError`]); the kernel returns
 //!   ENOSPC for all of them.
-//! * Round-robin rejects a `min_contig_read` of 0 (§6.4, the spec's
-//!   choice) and rounds other values up to whole sectors.
+//! * Round-robin rejects a `min_contig_read` of 0 (our choice: it would
+//!   divide by zero) and rounds other values up to whole sectors.
 //! * The load-based policy restarts its scan at `first` when the CPU's last
 //!   choice lies outside the current range (the RFC kept one index across
-//!   chunks; the spec does not say).
+//!   chunks; this is our choice).
 
 #![no_std]
 

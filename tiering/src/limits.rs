@@ -1,6 +1,6 @@
 //! Chunk types and the per-allocation size limits (kernel:
 //! `calc_chunk_size`, `init_alloc_chunk_ctl`,
-//! `init_alloc_chunk_ctl_policy_regular`; spec §3).
+//! `init_alloc_chunk_ctl_policy_regular`).
 
 use core::fmt;
 
@@ -27,7 +27,7 @@ pub enum ChunkType {
 
 impl ChunkType {
     /// Whether the tiering variants treat it as metadata (METADATA and
-    /// SYSTEM; spec §5).
+    /// SYSTEM).
     pub const fn is_metadata_like(self) -> bool {
         matches!(self, ChunkType::Metadata | ChunkType::System)
     }
@@ -49,7 +49,7 @@ impl fmt::Display for ChunkType {
     }
 }
 
-/// Which generation of the size rules to apply (spec §3, §4.4). The only
+/// Which generation of the size rules to apply. The only
 /// place they differ is how large a hole the search asks for, and the
 /// chunk sizes before 6.0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -61,7 +61,7 @@ pub enum SizeRules {
     Mainline,
     /// 6.0 until that fix: the hole search asks for the whole
     /// `chunk_size` (10 GiB for data), so devices with one big hole beat
-    /// devices with many 1 GiB holes (the §4.4 regression). The stripe is
+    /// devices with many 1 GiB holes (the regression). The stripe is
     /// still clamped to 1 GiB afterwards.
     Uncapped6_0,
     /// Before 6.0: fixed per-type stripe and chunk sizes (data 1 GiB /

@@ -1,5 +1,5 @@
 //! The nine block-group profiles and their geometry (kernel:
-//! `btrfs_raid_array`, `struct btrfs_raid_attr`; spec §2).
+//! `btrfs_raid_array`, `struct btrfs_raid_attr`).
 
 use core::fmt;
 
@@ -108,7 +108,7 @@ impl Profile {
 
     /// Whether the width is fixed (`devs_min == devs_max`, more than one
     /// device): the mirror profiles RAID1/C3/C4, the only ones kakra's
-    /// later hint port treats specially (spec §5.2).
+    /// later hint port treats specially.
     pub const fn is_fixed_width_mirror(self) -> bool {
         matches!(self, Profile::Raid1 | Profile::Raid1C3 | Profile::Raid1C4)
     }

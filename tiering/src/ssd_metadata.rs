@@ -1,5 +1,5 @@
 //! Metadata on non-rotational devices: Goffredo Baroncelli's
-//! `ssd_metadata` mount option, RFC V1-V3 of April 2020 (spec §5.1). The
+//! `ssd_metadata` mount option, RFC V1-V3 of April 2020. The
 //! patches replaced the sort of `gather_device_info` with a class-first
 //! sort and cut the list to the preferred class when it is large enough.
 

@@ -1,5 +1,5 @@
 //! Stripe size of a new chunk (kernel: `decide_stripe_size`,
-//! `decide_stripe_size_regular`; spec §4.1 steps 5-6).
+//! `decide_stripe_size_regular`).
 
 use crate::{CAPPED_STRIPE_ROUND, Limits, MAX_STRIPE_SIZE, STRIPE_LEN};
 

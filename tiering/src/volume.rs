@@ -1,6 +1,6 @@
 //! The multi-device volume and one chunk allocation end to end (kernel:
 //! `btrfs_create_chunk`, `gather_device_info`, `create_chunk`,
-//! `find_next_chunk`; spec §4.1).
+//! `find_next_chunk`).
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -11,7 +11,7 @@ use crate::{
     find_free_dev_extent, sort_by_free_space,
 };
 
-/// Filesystem-level inputs of the allocator (spec §1).
+/// Filesystem-level inputs of the allocator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VolumeParams {
     /// Tree block size (bounds the widest chunk, [`max_devs`](crate::max_devs)).
@@ -337,7 +337,7 @@ impl Volume {
             }
             let hole = find_free_dev_extent(d, limits.dev_extent_want);
             // A hole that fits counts only as what was asked for: that cap
-            // is what makes all roomy devices tie (spec §4.4).
+            // is what makes all roomy devices tie (see `SizeRules::Uncapped6_0`).
             let max_avail = if hole.fits {
                 limits.dev_extent_want
             } else {

@@ -1,5 +1,7 @@
-//! Exact allocator tests: the tables and test vectors of
-//! `shared/spec/tiering.md` §2-4 and the placement scenarios of §8.2.
+//! Exact allocator tests: the profile table, size limits, hole search,
+//! allocation vectors, full ties, Zygo Blaxell's capped-hole example (2023)
+//! and the placement scenarios of the ssd_metadata and allocation_hint
+//! series.
 
 use iolab_tiering::*;
 
@@ -23,7 +25,7 @@ fn hinted(devid: u64, size: u64, hint: AllocHint) -> Device {
     Device::new(devid, size).with_hint(hint)
 }
 
-// ---------------------------------------------------------------- §2, §3
+// ---------------------------------------------------------------- profiles, limits
 
 #[test]
 fn device_count_limits_follow_the_on_disk_sizes() {
@@ -185,7 +187,7 @@ fn limits_per_generation() {
     assert_eq!(l.attr.devs_max, 506);
 }
 
-// ---------------------------------------------------------------- §4.2
+// ---------------------------------------------------------------- hole search
 
 #[test]
 fn hole_search_first_fit_else_largest_earliest() {
@@ -254,7 +256,7 @@ fn hole_search_first_fit_else_largest_earliest() {
     );
 }
 
-// ---------------------------------------------------------------- §4.1 vectors
+// ---------------------------------------------------------------- allocation vectors
 
 #[test]
 fn raid0_over_twenty_devices_gets_512_mib_stripes() {
@@ -340,7 +342,7 @@ fn system_chunks_are_32_mib() {
     assert_eq!((c.stripe_size, c.length), (32 * MIB, 32 * MIB));
 }
 
-// ---------------------------------------------------------------- §4.3
+// ---------------------------------------------------------------- full ties
 
 #[test]
 fn raid1_over_three_equal_devices_rotates() {
@@ -392,7 +394,7 @@ fn stock_fills_the_big_hdd_until_its_free_space_falls_to_the_ssds() {
     assert_eq!((devids(&c), c.length), (vec![1], GIB));
 }
 
-// ---------------------------------------------------------------- §4.4
+// ---------------------------------------------------------------- capped holes
 
 /// Device 1: ten separate 1 GiB holes; devices 2 and 3: one 10 GiB hole.
 fn zygo_volume() -> Volume {
@@ -623,7 +625,7 @@ fn free_chunk_returns_space_and_logical_range() {
     assert_eq!(v.device(2).unwrap().extents(), &[]);
 }
 
-// ---------------------------------------------------------------- §5.1, §8.2
+// ---------------------------------------------------------------- ssd_metadata
 
 fn ssd_meta(rev: SsdMetadataRev, strict: bool) -> SsdMetadata {
     SsdMetadata { rev, strict }
@@ -762,7 +764,7 @@ fn mixed_chunks_bypass_the_variants() {
     assert_eq!((devids(&ca), devids(&cb)), (vec![2], vec![2]));
 }
 
-// ---------------------------------------------------------------- §5.2, §8.2
+// ---------------------------------------------------------------- allocation_hint
 
 #[test]
 fn allocation_hint_v12_loop_device_demo() {

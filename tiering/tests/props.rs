@@ -1,5 +1,7 @@
-//! Property tests: the invariants of `shared/spec/tiering.md` §7 over
-//! random volumes, random allocation sequences and random read requests.
+//! Property tests: the allocator's and read policies' invariants (distinct
+//! devices, counts, space, sizes, conservation, hints, class preference,
+//! tier preservation, determinism, read range) over random volumes, random
+//! allocation sequences and random read requests.
 
 use iolab_tiering::*;
 use proptest::prelude::*;
@@ -130,7 +132,7 @@ fn scenario() -> impl Strategy<Value = (Vec<DevSpec>, Vec<usize>, Vec<(ChunkType
 // ------------------------------------------------------------------ oracle
 
 /// `max_avail` of a device for limits `l`, or `None` if it would not pass
-/// the gather step (spec §4.1 step 2).
+/// the gather step (`gather_device_info`).
 fn gatherable(d: &Device, l: &Limits) -> Option<u64> {
     if !d.eligible() || d.total_avail() < l.dev_extent_min {
         return None;
@@ -153,14 +155,14 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
     let (ty, profile) = (c.ty, c.profile);
     let l = before.limits(ty, profile, policy.size_rules());
     let a = l.attr;
-    // §7.2 counts.
+    // Counts.
     let mut devs: Vec<u64> = c.stripes.iter().map(|s| s.devid).collect();
     devs.dedup();
     let ndevs = devs.len() as u32;
     assert_eq!(c.stripes.len() as u32, ndevs * a.dev_stripes);
     assert_eq!(ndevs % a.devs_increment, 0);
     assert!(a.devs_min <= ndevs && ndevs <= a.devs_max);
-    // §7.1 distinct devices; DUP: two non-overlapping stripes on one.
+    // Distinct devices; DUP: two non-overlapping stripes on one.
     let mut sorted = devs.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -169,7 +171,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
         assert_eq!(c.stripes[0].devid, c.stripes[1].devid);
         assert_eq!(c.stripes[1].physical, c.stripes[0].physical + c.stripe_size);
     }
-    // §7.4 sizes.
+    // Sizes.
     assert!(c.stripe_size > 0 && c.stripe_size.is_multiple_of(STRIPE_LEN));
     assert!(c.stripe_size <= GIB);
     let ds = a.data_stripes(ndevs);
@@ -181,7 +183,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
         let max_avail = gatherable(d, &l).expect("chosen device was gatherable");
         assert!(c.stripe_size * u64::from(a.dev_stripes) <= max_avail);
     }
-    // §7.3 space: inside the device, past the first MiB, on free space.
+    // Space: inside the device, past the first MiB, on free space.
     for s in &c.stripes {
         let d = before.device(s.devid).unwrap();
         assert!(s.physical >= MIB && s.physical + s.len <= d.total_bytes());
@@ -198,7 +200,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
                 .contains(&(s.physical, s.len))
         );
     }
-    // §7.5 conservation.
+    // Conservation.
     let delta: u64 = after.devices().iter().map(|d| d.bytes_used()).sum::<u64>()
         - before.devices().iter().map(|d| d.bytes_used()).sum::<u64>();
     assert_eq!(delta, c.raw_bytes());
@@ -208,7 +210,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
             d.extents().iter().map(|&(_, l)| l).sum::<u64>()
         );
     }
-    // §4.1 step 5: the width is what the kept candidates allow, rounded
+    // Width: what the kept candidates allow, rounded
     // down to `devs_increment` and capped at `devs_max`.
     let width = |kept: usize| {
         let n = kept as u32 / a.devs_increment * a.devs_increment;
@@ -216,7 +218,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
     };
     let usable = |d: &&Device| gatherable(d, &l).is_some();
     let all = before.devices().iter().filter(usable).count();
-    // §4.1 step 3: stock (and every mixed chunk) takes the roomiest
+    // Sort order: stock (and every mixed chunk) takes the roomiest
     // devices: larger capped hole, then more unallocated space, then the
     // lower devid. No device left out may rank above a chosen one.
     let roomiest = || {
@@ -262,7 +264,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
         AllocVariant::AllocationHint(_) => {}
     }
     match policy.variant {
-        // §7.6 hints.
+        // Hints.
         AllocVariant::AllocationHint(h) => {
             for &devid in &devs {
                 let hint = before.device(devid).unwrap().hint;
@@ -271,7 +273,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
                 assert!(!(ty == ChunkType::Data && hint == AllocHint::MetadataOnly));
                 assert!(!(ty.is_metadata_like() && hint == AllocHint::DataOnly));
             }
-            // §7.8 tier preservation in kakra's fixed-width mode.
+            // Tier preservation in kakra's fixed-width mode.
             if h.mode == HintMode::Kakra && profile.is_fixed_width_mirror() {
                 let key = |d: &Device| hint_key(d.hint, ty);
                 let lowest_chosen = devs
@@ -293,7 +295,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
                 }
             }
         }
-        // §7.7 class preference: V2/V3 restrict with `>=`, V1 with `>`,
+        // Class preference: V2/V3 restrict with `>=`, V1 with `>`,
         // the strict variant always; otherwise the preferred class still
         // comes first, so a chunk never skips a gatherable preferred
         // device to use one of the other class.
@@ -327,7 +329,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
     }
 }
 
-/// Whether the allocation must succeed (§7.3 the other way round: no
+/// Whether the allocation must succeed (the space rule the other way round: no
 /// ENOSPC while the variant still has enough devices with a usable hole).
 /// Every `devs_min` is a multiple of its `devs_increment`, so rounding
 /// never takes a sufficient count below the minimum.
@@ -383,7 +385,7 @@ fn run(
         }
         out.push(r);
     }
-    // §7.5 over the run: raw bytes of chunks equal the growth of bytes_used.
+    // Conservation over the run: raw bytes of chunks equal the growth of bytes_used.
     out
 }
 
@@ -553,10 +555,10 @@ proptest! {
         }
         let mut twin = p.clone();
         let i = find_live_mirror(&mut p, &req);
-        // §7.10: same state and inputs, same answer and same new state.
+        // Determinism: same state and inputs, same answer and same new state.
         prop_assert_eq!(find_live_mirror(&mut twin, &req), i);
         prop_assert_eq!(&twin, &p);
-        // §7.11 range, liveness, replace source.
+        // Read range, liveness, replace source.
         prop_assert!(req.range().contains(&i));
         let range = req.range();
         let any_present = range.clone().any(|j| ms[j].present);

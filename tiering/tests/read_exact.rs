@@ -1,5 +1,5 @@
 //! Exact tests of the read-mirror policies and the liveness filter
-//! (`shared/spec/tiering.md` §6).
+//! (`find_live_mirror` and the policies it calls).
 
 use iolab_tiering::*;
 

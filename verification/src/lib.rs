@@ -8,11 +8,11 @@
 //!   raised while threads sleep, permits dropped with sleepers, disabling
 //!   with a sleeper, the close waking a sleeper, racing a grant and
 //!   racing a lockless admission).
-//! * `tests/wbt_mutants.rs`: spec §9 bugs B2, B3, B4 and B5 as loom
-//!   scenarios; each passes on the real code and fails under its
-//!   `iolab_mutant = "bN"` cfg.
-//! * `tests/flush_loom.rs`: loom models of `iolab_flush::Pool` (flush.md
-//!   §8: reservers and a flusher keep FIFO, no sleeper left behind, grant
+//! * `tests/wbt_mutants.rs`: historic bugs B2, B3, B4 and B5 (each named
+//!   with its fixing commit there) as loom scenarios; each passes on the
+//!   real code and fails under its `iolab_mutant = "bN"` cfg.
+//! * `tests/flush_loom.rs`: loom models of `iolab_flush::Pool`
+//!   (reservers and a flusher keep FIFO, no sleeper left behind, grant
 //!   versus interrupt, space returned while a ticket is queued, a ticket
 //!   queued as the flusher stops, the pool's close waking a waiting
 //!   reserver and racing a grant).

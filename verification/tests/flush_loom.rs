@@ -1,6 +1,6 @@
-//! Loom models of `iolab_flush::Pool` for the concurrency scenarios of
-//! spec flush.md §8 that concern the face: concurrent reservers and a
-//! flusher (§8.1), grant versus interrupt (§8.2), space returned while a
+//! Loom models of `iolab_flush::Pool` for the ticket races (btrfs
+//! `fs/btrfs/space-info.c`) that concern the face: concurrent reservers
+//! and a flusher, grant versus interrupt, space returned while a
 //! ticket is being queued, and the pool's close against a waiting
 //! reserver and against a grant.
 //!
@@ -26,7 +26,7 @@ use flush_common::{
 use iolab_flush::sync::{Arc, Ordering, thread};
 use iolab_flush::{FlushKind, PoolError};
 
-/// §8.1, two reservers and a flusher: A (768 KiB) waits; half the space
+/// Two reservers and a flusher: A (768 KiB) waits; half the space
 /// comes back, which is not enough for A; B (256 KiB) arrives and would
 /// fit, but must queue behind A (the pending-tickets check, invariant 5),
 /// while the flusher works the reclaim states concurrently. When the rest
@@ -58,7 +58,7 @@ fn reservers_and_flusher_keep_fifo() {
     });
 }
 
-/// §8.1, nobody left asleep: two reservers wait behind the holder; one
+/// Nobody left asleep: two reservers wait behind the holder; one
 /// release of enough space serves both.
 #[test]
 fn two_waiters_one_release() {
@@ -73,7 +73,7 @@ fn two_waiters_one_release() {
     });
 }
 
-/// §8.2, grant versus interrupt: the space comes back (and grants the
+/// Grant versus interrupt: the space comes back (and grants the
 /// ticket) while its owner is being interrupted. The owner either keeps
 /// the grant or gets EINTR holding nothing; no bytes leak either way.
 #[test]
@@ -97,9 +97,9 @@ fn grant_versus_interrupt() {
     });
 }
 
-/// §8.2 with the flusher as the granter: the flusher's ALLOC_CHUNK grants
-/// the ticket (fourth piece of work) while its owner is being
-/// interrupted. Grant wins or the ticket is removed first; either way the
+/// Grant versus interrupt with the flusher as the granter: the flusher's
+/// ALLOC_CHUNK grants the ticket (fourth piece of work) while its owner is
+/// being interrupted. Grant wins or the ticket is removed first; either way the
 /// flusher winds down and no bytes leak.
 #[test]
 fn flusher_grant_versus_interrupt() {

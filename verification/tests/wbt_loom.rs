@@ -1,4 +1,8 @@
-//! Loom models of `iolab_wbt::Throttle` (spec §8, invariants I1–I6).
+//! Loom models of `iolab_wbt::Throttle` (the `rq_qos_wait` protocol of
+//! `block/blk-rq-qos.c`). Invariants: I1 no token leaked or released twice,
+//! I2 no waiter stranded, I3 FIFO, I4 the waker never touches an unlinked
+//! entry, I5 a waiter ends with exactly one token, I6 a waiter that sees
+//! its entry unlinked also sees its grant.
 //!
 //! Run (normal test runs skip this file):
 //!
@@ -152,7 +156,7 @@ fn drop_with_sleepers() {
 }
 
 /// Turning WBT off (latency target 0) while a writer sleeps grants it
-/// (disabled means unlimited, spec §9 B9), and the counters still balance.
+/// (disabled means unlimited, as `get_limit` did in 5.x), and the counters still balance.
 #[test]
 fn disable_with_sleeper() {
     model("disable_with_sleeper", || {

@@ -1,4 +1,4 @@
-//! Historic bugs of spec §9 as loom scenarios. Each scenario passes on the
+//! Historic blk-wbt / rq-qos bugs as loom scenarios. Each scenario passes on the
 //! real `Throttle`; built with the matching test-only mutant cfg of
 //! `iolab-wbt` (`iolab_mutant`), loom must find the bug (a deadlock, a FIFO violation or a
 //! leaked token).

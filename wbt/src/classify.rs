@@ -1,4 +1,4 @@
-//! Request classification (kernel: `bio_to_wbt_flags`, spec §5): the
+//! Request classification (kernel: `bio_to_wbt_flags`): the
 //! operation and its `REQ_*` flags in, WBT's per-request flags and
 //! throttling [`Class`] out.
 
@@ -155,7 +155,7 @@ impl TryFrom<usize> for Class {
     }
 }
 
-/// Classify a bio (kernel: `bio_to_wbt_flags`, spec §5) for a variant
+/// Classify a bio (kernel: `bio_to_wbt_flags`) for a variant
 /// that is `enabled` or not: empty when disabled. In v5 only buffered
 /// writes are tracked (no READ bit, no discard or swap classes).
 #[inline]

@@ -1,4 +1,4 @@
-//! Depth controller (spec §6): the maximum depth and limits at a step
+//! Depth controller: the maximum depth and limits at a step
 //! (kernel: `rq_depth_calc_max_depth`, `calc_wb_limits`) and stepping
 //! (kernel: `scale_up`, `scale_down`, `wbt_update_limits`).
 

@@ -100,7 +100,8 @@ impl<S: Slots> Wbt<S> {
     /// recomputed from scratch like the kernel does. They equal the flags
     /// [`on_throttle`](Self::on_throttle) gave unless the enable state
     /// changed in between, which the caller must prevent by quiescing
-    /// (spec §9 B8).
+    /// (else the inflight count of a request tracked under one setting and
+    /// completed under another goes wrong).
     pub fn on_track(&self, op: Op, flags: OpFlags) -> ReqFlags {
         self.classify(op, flags)
     }

@@ -1,4 +1,4 @@
-//! Configuration (spec §10): the enable state (kernel: `WBT_STATE_*`,
+//! Configuration: the enable state (kernel: `WBT_STATE_*`,
 //! `rwb_enabled`, `wbt_disable_default`, `wbt_enable_default`), the
 //! `wbt_lat_usec` knob (kernel: `queue_wb_lat_store`, `wbt_set_min_lat`,
 //! `wbt_default_latency_nsec`) and device changes.
@@ -7,7 +7,7 @@ use core::fmt;
 
 use crate::{DEFAULT_LAT_NONROT_NS, DEFAULT_LAT_ROT_NS, Slots, Variant, Wbt};
 
-/// Enable state (kernel: `WBT_STATE_*`, spec §10).
+/// Enable state (kernel: `WBT_STATE_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EnableState {
     /// On by default.

@@ -6,8 +6,8 @@
 //! the fastest read completion of that window; if even that read missed the
 //! latency target, the write depth is halved (and the window shortened), and
 //! if reads were fine the depth is relaxed again. Reads are never throttled;
-//! they only provide the signal. The full rules, with the kernel constants,
-//! are in `shared/spec/wbt.md`; section numbers below (§n) refer to it.
+//! they only provide the signal. The rules and constants are those of
+//! `block/blk-wbt.c` and `block/blk-rq-qos.c`.
 //!
 //! # Shape: sans-IO
 //!
@@ -32,7 +32,7 @@
 //! `true` means the waiter now holds a slot and may proceed with the flags
 //! [`ReqFlags::tracked`] gives for its class. In the modern variant the
 //! waker grants in FIFO order and stops at the first refusal (head-of-line
-//! blocking is the kernel's design, §8).
+//! blocking is the kernel's design, `rq_qos_wake_function`).
 //!
 //! ```
 //! use iolab_wbt::{Admit, DeviceParams, Op, OpFlags, Rq, Variant, Wbt};
@@ -58,7 +58,7 @@
 //! [`Throttle`] shares one [`Wbt`] between threads: [`Throttle::acquire`]
 //! blocks until a request may go and returns a [`Permit`], completing the
 //! permit releases the slot and records its latency; waiters are served in
-//! FIFO order by whoever releases a slot (spec §8). [`Throttle::close`]
+//! FIFO order by whoever releases a slot (kernel: `rq_qos_wait`). [`Throttle::close`]
 //! shuts it down: sleepers wake with [`ThrottleClosed`] and every later
 //! acquire is refused. Like the kernel, it
 //! admits and releases tracked writes without a lock while nobody waits:
@@ -76,11 +76,12 @@
 //!   `block/blk-rq-qos.c` depth rules: base depth 16, negative steps up to
 //!   3/4 of the queue depth, three classes (background, swap, discard), the
 //!   UNKNOWN_WRITES verdict, dirty throttling remembered for one second.
-//! * [`Variant::V5_2016`]: the April 2016 `lib/wbt.c` posting (spec §11,
-//!   fidelity F1.7): base depth min(64, QD), steps never negative, one queue
-//!   woken one waiter at a time, discards untracked, and the dirty-throttle
-//!   signal is "someone is sleeping in balance_dirty_pages right now"
-//!   ([`Wbt::on_dirty_throttle`] / [`Wbt::on_dirty_throttle_end`]).
+//! * [`Variant::V5_2016`]: the April 2016 `lib/wbt.c` posting (v5, "wbt: add
+//!   general throttling mechanism", 26 Apr 2016): base depth min(64, QD),
+//!   steps never negative, one queue woken one waiter at a time, discards
+//!   untracked, and the dirty-throttle signal is "someone is sleeping in
+//!   balance_dirty_pages right now" ([`Wbt::on_dirty_throttle`] /
+//!   [`Wbt::on_dirty_throttle_end`]).
 //!
 //! # Traces
 //!
@@ -96,9 +97,10 @@
 //!   none", so a read issued at `now == 0` is watched too.
 //! * With the latency target at 0 (disabled), [`Wbt::try_admit`] admits
 //!   unconditionally instead of failing against a limit of 0; the kernel
-//!   never gets there because sysfs freezes the queue (spec §9 B9).
+//!   never gets there because sysfs freezes the queue.
 //! * A release of an empty class saturates at 0 and is counted in
-//!   [`Snapshot::underflows`] instead of going negative (spec §9 B8).
+//!   [`Snapshot::underflows`] instead of going negative (the 2022
+//!   negative-inflight hang).
 //! * Depth arithmetic is done in 64 bits, so absurd queue depths cannot
 //!   overflow; for every realistic depth the results are the kernel's.
 //! * No dirty-page sleep is assumed before the first

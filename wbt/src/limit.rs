@@ -1,4 +1,4 @@
-//! Admission limits (kernel: `get_limit`, `rq_wait_inc_below`, spec §7) and
+//! Admission limits (kernel: `get_limit`, `rq_wait_inc_below`) and
 //! the signals they read: recent dirty throttling (`wb_recent_wait`) and
 //! other IO close by (`close_io`), and the view of them a lockless fast
 //! path admits from.
@@ -16,7 +16,7 @@ pub struct Limits {
     pub background: u32,
 }
 
-/// The limit rule (kernel: `get_limit`, spec §7) as a pure function:
+/// The limit rule (kernel: `get_limit`) as a pure function:
 /// modern: discards → background; SYNC/META/PRIO/SWAP or `dirty` → max;
 /// BACKGROUND or `close` → background; otherwise normal. v5:
 /// SYNC/META/PRIO or `dirty` → max, then the same. `dirty` is the

@@ -4,14 +4,14 @@
 /// Which generation of the algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Variant {
-    /// Mainline blk-wbt (6.x), spec §3–8.
+    /// Mainline blk-wbt (6.x): `block/blk-wbt.c`, `block/blk-rq-qos.c`.
     #[default]
     Modern,
-    /// The April 2016 v5 posting (`lib/wbt.c`), spec §11–12 and fidelity F1.7.
+    /// The April 2016 v5 posting (`lib/wbt.c`, 26 Apr 2016).
     V5_2016,
 }
 
-/// Static facts about the device (spec §4).
+/// Static facts about the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceParams {
     /// Device queue depth; 0 is treated as 1.

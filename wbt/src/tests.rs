@@ -1,4 +1,6 @@
-//! Exact unit tests: figures from `shared/spec/wbt.md` §3, §6, §7, §10, §13.
+//! Exact unit tests: the constants, window and depth tables, limits and
+//! `wbt_lat_usec` knob of `block/blk-wbt.c` and `block/blk-rq-qos.c`, and the
+//! controller-level behaviours listed in `docs/wbt-reproduction.md`.
 
 use super::*;
 
@@ -73,7 +75,7 @@ fn limits(w: &Wbt) -> (u32, u32, u32) {
 }
 
 // ------------------------------------------------------------------
-// §3 constants and window table
+// Constants and window table (blk-wbt.c: RWB_*, rwb_arm_timer)
 // ------------------------------------------------------------------
 
 #[test]
@@ -128,7 +130,7 @@ fn defaults() {
 }
 
 // ------------------------------------------------------------------
-// §6 depth table
+// Depth table (blk-rq-qos.c: rq_depth_calc_max_depth; blk-wbt.c: calc_wb_limits)
 // ------------------------------------------------------------------
 
 fn row(qd: u32, step: i32) -> (u32, u32, u32, bool) {
@@ -148,7 +150,7 @@ fn depth_table_qd1() {
 
 #[test]
 fn depth_table_qd2() {
-    // §14: step −1 gives depth 1 (capped at floor(3·2/4) = 1).
+    // Kernel quirk: step −1 gives depth 1 (capped at floor(3·2/4) = 1).
     assert_eq!(row(2, -1), (1, 1, 1, true));
     assert_eq!(row(2, 0), (2, 2, 1, false));
     assert_eq!(row(2, 1), (1, 1, 1, false));
@@ -205,7 +207,7 @@ fn climb(w: &mut Wbt) -> ([i32; 8], usize) {
 
 #[test]
 fn scale_up_refused_after_cap() {
-    // QD 32: one UNKNOWN_WRITES window reaches 24 (cap) and stays (§13.2).
+    // QD 32: one UNKNOWN_WRITES window reaches 24 (cap) and stays (`scaled_max`).
     let mut w = modern(32);
     let (steps, _) = climb(&mut w);
     assert_eq!(steps, [-1; 8]);
@@ -224,7 +226,7 @@ fn scale_up_refused_after_cap() {
     assert_eq!(steps, [-1, -2, -3, -4, -4, -4, -4, -4]);
     assert_eq!(limits(&w), (192, 96, 48));
 
-    // QD 16: 12 < 16 (§14), capped.
+    // QD 16: 12 < 16 (below QD 22 a negative step lowers the depth), capped.
     let mut w = modern(16);
     climb(&mut w);
     assert_eq!((w.step(), limits(&w)), (-1, (12, 6, 3)));
@@ -237,7 +239,7 @@ fn scale_up_refused_after_cap() {
 
 #[test]
 fn scale_up_at_cap_wakes_nobody_and_traces_nothing() {
-    // spec §9 B11 / §14: a refused scale-up neither wakes nor traces.
+    // b84477d3ebb9 (v5.4): a refused scale-up at the cap neither wakes nor traces.
     let mut w = modern(32);
     let now = SEC;
     let _held = admit(&mut w, now, 1, OpFlags::SYNC);
@@ -268,7 +270,7 @@ fn scale_up_at_cap_wakes_nobody_and_traces_nothing() {
 
 #[test]
 fn qd2_negative_step_then_scale_down_refused() {
-    // §14: QD 2, step −1 gives depth 1 and then scale_down refuses.
+    // Kernel quirk: QD 2, step −1 gives depth 1 and then scale_down refuses.
     let mut w = modern(2);
     let rq = admit(&mut w, 0, 1, OpFlags::SYNC);
     window(&mut w, &[], 0);
@@ -281,7 +283,7 @@ fn qd2_negative_step_then_scale_down_refused() {
 }
 
 // ------------------------------------------------------------------
-// §13 controller behaviours
+// Controller-level behaviours (docs/wbt-reproduction.md)
 // ------------------------------------------------------------------
 
 #[test]
@@ -453,7 +455,7 @@ fn b13_4_idle_from_minus_one_takes_500ms() {
 
 #[test]
 fn unknown_cnt_survives_at_step_zero() {
-    // §7: unknown_cnt is only reset by a successful scale.
+    // blk-wbt.c: unknown_cnt is only reset by a successful scale.
     let mut w = modern(32);
     let held = admit(&mut w, 0, 1, OpFlags::SYNC);
     w.on_done(1, held, None);
@@ -758,7 +760,7 @@ fn write_direction_stats_include_untracked() {
     w.on_done(t, rd, Some(t - 5 * MS));
     w.on_timer(100 * MS);
     // 1 slow read + 2 writes: not valid, writes seen → UNKNOWN_WRITES
-    // (§13.8). Had the flush counted, the window would be valid and EXCEEDED.
+    // (a scale-up). Had the flush counted, the window would be valid and EXCEEDED.
     assert_eq!(w.step(), -1);
 }
 
@@ -878,7 +880,7 @@ fn disable_default_and_enable_default() {
 }
 
 // ------------------------------------------------------------------
-// §10 knob
+// wbt_lat_usec knob (blk-sysfs.c: queue_wb_lat_store)
 // ------------------------------------------------------------------
 
 #[test]

@@ -27,8 +27,8 @@ pub struct Wake {
 }
 
 impl<S: Slots> Wbt<S> {
-    /// Give back a slot and decide whether to wake (kernel: `wbt_rqw_done`,
-    /// spec §7 release; v5: `__wbt_done`).
+    /// Give back a slot and decide whether to wake (kernel: `wbt_rqw_done`;
+    /// v5: `__wbt_done`).
     pub(crate) fn release(&mut self, now: u64, class: Class, flags: ReqFlags) -> bool {
         let (n, has_waiters) = match self.slots.release(class) {
             Some(r) => (r.inflight, r.has_waiters),

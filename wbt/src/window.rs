@@ -1,4 +1,4 @@
-//! Monitoring window (spec §7): its length at a step and its arming
+//! Monitoring window: its length at a step and its arming
 //! (kernel: `rwb_arm_timer`), and the per-direction latency accumulators
 //! (kernel: `struct blk_rq_stat`, `blk_stat_add`).
 

@@ -1,9 +1,10 @@
 //! Reference-model property test, as a `proptest-state-machine` test.
 //!
-//! `Model` below is a plain transcription of `shared/spec/wbt.md` §5–7 and
-//! §10 for the modern variant, written without looking at the core's code
+//! `Model` below is a plain transcription of the modern rules of
+//! `block/blk-wbt.c` (classification, depth, window, limits, the
+//! `wbt_lat_usec` knob), written without looking at the core's code
 //! paths: signed integers everywhere, a real FIFO per class with the
-//! waker-grants protocol of §8.
+//! waker-grants protocol of `rq_qos_wait` (`block/blk-rq-qos.c`).
 //!
 //! The reference state machine (`ModernRef`) is the model plus the request
 //! table a caller keeps (pending, issued, waiting); its transitions are
@@ -111,7 +112,7 @@ impl Model {
         m
     }
 
-    /// §6 calc_max_depth.
+    /// Kernel: `rq_depth_calc_max_depth`.
     fn calc_max_depth(&mut self) -> bool {
         if self.qd == 1 {
             if self.step > 0 {
@@ -174,7 +175,7 @@ impl Model {
         now < self.last_issue + 100_000_000 || now < self.last_comp + 100_000_000
     }
 
-    /// §5 classify.
+    /// Kernel: `bio_to_wbt_flags`.
     fn classify(&self, op: Op, f: OpFlags) -> u8 {
         if !self.on {
             return 0;
@@ -206,7 +207,7 @@ impl Model {
         }
     }
 
-    /// §7 get_limit.
+    /// Kernel: `get_limit`.
     fn get_limit(&self, now: i64, discard: bool, f: OpFlags) -> i64 {
         if discard {
             return self.background;
@@ -253,7 +254,7 @@ impl Model {
         }
     }
 
-    /// §8 wake_all: grant in FIFO order until one fails.
+    /// The waker (kernel: `rq_qos_wake_function`): grant in FIFO order until one fails.
     fn wake_all(&mut self, c: usize, now: i64) {
         while let Some(w) = self.queues[c].front().copied() {
             if !self.try_inc(now, c, w.flags) {
@@ -265,7 +266,7 @@ impl Model {
         }
     }
 
-    /// §5 throttle. Returns Some(flags) if admitted at once.
+    /// Kernel: `wbt_wait`. Returns Some(flags) if admitted at once.
     fn throttle(&mut self, now: i64, id: u64, op: Op, f: OpFlags) -> Option<u8> {
         let fl = self.classify(op, f);
         if fl & 1 == 0 {
@@ -319,7 +320,7 @@ impl Model {
         }
     }
 
-    /// §7 release.
+    /// Kernel: `wbt_rqw_done`.
     fn release(&mut self, now: i64, c: usize, fl: u8) {
         self.inflight[c] -= 1;
         let n = self.inflight[c];
@@ -369,7 +370,7 @@ impl Model {
     fn timer(&mut self, now: i64) {
         self.deadline = None;
         let inflight: i64 = self.inflight.iter().sum();
-        // §7 evaluate
+        // Evaluate (kernel: `latency_exceeded`)
         let lat = match self.sync_issue {
             Some((_, t)) if self.on => now - t,
             _ => 0,
@@ -406,7 +407,7 @@ impl Model {
         }
     }
 
-    /// §10 knob (only called while quiesced).
+    /// The `wbt_lat_usec` knob (only called while quiesced).
     fn set_lat(&mut self, v: i64) {
         let ns = if v == -1 {
             if self.nonrot { 2_000_000 } else { 75_000_000 }

@@ -1,4 +1,5 @@
-//! io.cost.qos / io.cost.model / io.weight in the kernel's syntax (§15).
+//! io.cost.qos / io.cost.model / io.weight in the kernel's syntax
+//! (`Documentation/admin-guide/cgroup-v2.rst`).
 
 use alloc::string::ToString;
 

@@ -1,5 +1,6 @@
 //! Constants, the cost model and derived parameters, against values
-//! computed by hand from the spec's formulas (§1–3, §5).
+//! computed by hand from the kernel's formulas (fixed point, `calc_lcoefs`,
+//! `calc_vtime_cost_builtin`, the derived period and margins).
 
 use crate::consts::*;
 use crate::model::{DirCoefs, Op, calc_lcoefs};
@@ -34,7 +35,7 @@ fn vrate_adj_table_steps() {
     assert_eq!(VRATE_ADJ_PCT.iter().filter(|&&p| p == 8).count(), 8);
 }
 
-/// (read, write) coefficients of each built-in set, from §3.1 by hand.
+/// (read, write) coefficients of each built-in set, from `calc_lcoefs` by hand.
 const COEFS: [(Autop, [u64; 3], [u64; 3]); 4] = [
     (
         Autop::Hdd,
@@ -137,7 +138,7 @@ fn builtin_per_io_costs() {
             "{set:?} 512b rand write"
         );
     }
-    // The spec's derived figures (§3.4), in µs at 100 % vrate.
+    // Derived per-IO costs of SSD_DFL and HDD, in µs at 100 % vrate.
     let dfl = Autop::SsdDfl.model().lcoefs();
     let us = |v: u64| v * 10 / VTIME_PER_USEC; // tenths of µs
     assert_eq!(us(dfl.abs_cost(Op::Read, 8, far, cur, false)), 1173);

@@ -1,5 +1,5 @@
 //! The controller's transitions on hand-built and simulated scenarios:
-//! activation budget (B6), waiter wake-up, vrate steps (§11.8), donation
+//! activation budget (B6), waiter wake-up, vrate steps, donation
 //! (B2), proportional shares (B3), debt and delay (B5), both variants.
 
 use alloc::string::ToString;
@@ -9,7 +9,7 @@ use super::{Harness, Load, ioc_with};
 use crate::consts::WEIGHT_ONE;
 use crate::{Admit, Bio, Done, GroupId, Op, Release, Variant};
 
-const SEQ4K: u64 = 15_387_255; // SSD_DFL read, §3
+const SEQ4K: u64 = 15_387_255; // SSD_DFL read, `calc_lcoefs`
 const RAND4K: u64 = 16_135_121;
 
 fn bio(id: u64, group: GroupId, sector: u64) -> Bio {
@@ -152,7 +152,7 @@ fn saturating(cgroup: u64) -> Load {
     }
 }
 
-/// §11.8: shortages with QoS met step the base vrate up by 1 % on the 4th
+/// Base vrate (`ioc_timer_fn`): shortages with QoS met step the base vrate up by 1 % on the 4th
 /// period, again on the 5th; misses step it down the same way.
 #[test]
 fn vrate_steps_up_under_shortage_and_down_under_misses() {

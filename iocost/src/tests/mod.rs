@@ -1,5 +1,5 @@
 //! Unit and property tests. They live inside the crate so that the
-//! invariants of spec §17 can be checked against internal state.
+//! controller's invariants can be checked against internal state.
 
 mod config;
 mod costs;

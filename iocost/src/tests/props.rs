@@ -1,6 +1,8 @@
-//! The invariants of spec §17 as property tests over random event streams,
-//! plus determinism, proportional shares and donation over random weights
-//! and loads.
+//! The controller's invariants as property tests over random event streams
+//! (vtime and vnow monotone, vrate and `busy_level` bounds, weight bounds,
+//! the target budget, debt and delay, the period length, work
+//! conservation), plus determinism, proportional shares and donation over
+//! random weights and loads.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -57,7 +59,8 @@ struct Run {
     was_on: Vec<bool>,
     /// Weight changed since the group's last submission: the kernel's
     /// `weight_updated` keeps the old `inuse`, and if the group's `hwi` is
-    /// still at least its `hwa` the timer leaves it, so §17.8 holds again
+    /// still at least its `hwa` the timer leaves it, so work conservation
+    /// (waiters imply `inuse == active`) holds again
     /// only once the group submits (the slow path raises `inuse`).
     reweighted: Vec<bool>,
 }
@@ -92,7 +95,7 @@ impl Run {
                 .expect("parked");
             let (_, g, _at, op, bytes) = self.parked.swap_remove(k);
             assert_eq!(r.group, self.gids[g]);
-            // §17.5: a group in debt releases no waiter.
+            // A group in debt releases no waiter.
             assert_eq!(self.ioc.groups[g].abs_vdebt, 0, "released while in debt");
             // The request is allocated after the throttle lets the bio go,
             // so the submission time `_at` is not the allocation time.
@@ -159,7 +162,7 @@ impl Run {
                     }
                 }
                 if !must && self.ioc.variant == Variant::Modern {
-                    // §17.5: debt grows only through must-issue bios.
+                    // Debt grows only through must-issue bios.
                     assert!(self.ioc.groups[g].abs_vdebt <= debt_before);
                 }
             }
@@ -203,7 +206,7 @@ impl Run {
         self.check();
     }
 
-    /// §17.2, 4, 7: right after a period ended.
+    /// Vrate bounds, the target budget and the period: right after a period ended.
     fn check_after_period(&mut self, base_before: u64, target_before: i64, debts: &[u64]) {
         let ioc = &self.ioc;
         let (mut lo, hi) = (ioc.vrate_min, ioc.vrate_max);
@@ -235,7 +238,7 @@ impl Run {
                 "rate {} base {b}",
                 ioc.vtime_rate
             );
-            // §17.7: the next boundary is exactly one period later.
+            // The next boundary is exactly one period later.
             assert_eq!(
                 ioc.timer_at,
                 Some(self.now + u64::from(ioc.period_us) * 1000)
@@ -244,7 +247,7 @@ impl Run {
         }
         assert!((1_000..=1_000_000).contains(&ioc.period_us));
         if ioc.variant == Variant::Modern {
-            // §17.4: no group without waiters or debt keeps more than the
+            // No group without waiters or debt keeps more than the
             // target budget — the target of step 5, before the base vrate
             // (and with it the margins) moved in step 8 or the built-in set
             // switched.
@@ -261,7 +264,8 @@ impl Run {
         }
     }
 
-    /// §17.1, 3, 5, 6, 8 after every event.
+    /// Monotone vtime, weight bounds, debt, delay and work conservation
+    /// after every event.
     fn check(&mut self) {
         let vnow = self.ioc.ioc_now(self.now).vnow;
         // While the device runs vnow is continuous. While it is idle, the
@@ -280,7 +284,7 @@ impl Run {
             let (v0, d0) = self.last_v[i];
             // Activation resets the budget to the target by shifting vtime
             // and done_vtime together, which can move them back (kernel
-            // behaviour; the spec's §17.1 overlooks it). Elsewhere they only
+            // behaviour; a plain "vtime never decreases" overlooks it). Elsewhere they only
             // advance.
             if !g.on_list || self.was_on[i] {
                 assert!(vdiff(g.done_vtime, d0) >= 0, "done_vtime went back");
@@ -305,7 +309,7 @@ impl Run {
                 assert_eq!(g.inuse, 1, "debt owns inuse");
             }
             if modern && !self.had_must && !self.reweighted[i] && !g.waitq.is_empty() {
-                // §17.8: a starved group never donates.
+                // Work conservation: a starved group never donates.
                 assert_eq!(g.inuse, g.active, "waiters with inuse < active");
             }
             // Fresh hweights from the sums (not the cache). The sums are
@@ -369,7 +373,7 @@ fn variant() -> impl Strategy<Value = Variant> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// §17.1–8 on random streams of submissions, completions, time and
+    /// The invariants above on random streams of submissions, completions, time and
     /// weight changes.
     #[test]
     fn invariants_hold_on_random_streams(v in variant(), q in qos_line(), evs in prop::collection::vec(ev(), 1..400)) {
@@ -379,7 +383,7 @@ proptest! {
         }
     }
 
-    /// §17.11: the same stream gives bit-identical state.
+    /// Determinism: the same stream gives bit-identical state.
     #[test]
     fn deterministic(v in variant(), q in qos_line(), evs in prop::collection::vec(ev(), 1..200)) {
         let mut a = Run::new(v, q);
@@ -407,7 +411,7 @@ fn backlogged(cgroup: u64, qd: u32, bytes: u64, random: bool) -> Load {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// §17.9: continuously backlogged groups share model cost in proportion
+    /// Proportionality: continuously backlogged groups share model cost in proportion
     /// to their weights within ±5 % over 50 periods (vrate pinned at 100 %,
     /// device slightly faster than the model).
     #[test]
@@ -435,7 +439,7 @@ proptest! {
         }
     }
 
-    /// §17.10: a group using u below its share leaves at least
+    /// Donation: a group using u below its share leaves at least
     /// share − u − 5 % to the backlogged ones (modern; equal weights).
     #[test]
     fn donation_leaves_unused_share(think_us in 300..3_000u64, n_busy in 1..=3usize) {
@@ -459,7 +463,7 @@ proptest! {
         prop_assert!(busy >= fair_busy + (share - u) - 0.05, "busy {busy}, light {u}, share {share}");
     }
 
-    /// §17.8 (second half): with shortages, QoS met, no request wait and no
+    /// Work conservation, vrate side: with shortages, QoS met, no request wait and no
     /// lagging IO for K ≥ 4 periods, the base vrate rises (or sits at max).
     #[test]
     fn shortages_raise_vrate(ws in prop::collection::vec(1..=1000u32, 1..=3), k in 4..8u64, max in prop_oneof![Just(10_000u32), Just(101)]) {

@@ -1,5 +1,5 @@
 //! Single rules checked on hand-set state against values worked out from
-//! the spec's formulas: loss compensation, delay ramp, forgiveness, the
+//! the kernel's formulas: loss compensation, delay ramp, forgiveness, the
 //! donation target and transfer, latency statistics, busy_level.
 
 use super::ioc_with;

@@ -1,5 +1,5 @@
-//! The cache-flush sequencer (the kernel's `blk-flush.c` rules, spec
-//! fidelity.md F1.3), as pure state.
+//! The cache-flush sequencer (the kernel's `block/blk-flush.c` rules), as
+//! pure state.
 //!
 //! A request carrying PREFLUSH and/or FUA on a device with a volatile write
 //! cache runs through up to three steps: a cache flush before the data, the

@@ -1,8 +1,8 @@
 //! Request slots: how many requests may exist before submitters sleep.
 //!
 //! blk-mq has one pool of `nr_requests` (the queue depth without a
-//! scheduler, `2·min(QD, 128)` with one). The 2016 legacy layer (fidelity.md
-//! F1.6, kernel 4.x `blk-core.c`) has two pools of 128, one for synchronous
+//! scheduler, `2·min(QD, 128)` with one). The 2016 legacy layer (kernel
+//! 4.x `blk-core.c`) has two pools of 128, one for synchronous
 //! requests (reads and SYNC writes share it) and one for the rest; a
 //! submitter that had to wait becomes a "batcher" and may then take up to 32
 //! requests within 20 ms even past the limit, up to one and a half times

@@ -6,7 +6,7 @@
 
 use crate::time::Ns;
 
-/// The operation of a bio or request (spec sim.md §1.7).
+/// The operation of a bio or request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     /// Read data.
@@ -73,7 +73,7 @@ impl Flags {
     }
 }
 
-/// Who submitted the IO (spec sim.md §1.7).
+/// Who submitted the IO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
     /// A task (a fio job clone), by job index.

@@ -1,5 +1,5 @@
 //! Page cache: per-file page state, CLOCK eviction, global dirty and
-//! writeback counters (spec sim.md §2).
+//! writeback counters.
 //!
 //! Page state is a set of bitmaps per file, allocated the first time the
 //! file is used through the cache, so O_DIRECT-only files cost nothing,

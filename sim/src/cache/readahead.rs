@@ -1,5 +1,6 @@
-//! The kernel's on-demand readahead rules (`mm/readahead.c`, spec
-//! fidelity.md R5.2), as pure functions of a per-open-file state.
+//! The kernel's on-demand readahead rules (`mm/readahead.c`:
+//! `get_init_ra_size`, `get_next_ra_size`, the PG_readahead marker), as
+//! pure functions of a per-open-file state.
 //!
 //! Windows are in pages. A sequential stream starts with a window sized
 //! from the request, grows it ×4 while small and ×2 after, up to the file's

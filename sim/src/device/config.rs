@@ -1,10 +1,10 @@
 //! Device configuration: presets, TOML loading with a preset as base, validation and a
 //! human-readable parameter table.
 //!
-//! Every parameter names its source. Tags in brackets refer to the Sources lists of
-//! `shared/spec/sim.md` (`[Sn]`) and `shared/spec/fidelity.md` (`[Fn]`); *(assumed)* marks
-//! an engineering choice, with the reason next to it. Calibration happens once per device
-//! class (fidelity.md §6): scenarios never carry their own device parameters.
+//! Every parameter names its source. Tags in brackets (`[Sn]`, `[Fn]`) refer to the list in
+//! `docs/sources.md`; *(assumed)* marks an engineering choice, with the reason next to it.
+//! Calibration happens once per device class: scenarios never carry their own device
+//! parameters.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,11 +14,11 @@ use super::DeviceError;
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
-    /// Fixed-latency device like null_blk in timer mode (sim.md §1.6).
+    /// Fixed-latency device like null_blk in timer mode.
     Null,
-    /// Flash SSD with parallel units (sim.md §1.2–1.4).
+    /// Flash SSD with parallel units.
     Ssd,
-    /// Rotating disk (sim.md §1.5).
+    /// Rotating disk.
     Hdd,
     /// A file behind the loop driver, fitted by `iolab calibrate`.
     Loop,
@@ -82,7 +82,7 @@ pub struct DeviceConfig {
     pub host_wake_us: f64,
 }
 
-/// null_blk-like device (sim.md §1.6).
+/// null_blk-like device.
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NullParams {
@@ -138,18 +138,18 @@ pub struct LoopParams {
     pub write_sigma: f64,
 }
 
-/// Garbage-collection fidelity of the SSD model (sim.md §1.3).
+/// How the SSD model charges garbage collection.
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum GcMode {
     /// No GC cost at all.
     None,
     /// Per-unit free-page counter; below the threshold each host page also charges
-    /// `(waf - 1)` migrated pages and a share of an erase (sim.md §1.3 `gc=stat`).
+    /// `(waf - 1)` migrated pages and a share of an erase.
     Stat,
 }
 
-/// Initial state of the flash (sim.md §1.3 `precondition`).
+/// Initial state of the flash.
 #[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Precondition {
@@ -159,7 +159,7 @@ pub enum Precondition {
     Steady,
 }
 
-/// Flash SSD ("parallel units with analytic service times", sim.md §1.2).
+/// Flash SSD ("parallel units with analytic service times").
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SsdParams {
@@ -168,14 +168,14 @@ pub struct SsdParams {
     /// Tags the host may keep outstanding. nvme 1024: Linux `nvme.io_queue_depth` [S10];
     /// sata-ssd 32: NCQ [S39].
     pub queue_depth: u32,
-    /// Flash channels (each a shared bus). nvme 8 [S5][S6]; sata-ssd 4 (16 units, sim.md §1.4).
+    /// Flash channels (each a shared bus). nvme 8 [S5][S6]; sata-ssd 4 (16 units, *assumed*).
     pub channels: u32,
     /// LUNs (dies) per channel; units = channels × LUNs. nvme 8 → 64 units [S5][S6];
-    /// sata-ssd 4 → 16 units (sim.md §1.4).
+    /// sata-ssd 4 → 16 units *(assumed)*.
     pub luns_per_channel: u32,
     /// Program unit. 16 KiB *(assumed; MQSim uses 8 KiB MLC [S5])*.
     pub page_kib: u64,
-    /// Static striping unit of LBAs over units for reads. 16 KiB *(assumed, sim.md §1.3)*.
+    /// Static striping unit of LBAs over units for reads. 16 KiB *(assumed)*.
     pub stripe_kib: u64,
     /// Media read time tR per page. 60 µs, between FEMU 40 µs and MQSim 75 µs [S5][S6].
     pub read_us: u64,
@@ -185,12 +185,12 @@ pub struct SsdParams {
     pub erase_us: u64,
     /// Channel bus rate in 10^6 B/s. 333: MQSim 333 MT/s × 1 byte [S5].
     pub channel_mb_s: u64,
-    /// Controller + driver time added to every command. nvme 15 µs *(assumed, sim.md §1.3:
+    /// Controller + driver time added to every command. nvme 15 µs *(assumed:
     /// gives QD1 4 KiB random read ≈ 80–90 µs, in line with [S37])*; sata-ssd 30 µs
-    /// *(assumed, sim.md §1.4)*.
+    /// *(assumed)*.
     pub cmd_overhead_us: u64,
-    /// Host link rate in 10^6 B/s. nvme 3500: PCIe 3.0 ×4 class (sim.md §1.3);
-    /// sata-ssd 550: SATA 6 Gb/s ≈ 550–600 MB/s usable (sim.md §1.4).
+    /// Host link rate in 10^6 B/s. nvme 3500: PCIe 3.0 ×4 class;
+    /// sata-ssd 550: SATA 6 Gb/s ≈ 550–600 MB/s usable.
     pub link_mb_s: u64,
     /// Serial link time per command besides data (FIS/TLP exchange). nvme 0 *(assumed:
     /// negligible next to data)*; sata-ssd 3000 ns *(assumed: caps 4 KiB QD32 reads near
@@ -203,36 +203,37 @@ pub struct SsdParams {
     /// 64 MiB *(assumed: most DRAM of a consumer SATA drive holds the FTL map)*.
     pub buffer_mib: u64,
     /// Latency from the end of the link transfer to the ack of a buffered write.
-    /// 12 µs *(assumed, sim.md §1.3)*.
+    /// 12 µs *(assumed)*.
     pub ack_us: u64,
     /// Volatile write cache present (FLUSH/FUA meaningful). Consumer drives: true
     /// *(assumed)*. false = every write completes only once programmed.
     pub write_cache: bool,
     /// FLUSH is an ordinary queued command. nvme true (NVMe Flush is an I/O command);
-    /// sata-ssd false: FLUSH CACHE is non-NCQ [F4] (fidelity.md F1.4).
+    /// sata-ssd false: FLUSH CACHE is non-NCQ [F4].
     pub flush_queued: bool,
     /// Device honours FUA natively. nvme true; sata-ssd false (libata default before
-    /// v6.x) [F4] (fidelity.md F1.3).
+    /// v6.x) [F4].
     pub fua: bool,
     /// Power-loss protection: FLUSH/FUA cost only `plp_flush_us`. Consumer class: false.
     pub plp: bool,
-    /// Fixed flush cost after the buffered data is programmed (fidelity.md F1.5).
+    /// Fixed flush cost after the buffered data is programmed.
     /// nvme 1100 µs: QD1 4 KiB write+flush pair ≈ 1.74 ms (≈574 pairs/s, Samsung 980,
     /// `fsync=1`) [F11]; sata-ssd 1450 µs: pair ≈ 2.1 ms, consumer SATA drives in
     /// S. Han's journal test (840/850 EVO 1.9 MB/s ≈ 470 O_DSYNC 4 KiB writes/s; 850 Pro
     /// 1.2–1.5 MB/s; MX200 3.7 MB/s) [F11].
     pub flush_fixed_us: u64,
-    /// FLUSH latency when `plp = true`. 5 µs *(assumed: "µs" per fidelity.md F1.5)*.
+    /// FLUSH latency when `plp = true`. 5 µs *(assumed: power-loss-protected drives
+    /// flush in µs)*.
     pub plp_flush_us: u64,
-    /// GC fidelity, `stat` or `none` (sim.md §1.3).
+    /// GC model, `stat` or `none`.
     pub gc: GcMode,
-    /// Initial flash state, `fob` or `steady` (sim.md §1.3).
+    /// Initial flash state, `fob` or `steady`.
     pub precondition: Precondition,
     /// Spare flash beyond user capacity, percent. 7: MQSim default [S5].
     pub over_provisioning_pct: u32,
     /// Free-space share below which GC runs, percent. 5: MQSim default [S5].
     pub gc_threshold_pct: u32,
-    /// Write amplification while GC runs. 2.5 *(assumed, sim.md §1.3 random-write default)*.
+    /// Write amplification while GC runs. 2.5 *(assumed: random-write default)*.
     pub waf: f64,
     /// Pages per erase block. 256: MQSim default [S5].
     pub pages_per_block: u32,
@@ -244,7 +245,7 @@ pub struct SsdParams {
     pub service_sigma: f64,
 }
 
-/// 7200 rpm class disk (sim.md §1.5).
+/// 7200 rpm class disk.
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HddParams {
@@ -256,8 +257,8 @@ pub struct HddParams {
     pub rpm: u32,
     /// Recording surfaces (heads); only sets the cylinder count. 8 *(assumed: 4 platters)*.
     pub heads: u32,
-    /// Recording zones, sectors per track falling linearly outer → inner. 20 *(assumed,
-    /// sim.md §1.5)*.
+    /// Recording zones, sectors per track falling linearly outer → inner. 20
+    /// *(assumed)*.
     pub zones: u32,
     /// Media rate of the outermost zone, 10^6 B/s. 250: outer:inner ≈ 2:1 [S24], mean
     /// ≈ 174–178 MB/s as in the blk-iocost HDD profile [S11].
@@ -274,26 +275,26 @@ pub struct HddParams {
     pub seek_track_write_us: u64,
     /// Average seek, writes. 8.2 ms [S21][S22].
     pub seek_avg_write_us: u64,
-    /// Command decode time before positioning starts. 0.1 ms *(assumed, sim.md §1.5)*.
+    /// Command decode time before positioning starts. 0.1 ms *(assumed)*.
     pub cmd_overhead_us: u64,
     /// SATA link in 10^6 B/s (cache hits and writes into the cache). 600: the SATA 6 Gb/s
     /// line rate after 8b/10b coding.
     pub link_mb_s: u64,
-    /// Volatile write cache enabled. true *(assumed, sim.md §1.5)*.
+    /// Volatile write cache enabled. true *(assumed)*.
     pub write_cache: bool,
-    /// Write cache size. 64 MiB *(assumed, sim.md §1.5)*.
+    /// Write cache size. 64 MiB *(assumed)*.
     pub cache_mib: u64,
     /// FLUSH is queued. false: FLUSH CACHE is non-NCQ on SATA [F4].
     pub flush_queued: bool,
     /// Native FUA. false: libata default before v6.x [F4].
     pub fua: bool,
     /// Commands older than this are served first, whatever their position. 1 s
-    /// *(assumed, sim.md §1.5)*.
+    /// *(assumed)*.
     pub max_age_ms: u64,
-    /// Read-ahead segments. 16 *(assumed, sim.md §1.5)*.
+    /// Read-ahead segments. 16 *(assumed)*.
     pub ra_segments: u32,
-    /// Read-ahead segment size (also the read-ahead distance). 1024 KiB *(assumed,
-    /// sim.md §1.5)*.
+    /// Read-ahead segment size (also the read-ahead distance). 1024 KiB
+    /// *(assumed)*.
     pub ra_segment_kib: u64,
     /// Oldest cached writes considered per destage choice. 32 *(assumed: the NCQ scan
     /// breadth)*.
@@ -396,36 +397,31 @@ const SSD_DOCS: &[(&str, &str, &str, &str)] = &[
         "[S10] nvme.io_queue_depth",
         "[S39] NCQ 32 tags",
     ),
-    ("channels", "", "[S5][S6] 8 ch", "sim.md 1.4: 16 units"),
+    ("channels", "", "[S5][S6] 8 ch", "(assumed) 16 units"),
     (
         "luns_per_channel",
         "",
         "[S5][S6] 64 units",
-        "sim.md 1.4: 16 units",
+        "(assumed) 16 units",
     ),
     (
         "page_kib",
         "KiB",
-        "(assumed) sim.md 1.3",
-        "(assumed) sim.md 1.3",
+        "(assumed) MQSim uses 8 KiB MLC [S5]",
+        "(assumed) MQSim uses 8 KiB MLC [S5]",
     ),
-    (
-        "stripe_kib",
-        "KiB",
-        "(assumed) sim.md 1.3",
-        "(assumed) sim.md 1.3",
-    ),
+    ("stripe_kib", "KiB", "(assumed)", "(assumed)"),
     (
         "read_us",
         "us",
         "[S5][S6] FEMU 40 / MQSim 75",
-        "[S5][S6] same media (sim.md 1.4)",
+        "[S5][S6] same media as nvme",
     ),
     (
         "program_us",
         "us",
         "[S5][S6] FEMU 200 / MQSim 750",
-        "[S5][S6] same media (sim.md 1.4)",
+        "[S5][S6] same media as nvme",
     ),
     (
         "erase_us",
@@ -443,14 +439,9 @@ const SSD_DOCS: &[(&str, &str, &str, &str)] = &[
         "cmd_overhead_us",
         "us",
         "(assumed) QD1 4k read 80-90 us [S37]",
-        "(assumed) sim.md 1.4",
+        "(assumed)",
     ),
-    (
-        "link_mb_s",
-        "MB/s",
-        "PCIe 3.0 x4 class (sim.md 1.3)",
-        "SATA 6 Gb/s (sim.md 1.4)",
-    ),
+    ("link_mb_s", "MB/s", "PCIe 3.0 x4 class", "SATA 6 Gb/s"),
     (
         "link_cmd_ns",
         "ns",
@@ -469,12 +460,7 @@ const SSD_DOCS: &[(&str, &str, &str, &str)] = &[
         "[S5] Data_Cache_Capacity",
         "(assumed) DRAM mostly FTL map",
     ),
-    (
-        "ack_us",
-        "us",
-        "(assumed) sim.md 1.3",
-        "(assumed) sim.md 1.3",
-    ),
+    ("ack_us", "us", "(assumed)", "(assumed)"),
     (
         "write_cache",
         "",
@@ -498,14 +484,29 @@ const SSD_DOCS: &[(&str, &str, &str, &str)] = &[
     (
         "plp_flush_us",
         "us",
-        "(assumed) fidelity F1.5 'us'",
-        "(assumed) fidelity F1.5 'us'",
+        "(assumed) PLP flushes take us",
+        "(assumed) PLP flushes take us",
     ),
-    ("gc", "", "sim.md 1.3 gc=stat", "sim.md 1.3 gc=stat"),
-    ("precondition", "", "sim.md 1.3", "sim.md 1.3"),
+    (
+        "gc",
+        "",
+        "(assumed) fast stat model",
+        "(assumed) fast stat model",
+    ),
+    (
+        "precondition",
+        "",
+        "(assumed) fresh out of box",
+        "(assumed) fresh out of box",
+    ),
     ("over_provisioning_pct", "%", "[S5]", "[S5]"),
     ("gc_threshold_pct", "%", "[S5]", "[S5]"),
-    ("waf", "x", "(assumed) sim.md 1.3", "(assumed) sim.md 1.3"),
+    (
+        "waf",
+        "x",
+        "(assumed) random-write default",
+        "(assumed) random-write default",
+    ),
     ("pages_per_block", "pages", "[S5]", "[S5]"),
     (
         "service_sigma",
@@ -524,7 +525,7 @@ const HDD_DOCS: &[(&str, &str, &str)] = &[
         "",
         "(assumed) 4 platters; sets cylinder count only",
     ),
-    ("zones", "", "(assumed) sim.md 1.5"),
+    ("zones", "", "(assumed)"),
     ("outer_mb_s", "MB/s", "[S24] 2:1 outer:inner, [S11] mean"),
     ("inner_mb_s", "MB/s", "[S24][S11]"),
     ("seek_track_us", "us", "[S21]"),
@@ -532,19 +533,19 @@ const HDD_DOCS: &[(&str, &str, &str)] = &[
     ("seek_full_us", "us", "(assumed) [S23] 20-21 ms at 5400 rpm"),
     ("seek_track_write_us", "us", "[S21]"),
     ("seek_avg_write_us", "us", "[S21][S22]"),
-    ("cmd_overhead_us", "us", "(assumed) sim.md 1.5"),
+    ("cmd_overhead_us", "us", "(assumed)"),
     (
         "link_mb_s",
         "MB/s",
         "SATA 6 Gb/s after 8b/10b (interface rate)",
     ),
-    ("write_cache", "", "(assumed) sim.md 1.5"),
-    ("cache_mib", "MiB", "(assumed) sim.md 1.5"),
+    ("write_cache", "", "(assumed)"),
+    ("cache_mib", "MiB", "(assumed)"),
     ("flush_queued", "", "[F4] non-NCQ FLUSH CACHE"),
     ("fua", "", "[F4] libata fua=0"),
-    ("max_age_ms", "ms", "(assumed) sim.md 1.5"),
-    ("ra_segments", "", "(assumed) sim.md 1.5"),
-    ("ra_segment_kib", "KiB", "(assumed) sim.md 1.5"),
+    ("max_age_ms", "ms", "(assumed)"),
+    ("ra_segments", "", "(assumed)"),
+    ("ra_segment_kib", "KiB", "(assumed)"),
     ("destage_window", "extents", "(assumed) NCQ scan breadth"),
 ];
 
@@ -621,7 +622,7 @@ fn at_least(key: &str, v: u64, min: u64, why: &str) -> Result<(), DeviceError> {
 
 impl DeviceConfig {
     /// Built-in device class: `nvme`, `sata-ssd`, `hdd`, `null` (aliases `nvme-tlc`,
-    /// `hdd-7200` as named in sim.md).
+    /// `hdd-7200`).
     pub fn preset(name: &str) -> Option<DeviceConfig> {
         let (name, kind) = match name {
             "nvme" | "nvme-tlc" => ("nvme", DeviceKind::Ssd),

@@ -1,4 +1,4 @@
-//! Rotating disk (sim.md §1.5).
+//! Rotating disk.
 //!
 //! Service of a media access = command overhead + seek(distance) + rotational wait +
 //! transfer at the zone's rate. Layout: `zones` zones of equal cylinder count whose

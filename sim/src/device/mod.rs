@@ -1,4 +1,4 @@
-//! Device models (sim.md §1): null, flash SSD (NVMe / SATA), rotating disk, and a
+//! Device models: null, flash SSD (NVMe / SATA), rotating disk, and a
 //! file behind the loop driver (`backed`, fitted by `iolab calibrate`).
 //!
 //! A device accepts commands from the block layer (`submit`), tells the event loop when
@@ -14,7 +14,7 @@
 //! - all per-command state lives in structures sized from `queue_depth` at construction,
 //!   so the hot path does not allocate.
 //!
-//! Non-queued FLUSH (SATA, fidelity.md F1.4): when `flush_queued` is false the host may
+//! Non-queued FLUSH (SATA, [F4]): when `flush_queued` is false the host may
 //! dispatch a FLUSH only with nothing in flight, and while it runs `can_accept` refuses
 //! everything.
 

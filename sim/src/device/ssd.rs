@@ -1,4 +1,4 @@
-//! Flash SSD: "parallel units with analytic service times" (sim.md §1.2–1.4).
+//! Flash SSD: "parallel units with analytic service times".
 //!
 //! Resources, each a `busy_until` timeline: the host link (one direction for SATA, one per
 //! direction for PCIe), one bus per channel, and one die per unit (channels × LUNs).
@@ -25,11 +25,11 @@
 //! FLUSH: the partial page is programmed now; the flush completes when every page
 //! holding data buffered before it is programmed, plus `flush_fixed_us` if anything was
 //! written since the previous flush (drives without power-loss protection commit their
-//! mapping tables; fidelity.md F1.5). With `plp` it costs `plp_flush_us`. A FUA write (or
+//! mapping tables; calibrated on [F11]). With `plp` it costs `plp_flush_us`. A FUA write (or
 //! any write with `write_cache = false`) completes once its own pages are programmed
 //! (conservatively: once every page up to its last one is).
 //!
-//! GC (`gc = "stat"`, sim.md §1.3): each unit counts free pages; below the threshold each
+//! GC (`gc = "stat"`): each unit counts free pages; below the threshold each
 //! programmed page also costs `(waf - 1)` page migrations (tR + tPROG) and a
 //! `1/pages_per_block` share of an erase on that unit.
 //!

@@ -1,26 +1,27 @@
 //! btrfs-lite: the metadata-space side of btrfs's buffered write path
-//! (fidelity.md §2, F2.1–F2.5), driven around the `iolab-flush` model.
+//! (for the delayed-ref runs of `docs/flush-reproduction.md`), driven
+//! around the `iolab-flush` model.
 //!
 //! This module holds the pure bookkeeping; `world::btrfs` is the glue to
 //! the page cache, the block layer and the flush model.
 //!
-//! * **Reservation per `write()`** (F2.1): `U × (new outstanding extents +
-//!   1 csum leaf) + M` is reserved up front (a ticket if it does not fit);
-//!   then the inode's reserve is resized to `U × outstanding + M + U ×
-//!   csum leaves` and the excess released.
+//! * **Reservation per `write()`** (`calc_inode_reservations`): `U × (new
+//!   outstanding extents + 1 csum leaf) + M` is reserved up front (a ticket
+//!   if it does not fit); then the inode's reserve is resized to `U ×
+//!   outstanding + M + U × csum leaves` and the excess released.
 //! * **Outstanding extents** are the file's delalloc runs (dirty pages not
 //!   under writeback, counted as maximal runs) plus its ordered extents in
 //!   flight (one per writeback bio), as btrfs counts
 //!   `outstanding_extents`.
-//! * **Ordered-extent completion** (F2.3): a pool of endio workers, each
-//!   spending `finish_cpu_ns`, joins the transaction and queues refs
-//!   ([`ExtentRefs`]): a first write into a preallocated extent adds a ref
-//!   to that extent, merged into one ref node per head and transaction; a
-//!   rewrite adds a new extent and drops the old one.
-//! * **Delalloc flushing** (F2.2): the flush states' `shrink_delalloc`
+//! * **Ordered-extent completion** (`btrfs_finish_ordered_io`): a pool of
+//!   endio workers, each spending `finish_cpu_ns`, joins the transaction
+//!   and queues refs ([`ExtentRefs`]): a first write into a preallocated
+//!   extent adds a ref to that extent, merged into one ref node per head
+//!   and transaction; a rewrite adds a new extent and drops the old one.
+//! * **Delalloc flushing**: the flush states' `shrink_delalloc`
 //!   starts writeback of at least an eighth of the delalloc bytes, then
 //!   waits for ordered extents or sleeps a jiffy (`world::btrfs`).
-//! * **Commit IO** (F2.5): the COWed tree blocks as metadata writes, then a
+//! * **Commit IO**: the COWed tree blocks as metadata writes, then a
 //!   FLUSH and a FUA superblock write.
 //!
 //! Not modelled: delayed inode items, the csum tree's own COW, the log tree
@@ -31,10 +32,10 @@
 use crate::time::Ns;
 
 /// CPU time of one buffered `write()` in btrfs beyond the page copy
-/// (fidelity F2.4 assumes 4 µs in all; the copy is 0.5 µs).
+/// (*assumed* 4 µs in all; the copy is 0.5 µs).
 pub const WRITE_CPU_NS: Ns = 3_500;
 /// CPU time an endio worker spends finishing one ordered extent
-/// (`c_finish`, fidelity F2.4, *assumed*).
+/// (`c_finish`, *assumed*).
 pub const FINISH_CPU_NS: Ns = 15_000;
 /// Size of one preallocated extent (`fallocate` creates extents of at most
 /// 128 MiB, `BTRFS_MAX_EXTENT_SIZE`).
@@ -77,8 +78,8 @@ impl InodeRsv {
     }
 }
 
-/// How a buffered `write()` reserves delalloc metadata. fidelity F2.1
-/// describes the later scheme; the kernels of the 2019 regression (4.15 to
+/// How a buffered `write()` reserves delalloc metadata. The module docs
+/// describe the later scheme; the kernels of the 2019 regression (4.15 to
 /// 5.2 at least, `btrfs_delalloc_reserve_metadata` with
 /// `btrfs_inode_rsv_refill`) used the first, and the kernel wins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,7 +172,7 @@ pub fn runs_delta_on_writeback(left: bool, right: bool) -> i64 {
     }
 }
 
-/// The delayed refs an ordered extent queues (F2.3), tracked per file:
+/// The delayed refs an ordered extent queues, tracked per file:
 /// which pages were written once into their preallocated extent and
 /// which were since COWed, and in which epoch each preallocated extent
 /// last got a head (an epoch ends when a ref batch starts: a head may have

@@ -1,5 +1,6 @@
 //! `xfs-lite`: the parts of an XFS-like journal that decide what `fsync`
-//! and `fdatasync` cost (spec fidelity.md F1.2).
+//! and `fdatasync` cost (kernel: `fs/xfs/xfs_file.c` `xfs_file_fsync`,
+//! `fs/xfs/xfs_log.c`).
 //!
 //! * A write that completes into an unwritten extent is a transaction: it
 //!   logs the inode core and one bmbt leaf (*assumed* one 4 KiB block);
@@ -24,7 +25,7 @@ pub const ICLOG_BYTES: u64 = 32 * 1024;
 /// Bytes a logged inode core takes in a checkpoint *(assumed: 176-byte
 /// core plus item and op headers, rounded up)*.
 pub const INODE_ITEM_BYTES: u64 = 512;
-/// Bytes a logged bmbt leaf takes *(assumed: one 4 KiB block, F1.2(i))*.
+/// Bytes a logged bmbt leaf takes *(assumed: one 4 KiB block)*.
 pub const BMBT_ITEM_BYTES: u64 = 4096;
 /// Extent records per bmbt leaf (4 KiB block, 16-byte records).
 pub const EXTENTS_PER_LEAF: u32 = 254;

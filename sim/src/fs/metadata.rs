@@ -1,7 +1,7 @@
 //! A volume's metadata space: its metadata chunks, how full they are, when
 //! another is needed, and which one an fsync's log-tree blocks land in.
 //!
-//! What is modelled (tiering.md §8.1, Zygo's fsync cliff):
+//! What is modelled (Zygo Blaxell's fsync cliff, linux-btrfs, January 2021):
 //! - **Use.** Tree items take space as files and extents are created
 //!   ([`item_bytes_for_file`]), plus whatever an aged filesystem already
 //!   held (`--metadata-used`). Chunks fill oldest first.

@@ -1,5 +1,5 @@
 //! The filesystem layer: where files sit on the device, which of their
-//! blocks are written (fio's file preparation, spec fidelity.md F1.1) and
+//! blocks are written (fio's file preparation, `filesetup.c`) and
 //! the journal (`journal`).
 //!
 //! Layout: a fresh filesystem hands each file one contiguous extent, in

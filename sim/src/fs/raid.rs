@@ -3,7 +3,7 @@
 //! `iolab-tiering` chunk allocator, and the per-device statistics the
 //! read-mirror policies read (the kernel's `part_stat`).
 //!
-//! What is modelled (fidelity.md §3–4, F4.2): at mkfs, one system and one
+//! What is modelled (see `docs/tiering-reproduction.md`): at mkfs, one system and one
 //! metadata chunk, then data chunks of a full-copy profile (`single`,
 //! `dup`, `raid1`, `raid1c3`, `raid1c4`) until the devices are full, all in
 //! the order and on the devices the chosen allocator (`alloc=`) gives; a
@@ -31,7 +31,7 @@ use iolab_tiering::{
 pub const MAX_COPIES: usize = 4;
 
 /// pid of the first fio job process; clone `k` is `PID_BASE + k`
-/// (fidelity.md F4.1: consecutive pids, so `pid` splits jobs by parity).
+/// (consecutive pids, so `pid` splits jobs by parity).
 pub const PID_BASE: u32 = 4000;
 
 /// The filesystem's sector size (btrfs `sectorsize`, 4 KiB).
@@ -83,7 +83,7 @@ pub const MAX_DEVICES: usize = 256;
 pub use super::metadata::NODESIZE;
 use super::metadata::{MetaChunk, MetaSpace};
 
-/// Log-tree blocks an fsync writes (fidelity F3.2): the log leaf holding
+/// Log-tree blocks an fsync writes (`btrfs_sync_log`): the log leaf holding
 /// the inode and its extents, and the log root tree's block *(assumed: a
 /// small file logged alone touches one leaf of each)*.
 pub const LOG_BLOCKS_PER_FSYNC: u64 = 2;
@@ -402,7 +402,7 @@ impl Raid {
     }
 
     /// Gives the first `even` job processes even pids and the next `odd`
-    /// ones odd pids (fidelity F4.1's 2/2, 3/1 and 4/0 runs).
+    /// ones odd pids (for runs of 2/2, 3/1 and 4/0).
     pub fn set_pid_split(&mut self, even: u32, odd: u32) {
         self.pids = (0..even)
             .map(|k| PID_BASE + 2 * k)

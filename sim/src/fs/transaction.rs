@@ -1,7 +1,7 @@
 //! A btrfs volume's running transaction, its 30 s commit, and the mutex
 //! a commit shares with the superblock step of every fsync.
 //!
-//! What is modelled (fidelity.md F2.5 and F3.2; kernel `transaction.c`,
+//! What is modelled (kernel `transaction.c`,
 //! `tree-log.c`, `disk-io.c`):
 //! - **The running transaction** starts with the first change after the
 //!   previous commit began (a data write's tree items, [`Transaction::change`])
@@ -18,7 +18,7 @@
 //!   that wait for it together are served by one superblock write (the
 //!   log-transaction batching of `btrfs_sync_log`).
 //!
-//! - **Full-commit fallback** (fidelity F3.2's `p_full_commit`, an assumed
+//! - **Full-commit fallback** (`p_full_commit`, an assumed
 //!   share of fsyncs; the glue draws it): the fsync commits the running
 //!   transaction and waits for that commit instead of logging.
 //!

@@ -1,5 +1,5 @@
 //! The btrfs-lite block printed under a comparison: per variant, what
-//! flush.md §9 asks to report beside bandwidth and latency — commits and
+//! the delayed-ref comparison needs beside bandwidth and latency — commits and
 //! their rate, time in `Blocked`, ticket waits, and who ran the delayed
 //! refs. It reads the run's `btrfs` JSON object (`world::btrfs`), so the
 //! text and the JSON cannot disagree.

@@ -1,5 +1,5 @@
 //! The volume block printed under a comparison on `--volume`: per variant,
-//! what fidelity.md §3 (c) asks beside wall time and fsync latency — the
+//! what the metadata-on-SSD runs need beside wall time and fsync latency — the
 //! fsyncs that wrote the log, the superblock writes they took (fewer when
 //! fsyncs share one), the fsyncs that fell back to a full commit, the
 //! commits and their tree blocks, and how long

@@ -696,7 +696,7 @@ impl<P: Policy> World<P> {
         }
     }
     /// Writes a transaction's COWed tree blocks, then (on their
-    /// completion) the FLUSH + FUA superblock (F2.5).
+    /// completion) the FLUSH + FUA superblock (`write_all_supers`).
     fn btrfs_commit_io(&mut self, now: Ns, txn: u64, meta_bytes: u64) {
         let fs = self.btrfs.as_mut().expect("btrfs");
         fs.stats.commit_meta_bytes += meta_bytes;

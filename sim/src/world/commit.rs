@@ -111,7 +111,7 @@ pub(crate) struct CommitActor {
     /// the previous commit was still on its way; it is committed as soon
     /// as that one is done.
     pub due_pending: bool,
-    /// fsyncs falling back to a full commit, per million (fidelity F3.2's
+    /// fsyncs falling back to a full commit, per million (the assumed
     /// `p_full_commit`, `--full-commit`), and the stream they are drawn
     /// from (volume runs).
     pub full_commit_ppm: u32,
@@ -276,7 +276,7 @@ impl<P: Policy> World<P> {
     }
 
     /// Whether the fsync of `file` (covering its writes up to `seen`)
-    /// falls back to a full commit (F3.2: drawn with `p_full_commit`
+    /// falls back to a full commit (drawn with `p_full_commit`
     /// among the fsyncs that have something to log). If so, its writes
     /// count as persisted by that commit.
     pub(crate) fn fsync_falls_back(&mut self, file: u32, seen: u64) -> bool {

@@ -22,8 +22,8 @@ pub(crate) const MAX_BIO_BYTES: u64 = 512 * 1024;
 /// Largest direct-IO bio btrfs maps to a chunk at once (256 pages of
 /// 4 KiB): one read-mirror choice per such bio.
 pub(crate) const DIO_MAP_BYTES: u64 = 1024 * 1024;
-/// CPU time to copy 4 KiB between user and page cache (sim.md §2,
-/// *assumed* 0.5 µs).
+/// CPU time to copy 4 KiB between user and page cache (*assumed*
+/// 0.5 µs).
 pub(crate) const COPY_NS_PER_PAGE: Ns = 500;
 /// CPU time of one IO on fio's null engine *(assumed)*.
 pub(crate) const NULL_ENGINE_NS: Ns = 100;
@@ -528,7 +528,7 @@ impl<P: Policy> World<P> {
     /// one copy the read policy picks (`btrfs_map_block`), a write or
     /// discard to every copy, each cut into bios of at most
     /// `MAX_BIO_BYTES` on that copy. The context waits for all of them, so
-    /// the IO completes with its last copy (fidelity.md F4.2).
+    /// the IO completes with its last copy.
     fn queue_mirrored(&mut self, c: u32, j: u32, bio: Bio, chunk: &MapChunk, file_off: u64) {
         let delta = bio.offset - chunk.logical;
         let copies = if bio.op == Op::Read {

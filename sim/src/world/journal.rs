@@ -181,7 +181,7 @@ impl<P: Policy> World<P> {
             self.volume_log_sync(file, seen, origin, cgroup, &mut bios, &mut supers);
             self.ctxs[c as usize].after_log = supers;
         } else if self.devs[0].dev.write_cache() {
-            // Nothing to force: flush the cache for the data (F1.2 iii).
+            // Nothing to force: flush the cache for the data (`xfs_file_fsync`).
             self.journal.stats.bare_flushes += 1;
             let cgroup = self.jobs[j as usize].plan.cgroup;
             bios.push_back((
@@ -206,7 +206,7 @@ impl<P: Policy> World<P> {
         self.ctx_pump(now, c);
     }
 
-    /// btrfs's fsync of `file` on a volume (fidelity F3.2), covering its
+    /// btrfs's fsync of `file` on a volume (`btrfs_sync_file`), covering its
     /// writes up to `seen` (its `write_seq` when the fsync began), after
     /// the file's data: the log-tree blocks to every copy of the metadata
     /// chunk (into `bios`), then, once they are down, `write_all_supers`:

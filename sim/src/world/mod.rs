@@ -114,7 +114,7 @@ pub enum SchedKind {
     None,
     /// blk-mq with `mq-deadline`.
     MqDeadline,
-    /// The 2016 legacy request layer with `noop` (fidelity.md F1.6).
+    /// The 2016 legacy request layer with `noop` (kernel 4.x `block/blk-core.c`).
     SqNoop,
     /// The legacy request layer with `deadline` (mq-deadline's constants).
     SqDeadline,

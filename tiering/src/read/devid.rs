@@ -1,5 +1,5 @@
 //! `devid`: read from one chosen device when it holds a copy (kernel:
-//! `btrfs_read_preferred`, 6.14, CONFIG_BTRFS_EXPERIMENTAL; spec §6.5).
+//! `btrfs_read_preferred`, 6.14, CONFIG_BTRFS_EXPERIMENTAL).
 
 use super::{ReadPolicy, ReadRequest};
 

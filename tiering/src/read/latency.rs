@@ -1,6 +1,6 @@
 //! `latency`: the copy whose device has the lowest average read wait
 //! since boot (Anand Jain's patches, 2020-2021 and October 2024; not
-//! merged; spec §6.6).
+//! merged).
 
 use super::{ReadPolicy, ReadRequest};
 

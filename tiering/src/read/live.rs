@@ -1,5 +1,5 @@
 //! The liveness and replace-source filter after every policy (kernel: the
-//! two-pass loop at the end of `find_live_mirror`; spec §6.2).
+//! two-pass loop at the end of `find_live_mirror`).
 
 use super::ReadRequest;
 

@@ -1,5 +1,5 @@
 //! Load-based round-robin: Michal Rostecki's RFC of February 2021 (not
-//! merged; spec §6.7).
+//! merged).
 
 use alloc::vec::Vec;
 
@@ -61,7 +61,7 @@ impl ReadPolicy for LoadBalance {
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
         let slot = req.cpu as usize % self.last.len();
         // A last choice from another chunk's range is meaningless here;
-        // start from `first` then [spec gap, our choice].
+        // start from `first` then [our choice: the RFC does not say].
         let last = self.last[slot];
         let start = if req.range().contains(&last) {
             last

@@ -1,5 +1,5 @@
 //! RAID1-family read-mirror choice (kernel: `find_live_mirror` and the
-//! policy functions it calls; spec §6).
+//! policy functions it calls).
 //!
 //! A read of a RAID1, RAID1C3, RAID1C4 or RAID10 chunk without an explicit
 //! mirror number asks the policy for a preferred copy, then the liveness
@@ -144,7 +144,7 @@ impl<'a> ReadRequest<'a> {
 }
 
 /// One read-mirror policy: proposes a stripe index in the request's range
-/// (spec §6.2). `preferred` must not allocate. Policies with state (the
+/// (before the liveness filter). `preferred` must not allocate. Policies with state (the
 /// round-robin counter, per-CPU last choices) keep it in `self`.
 pub trait ReadPolicy {
     /// Name as the command line spells it.

@@ -1,5 +1,5 @@
 //! `pid`: the default policy since the read-policy framework (5.11)
-//! (kernel: `BTRFS_READ_POLICY_PID` in `find_live_mirror`; spec §6.3).
+//! (kernel: `BTRFS_READ_POLICY_PID` in `find_live_mirror`).
 
 use super::{ReadPolicy, ReadRequest};
 

@@ -1,5 +1,5 @@
 //! `queue`: fewest requests in flight (kakra's out-of-tree patch set,
-//! 2025; spec §6.8, tie-break by lowest index as the spec asks).
+//! 2025; ties go to the lowest index).
 
 use super::{ReadPolicy, ReadRequest};
 

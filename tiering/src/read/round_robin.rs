@@ -1,6 +1,5 @@
 //! `round-robin`: rotate over the copies every `rr_min_contig_read` bytes
-//! of reads (kernel: `btrfs_read_rr`, 6.14, CONFIG_BTRFS_EXPERIMENTAL;
-//! spec §6.4).
+//! of reads (kernel: `btrfs_read_rr`, 6.14, CONFIG_BTRFS_EXPERIMENTAL).
 
 use super::{ReadPolicy, ReadRequest};
 use crate::{DEFAULT_RR_MIN_CONTIG_READ, DEFAULT_SECTORSIZE};
@@ -22,8 +21,8 @@ pub struct RoundRobin {
 /// A round-robin setting that cannot work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoundRobinError {
-    /// `min_contig_read` is 0: every read would divide by zero (the spec
-    /// rejects it).
+    /// `min_contig_read` is 0: every read would divide by zero, so it is
+    /// rejected.
     Zero,
     /// `sectorsize` is 0 or not a power of two.
     Sectorsize(u32),

@@ -14,7 +14,7 @@
 //! # Ok::<(), iolab_wbt::ThrottleClosed>(())
 //! ```
 //!
-//! # Protocol (spec §8, modern `rq_qos_wait`)
+//! # Protocol (modern `rq_qos_wait`, `block/blk-rq-qos.c`)
 //!
 //! The per-class counters (requests in flight, waiters) live in atomics
 //! that the core also uses ([`Slots`](crate::Slots)); one mutex guards the
@@ -206,7 +206,7 @@ impl Inner {
         self.next_id
     }
 
-    /// The waker (spec §8 `wake_all`): serve every queued wake in the
+    /// The waker (kernel: `rq_qos_wake_function`): serve every queued wake in the
     /// caller's context, under the lock.
     fn dispatch(&mut self, now: u64) {
         let Inner { wbt, queues, .. } = self;
@@ -690,9 +690,9 @@ impl<C: Clock> Throttle<C> {
     /// Write the `wbt_lat_usec` knob ([`Wbt::set_lat_usec`]): −1 default,
     /// 0 off, else µs. Safe while threads wait: a change resets the depth
     /// to step 0 and re-evaluates every waiter; turning WBT off grants all
-    /// waiters (disabled means unlimited, spec §9 B9). Permits keep the
-    /// flags they were granted with, so enable flips never unbalance the
-    /// counters (B8).
+    /// waiters (disabled means unlimited, as `get_limit` did in 5.x). Permits
+    /// keep the flags they were granted with, so enable flips never unbalance
+    /// the counters (the negative-inflight hang of 2022).
     pub fn set_lat_usec(&self, value: i64) -> Result<(), KnobError> {
         self.reconfigure(|w, _| w.set_lat_usec(value))
     }
