@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::time::MS;
 
 use super::Dir;
-use super::report::{DirReport, JobReport, LatSummary, RunReport};
+use super::report::{DirReport, JobReport, LAT_BUCKETS, LatSummary, RunReport};
 
 /// Units of fio's `num2str` (lib/num2str.h) that the reports use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -354,7 +354,44 @@ fn job_json(j: &JobReport) -> Value {
     m.insert("ctx".into(), Value::from(j.ctx));
     m.insert("majf".into(), Value::from(0u64));
     m.insert("minf".into(), Value::from(0u64));
+    for (name, obj) in latency_distribution(j) {
+        m.insert(name.into(), Value::Object(obj));
+    }
     Value::Object(m)
+}
+
+/// fio's `latency_ns`, `latency_us` and `latency_ms` objects: the share
+/// of the job's IOs (all directions) whose completion latency falls in
+/// each bucket, in percent, a bucket with any IO shown as at least 0.01
+/// (`stat_calc_lat` in fio's `stat.c`).
+fn latency_distribution(j: &JobReport) -> Vec<(&'static str, Map<String, Value>)> {
+    let mut counts = [0u64; LAT_BUCKETS.len()];
+    let mut total = 0u64;
+    for d in Dir::ALL {
+        let dr = j.dir(d);
+        total += dr.total_ios;
+        for (c, b) in counts.iter_mut().zip(&dr.clat.buckets) {
+            *c += b;
+        }
+    }
+    let mut out: Vec<(&'static str, Map<String, Value>)> = Vec::new();
+    for (&(name, key, _), &c) in LAT_BUCKETS.iter().zip(&counts) {
+        let mut pct = if total > 0 {
+            100.0 * c as f64 / total as f64
+        } else {
+            0.0
+        };
+        if c > 0 && pct < 0.01 {
+            pct = 0.01;
+        }
+        if out.last().is_none_or(|(n, _)| *n != name) {
+            out.push((name, Map::new()));
+        }
+        if let Some((_, m)) = out.last_mut() {
+            m.insert(key.into(), num(pct));
+        }
+    }
+    out
 }
 
 /// The windowed latency series of every job, as placed under
@@ -390,7 +427,8 @@ pub fn lat_log_json(r: &RunReport) -> Value {
 /// `groupid`, `error`, `"job options"`, `read`/`write`/`trim` with
 /// `io_bytes` … `iops_samples`, `sync`, `job_runtime`, `sys_cpu` and
 /// `ctx` from the thread's host time on direct IOs (0 without
-/// `host_io_us`/`host_wake_us`), zeroed `usr_cpu`/`majf`/`minf`). No wall-clock fields
+/// `host_io_us`/`host_wake_us`), zeroed `usr_cpu`/`majf`/`minf`, and fio's
+/// `latency_ns`/`latency_us`/`latency_ms` distribution). No wall-clock fields
 /// (`timestamp`, `time`) are emitted.
 ///
 /// The 10 ms window series (fio's averaged latency log, one per job even
@@ -401,10 +439,11 @@ pub fn lat_log_json(r: &RunReport) -> Value {
 /// put there); `null` becomes an object holding only `lat_log`; any other
 /// value is kept under `iolab.extra`.
 ///
-/// Key order: objects are `serde_json::Map`s filled in fio's order; without
-/// serde_json's `preserve_order` feature they serialise with sorted keys.
-/// Either way the output is a pure function of the report, so identical
-/// reports give byte-identical text.
+/// Key order: objects are `serde_json::Map`s filled in fio's order, and
+/// the workspace builds serde_json with `preserve_order`, so they serialise
+/// in it (percentiles `1, 5, 10, …`, not sorted as text). The output is a
+/// pure function of the report, so identical reports give byte-identical
+/// text.
 pub fn json_output(r: &RunReport, extra: Value) -> Value {
     let lat_log = lat_log_json(r);
     let iolab = match extra {
@@ -521,6 +560,50 @@ mod tests {
         assert!(out.ends_with(
             "   READ: bw=4000KiB/s (4096kB/s), 4000KiB/s-4000KiB/s (4096kB/s-4096kB/s), io=4000KiB (4096kB), run=1000-1000msec\n"
         ));
+    }
+
+    #[test]
+    fn latency_buckets_follow_fio_and_keys_keep_its_order() {
+        // fio's bucket edges: below 2 ns, 2–3, …, 750–999 ns; 1–1.999 µs
+        // is the first µs bucket; from 2 s all in the last.
+        let cases = [
+            (0, ("latency_ns", "2")),
+            (3, ("latency_ns", "4")),
+            (999, ("latency_ns", "1000")),
+            (1_000, ("latency_us", "2")),
+            (1_999, ("latency_us", "2")),
+            (2_000, ("latency_us", "4")),
+            (100_000, ("latency_us", "250")),
+            (999_999, ("latency_us", "1000")),
+            (1_000_000, ("latency_ms", "2")),
+            (1_999_999_999, ("latency_ms", "2000")),
+            (2_000_000_000, ("latency_ms", ">=2000")),
+            (u64::MAX, ("latency_ms", ">=2000")),
+        ];
+        for (ns, want) in cases {
+            let b = LAT_BUCKETS[super::super::lat_bucket(ns)];
+            assert_eq!((b.0, b.1), want, "{ns} ns");
+        }
+        // small_run's 1000 reads take 100–199 µs: all in the 100–249 µs
+        // bucket, and no other bucket has any.
+        let v = json_output(&small_run(), Value::Null);
+        let job = &v["jobs"][0];
+        assert_eq!(job["latency_us"]["250"], 100.0);
+        let total: f64 = ["latency_ns", "latency_us", "latency_ms"]
+            .iter()
+            .flat_map(|o| job[o].as_object().into_iter().flat_map(|m| m.values()))
+            .filter_map(Value::as_f64)
+            .sum();
+        assert!((total - 100.0).abs() < 1e-9, "{total}");
+        // Keys come out in fio's order, not sorted: percentiles by value,
+        // the job's keys as fio writes them.
+        let text = serde_json::to_string(&v).unwrap_or_default();
+        let at = |k: &str| text.find(k).unwrap_or(usize::MAX);
+        assert!(at("\"1.000000\"") < at("\"5.000000\""));
+        assert!(at("\"5.000000\"") < at("\"10.000000\""));
+        assert!(at("\"jobname\"") < at("\"groupid\""));
+        assert!(at("\"latency_ns\"") < at("\"latency_us\""));
+        assert!(at("\">=2000\"") < usize::MAX);
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub use mmtests::{
 };
 pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,
-    JobSeries, LatSummary, RunReport, SampleSummary, SyncReport,
+    JobSeries, LAT_BUCKETS, LatSummary, RunReport, SampleSummary, SyncReport, lat_bucket,
 };
 pub use spread::{MeanCi, t975, welch_differs};
 pub use summary::{SummaryRun, aggregate_json, summary_table, summary_table_over_seeds};

@@ -25,7 +25,7 @@ pub struct JobInput {
 }
 
 /// How bandwidth/IOPS sample statistics of the jobs of one reporting group
-/// are combined (fidelity.md F1.1 `fio_compat`).
+/// are combined (`fio_compat`; fio's `stat.c` `sum_thread_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum GroupBwMode {
     /// fio ≥ 3: min, max, mean and deviation sums are added up over jobs, so
@@ -49,6 +49,50 @@ pub struct LatSummary {
     /// `(percentile, ns)` from the HDR histogram (3 significant digits,
     /// highest equivalent value of the bucket); empty when `n == 0`.
     pub percentiles: Vec<(f64, u64)>,
+    /// Completions in each of fio's latency buckets ([`LAT_BUCKETS`]),
+    /// from the same histogram; empty when `n == 0`.
+    #[serde(default)]
+    pub buckets: Vec<u64>,
+}
+
+/// fio's latency distribution buckets (`io_u_mark_latency` in `io_u.c`):
+/// ten below 1 µs by ns, ten below 1 ms by µs, twelve by ms, each
+/// `(JSON object, key, lower bound ns)`; a bucket holds the latencies from
+/// its bound to the next one's, the last one everything from 2 s.
+pub const LAT_BUCKETS: [(&str, &str, u64); 32] = {
+    const KEYS: [&str; 10] = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
+    const LOW: [u64; 10] = [0, 2, 4, 10, 20, 50, 100, 250, 500, 750];
+    let mut out = [("", "", 0); 32];
+    let mut i = 0;
+    while i < 10 {
+        out[i] = ("latency_ns", KEYS[i], LOW[i]);
+        // The µs buckets start at 1 µs: fio's first holds 1 µs to 2 µs.
+        out[10 + i] = (
+            "latency_us",
+            KEYS[i],
+            if i == 0 { 1_000 } else { LOW[i] * 1_000 },
+        );
+        out[20 + i] = (
+            "latency_ms",
+            KEYS[i],
+            if i == 0 {
+                1_000_000
+            } else {
+                LOW[i] * 1_000_000
+            },
+        );
+        i += 1;
+    }
+    out[30] = ("latency_ms", "2000", 1_000_000_000);
+    out[31] = ("latency_ms", ">=2000", 2_000_000_000);
+    out
+};
+
+/// The [`LAT_BUCKETS`] index of a latency of `ns`.
+pub fn lat_bucket(ns: u64) -> usize {
+    LAT_BUCKETS.iter().rposition(|b| ns >= b.2).unwrap_or(0)
 }
 
 impl LatSummary {
@@ -60,6 +104,17 @@ impl LatSummary {
                 .collect(),
             _ => Vec::new(),
         };
+        let buckets = match (&acc.hist, acc.n) {
+            (Some(h), n) if n > 0 => {
+                let mut b = vec![0; LAT_BUCKETS.len()];
+                for v in h.iter_recorded() {
+                    b[lat_bucket(h.highest_equivalent(v.value_iterated_to()))] +=
+                        v.count_at_value();
+                }
+                b
+            }
+            _ => Vec::new(),
+        };
         LatSummary {
             min: acc.min,
             max: acc.max,
@@ -67,6 +122,7 @@ impl LatSummary {
             stddev: acc.stddev(),
             n: acc.n,
             percentiles,
+            buckets,
         }
     }
 }

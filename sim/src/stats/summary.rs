@@ -358,6 +358,7 @@ mod tests {
             stddev: 210_000.0,
             n: 10,
             percentiles: Vec::new(),
+            buckets: Vec::new(),
         };
         RunReport {
             jobs: vec![JobReport {
@@ -415,6 +416,7 @@ mod tests {
             stddev: 6_370_940.0,
             n: 16_000,
             percentiles: Vec::new(),
+            buckets: Vec::new(),
         };
         let t = summary_table(&[SummaryRun {
             variant: "alloc=stock",

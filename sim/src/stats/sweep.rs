@@ -99,6 +99,7 @@ mod tests {
             clat: LatSummary {
                 mean: 2_000_000.0,
                 percentiles: vec![(50.0, 1_000_000), (99.0, p99_ns)],
+                buckets: Vec::new(),
                 n: 10,
                 ..LatSummary::default()
             },
