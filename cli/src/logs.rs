@@ -58,14 +58,21 @@ impl Logs {
                 };
                 let (file, line) = spec.where_set(option);
                 let origin = format!("{file}:{line}: {option}");
+                // One note per line of the job file: a [global] option
+                // that every job inherits is said once.
+                let mut note = |n: String| {
+                    if !notes.contains(&n) {
+                        notes.push(n);
+                    }
+                };
                 if spec.log_avg_msec == 0 {
-                    notes.push(format!(
+                    note(format!(
                         "iolab: {origin}: log_avg_msec is 0, where fio logs every IO; \
                          iolab logs 1 ms averages"
                     ));
                 }
                 if option == "write_lat_log" {
-                    notes.push(format!(
+                    note(format!(
                         "iolab: {origin}: iolab has no submission latency: its {prefix}_slat \
                          log is empty and its lat log equals its clat log"
                     ));

@@ -694,6 +694,31 @@ fn log_lines(path: &std::path::Path) -> Vec<[u64; 5]> {
 /// run's own totals: the IOPS log's entries times the window are the IOs,
 /// the bandwidth log's the bytes (to a KiB/s per line), the latency log's
 /// mean weighted by IOs is the clat mean.
+/// A log option in [global] that three jobs inherit is noted once.
+#[test]
+fn a_log_note_is_said_once_per_line() {
+    let job = temp_job(
+        "lognote.fio",
+        "[global]\nruntime=10ms\ntime_based\nsize=1m\nwrite_lat_log=n\n[a]\n[b]\n[c]\n",
+    );
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-lognote");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--device",
+        "nvme",
+        "--log-dir",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.matches("log_avg_msec is 0").count(), 1, "{err}");
+    assert_eq!(err.matches("no submission latency").count(), 1, "{err}");
+    assert!(err.contains("iolab: wrote 9 log files"), "{err}");
+}
+
 #[test]
 fn fio_logs_are_written_and_add_up_to_the_report() {
     let job = temp_job(

@@ -487,6 +487,7 @@ pub fn plan_jobs(
                 },
                 rwmixread: spec.rwmixread,
                 bs: spec.bs.map(|b| (b.min.max(1), b.max.max(b.min).max(1))),
+                bssplit: spec.bssplit.clone(),
                 files,
                 file_service: (
                     match spec.file_service_type {

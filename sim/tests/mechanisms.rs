@@ -15,6 +15,31 @@ fn mean_device_read(out: &iolab_sim::RunOutput) -> u64 {
 }
 
 #[test]
+fn bssplit_sizes_each_io_by_its_share() {
+    // A direct random reader of 4 KiB and 64 KiB blocks, a quarter and
+    // three quarters of its IOs: the device sees that mean size, and every
+    // read is one of the two.
+    let out = run_none(&scenario(
+        "[r]\nrw=randread\ndirect=1\nbssplit=4k/25:64k/75\nsize=256m\nio_size=64m\n",
+        "nvme",
+        1024 * MIB,
+        3,
+    ));
+    let r = job(&out, "r").dir(Dir::Read);
+    let want = (4096 * 25 + 65_536 * 75) / 100;
+    let mean = r.io_bytes / r.total_ios.max(1);
+    assert!(
+        mean.abs_diff(want) * 50 < want,
+        "mean read {mean} B, want about {want}"
+    );
+    // Only whole 4 KiB and 64 KiB reads: the bytes are 4 KiB times the
+    // small ones plus 64 KiB times the large ones.
+    let large = (r.io_bytes - 4096 * r.total_ios) / (65_536 - 4096);
+    assert_eq!(4096 * (r.total_ios - large) + 65_536 * large, r.io_bytes);
+    assert_eq!(mean_device_read(&out), mean);
+}
+
+#[test]
 fn a_sequential_reader_reads_ahead_in_256k_windows() {
     // fadvise_hint=1 gives a sequential job FADV_SEQUENTIAL: the window
     // ramps to 2 x 128 KiB.

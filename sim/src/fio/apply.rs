@@ -46,6 +46,13 @@ impl JobState {
     ) -> JobSpec {
         for d in DDIR_READ..=DDIR_TRIM {
             self.spec.bs[d] = self.bsrange[d].unwrap_or(BsRange::fixed(self.bs[d]));
+            let split = &self.spec.bssplit[d];
+            if let (Some(min), Some(max)) = (
+                split.iter().map(|e| e.0).min(),
+                split.iter().map(|e| e.0).max(),
+            ) {
+                self.spec.bs[d] = BsRange { min, max };
+            }
         }
         self.spec.name = self.name.unwrap_or_else(|| section.to_string());
         self.spec.file = file.to_string();
@@ -140,6 +147,11 @@ impl JobState {
                     let (min, max) = parse_range(e, kb, false)?;
                     at_least_u64(min, 1)?;
                     self.bsrange[d] = Some(BsRange { min, max });
+                }
+            }
+            Opt::Bssplit => {
+                for (d, e) in per_dir(t, false)? {
+                    s.bssplit[d] = parse_bssplit(e, kb)?;
                 }
             }
             Opt::Randseed => s.randseed = Some(parse_bytes(t, kb)?),
@@ -312,6 +324,54 @@ fn parse_rw_mode(m: &str) -> Result<RwMode, String> {
             ));
         }
     })
+}
+
+/// Most entries in one direction's `bssplit=` (fio's `BSSPLIT_MAX`).
+const BSSPLIT_MAX: usize = 64;
+
+/// One direction of `bssplit=`: `bs[/percent]:bs[/percent]:...`. An entry
+/// without a percent (or with 0) shares what the others leave, evenly
+/// (integer division, as fio divides); a percent above 100 counts as 100.
+/// Where fio stops at 64 entries with a message and at a sum above 100
+/// only when two or more entries lack a percent, iolab refuses both, and
+/// any sum above 100 with an entry left to fill.
+fn parse_bssplit(t: &str, kb: u32) -> Result<Vec<(u64, u32)>, String> {
+    let mut out: Vec<(u64, Option<u32>)> = Vec::new();
+    for entry in t.split(':') {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            break;
+        }
+        if out.len() == BSSPLIT_MAX {
+            return Err(format!("more than {BSSPLIT_MAX} entries in '{t}'"));
+        }
+        let (bs, perc) = match entry.split_once('/') {
+            Some((bs, p)) => {
+                let p = parse_plain_u32(p.trim())?;
+                (bs, if p == 0 { None } else { Some(p.min(100)) })
+            }
+            None => (entry, None),
+        };
+        let bs = at_least_u64(parse_bytes(bs.trim(), kb)?, 1)?;
+        out.push((bs, perc));
+    }
+    if out.is_empty() {
+        return Err("missing value".to_string());
+    }
+    let given: u32 = out.iter().filter_map(|e| e.1).sum();
+    let missing = out.iter().filter(|e| e.1.is_none()).count() as u32;
+    if missing > 0 && given > 100 {
+        return Err(format!(
+            "the percentages of '{t}' add up to {given}, leaving nothing for the entries without one"
+        ));
+    }
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let mut split: Vec<(u64, u32)> = out
+        .into_iter()
+        .map(|(b, p)| (b, p.unwrap_or(share)))
+        .collect();
+    split.sort_by_key(|e| e.1);
+    Ok(split)
 }
 
 /// `ioengine=`: one of the engines iolab simulates.

@@ -344,6 +344,12 @@ pub struct JobSpec {
     /// `bsrange=`/`blocksize_range=` (a range set for a direction wins over
     /// `bs=` for that direction, whatever the order, as in fio). Default 4096.
     pub bs: [BsRange; 3],
+    /// `bssplit=` per direction: `(block size, percent)` sorted by percent,
+    /// ascending and stable, as fio sorts it (`bssplit_ddir` in fio's
+    /// `options.c`); a direction with entries draws each IO's size from
+    /// them and its [`bs`](Self::bs) is their smallest to largest. Empty:
+    /// no split.
+    pub bssplit: [Vec<(u64, u32)>; 3],
     /// `size=`: total I/O region per job. Default none (fio then uses the
     /// file sizes); `size=0` also means none.
     pub size: Option<SizeSpec>,
@@ -477,6 +483,7 @@ impl JobSpec {
             rw: Rw::default(),
             rwmixread: 50,
             bs: [BsRange::fixed(4096); 3],
+            bssplit: [Vec::new(), Vec::new(), Vec::new()],
             size: None,
             io_size: None,
             filesize: None,

@@ -19,6 +19,7 @@
 pub(crate) enum Opt {
     Bs,
     Bsrange,
+    Bssplit,
     Buffered,
     Cgroup,
     CgroupWeight,
@@ -227,7 +228,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "unaligned block sizes",
     ),
     typed("bsrange", "bsrange", Opt::Bsrange),
-    unsupported("bssplit", "bssplit", H::Never, "block size mixes"),
+    typed("bssplit", "bssplit", Opt::Bssplit),
     cosmetic("buffer_compress_chunk", "buffer_compress_chunk", R_BUF),
     cosmetic(
         "buffer_compress_percentage",

@@ -108,6 +108,9 @@ pub struct JobPlan {
     pub rwmixread: u32,
     /// Block size range per direction (read, write, trim).
     pub bs: [(u64, u64); 3],
+    /// `bssplit=` per direction, `(size, percent)` in fio's order (by
+    /// percent); empty: sizes from [`bs`](Self::bs).
+    pub bssplit: [Vec<(u64, u32)>; 3],
     /// Files.
     pub files: Vec<FilePlan>,
     /// How files are picked, and IOs per pick.
@@ -302,9 +305,56 @@ impl OffsetGen {
     }
 }
 
+/// The block size of one IO under `bssplit=` (fio's `get_next_buflen`):
+/// `r` uniform in `[0, 2^32)`, the entries sorted by percent; the first
+/// whose running percent `p` has `r / p <= (2^32 - 1) / 100` is taken,
+/// else the last with a percent. Sizes are rounded down to a multiple of
+/// the smallest, `min_bs`, as fio aligns them.
+pub fn bssplit_pick(split: &[(u64, u32)], r: u64, min_bs: u64) -> u64 {
+    const FRAND_MAX: u64 = (1 << 32) - 1;
+    let mut len = min_bs;
+    let mut perc = 0u64;
+    for &(bs, p) in split {
+        if p == 0 {
+            continue;
+        }
+        len = bs;
+        perc += u64::from(p);
+        if r / perc <= FRAND_MAX / 100 {
+            break;
+        }
+    }
+    let min_bs = min_bs.max(1);
+    (len - len % min_bs).max(min_bs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bssplit_draws_each_size_its_share() {
+        // Sorted by percent, as the parser leaves it.
+        let split = [(4096, 10), (32_768, 40), (65_536, 50)];
+        let mut n = [0u64; 3];
+        let steps = 100_000u64;
+        for i in 0..steps {
+            let r = i * (1 << 32) / steps;
+            match bssplit_pick(&split, r, 4096) {
+                4096 => n[0] += 1,
+                32_768 => n[1] += 1,
+                65_536 => n[2] += 1,
+                other => panic!("size {other}"),
+            }
+        }
+        assert_eq!(n.map(|c| (c * 100 + steps / 2) / steps), [10, 40, 50]);
+        // Shares short of 100: what is left goes to the last entry.
+        let short = [(4096, 20), (8192, 30)];
+        assert_eq!(bssplit_pick(&short, (1 << 32) - 1, 4096), 8192);
+        assert_eq!(bssplit_pick(&short, 0, 4096), 4096);
+        // Sizes are multiples of the smallest.
+        assert_eq!(bssplit_pick(&[(6000, 100)], 0, 4096), 4096);
+    }
     use crate::rng::Entity;
 
     #[test]

@@ -15,7 +15,7 @@ use crate::fs::raid::MapChunk;
 use crate::rng::Stream;
 use crate::stats::{self, JobStats};
 use crate::time::{Ns, SEC};
-use crate::workload::{Dir, EngineKind, ExitWhat, FileService, JobPlan, OffsetGen, RwMix};
+use crate::workload::{self, Dir, EngineKind, ExitWhat, FileService, JobPlan, OffsetGen, RwMix};
 
 /// Largest bio the block layer builds (`max_sectors_kb`, 512 KiB *(assumed)*).
 pub(crate) const MAX_BIO_BYTES: u64 = 512 * 1024;
@@ -344,7 +344,9 @@ impl<P: Policy> World<P> {
             }
         }
         let (lo, hi) = plan.bs[d];
-        let len = if hi > lo {
+        let len = if !plan.bssplit[d].is_empty() {
+            workload::bssplit_pick(&plan.bssplit[d], job.rng.below(1 << 32), lo)
+        } else if hi > lo {
             lo + job.rng.below((hi - lo) / lo.max(1) + 1) * lo
         } else {
             lo

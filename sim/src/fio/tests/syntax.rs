@@ -216,6 +216,34 @@ fn bs_lists_follow_fio_rules() {
 }
 
 #[test]
+fn bssplit_follows_fio_rules() {
+    let j = job("[job]\nbssplit=4k/10:64k/50:32k/40\n");
+    // Sorted by percent, as fio sorts it; the same list in every direction.
+    let want = vec![(4 * KIB, 10), (32 * KIB, 40), (64 * KIB, 50)];
+    assert_eq!(j.bssplit, [want.clone(), want.clone(), want]);
+    assert_eq!(j.bs.map(|r| (r.min, r.max)), [(4 * KIB, 64 * KIB); 3]);
+    // Entries without a percent share what is left; 0 counts as none.
+    let j = job("[job]\nbssplit=4k:8k/50:16k/0\n");
+    assert_eq!(j.bssplit[0], [(4 * KIB, 25), (16 * KIB, 25), (8 * KIB, 50)]);
+    // Per direction: two lists give trim the write one; an empty list
+    // keeps that direction's bs.
+    let j = job("[job]\nbs=8k\nbssplit=4k/100,64k/100\n");
+    assert_eq!(j.bssplit[1], [(64 * KIB, 100)]);
+    assert_eq!(j.bssplit[2], [(64 * KIB, 100)]);
+    let j = job("[job]\nbs=8k\nbssplit=,64k/100\n");
+    assert!(j.bssplit[0].is_empty());
+    assert_eq!(j.bs[0].min, 8 * KIB);
+    // Over 100 with an entry left to fill, too many entries, bad sizes.
+    let e = err("[job]\nbssplit=4k/60:8k/50:16k\n");
+    assert_err(&e, 2, Some("bssplit"), "add up to 110");
+    let many: Vec<String> = (1..=65).map(|i| format!("{i}k/1")).collect();
+    let e = err(&format!("[job]\nbssplit={}\n", many.join(":")));
+    assert_err(&e, 2, Some("bssplit"), "more than 64 entries");
+    let e = err("[job]\nbssplit=4q/50\n");
+    assert_eq!(e.line, 2);
+}
+
+#[test]
 fn bsrange_and_ranges() {
     let j = job("[job]\nbsrange=1k-4k\n");
     assert_eq!(
