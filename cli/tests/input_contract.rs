@@ -393,6 +393,21 @@ fn every_problem_of_a_job_file_is_said_at_once() {
     assert!(!err.contains("filename"), "no misleading suggestion: {err}");
 }
 
+/// A job on a raw device without a size (fio takes the device's size) is
+/// refused saying so and how large the simulated device is; sized, it runs.
+#[test]
+fn a_raw_device_job_without_a_size_is_told_how_to_size_it() {
+    let bare = "[j]\nfilename=/dev/sdb\nrw=randread\ndirect=1\nruntime=10ms\ntime_based\n";
+    let job = write("rawdev.fio", bare);
+    refused(
+        &["run", &job, "--device", "nvme"],
+        "fio would use the size of the device /dev/sdb; set size= or filesize= (the \
+         simulated device has 1000000000000 bytes)",
+    );
+    let sized = write("rawdev-sized.fio", &format!("{bare}size=1g\n"));
+    runs(&["run", &sized, "--device", "nvme"]);
+}
+
 /// Device-file errors of type, range or name carry the key's line; an
 /// empty file says what a device file needs; a trace path that cannot be
 /// written is refused before the run.

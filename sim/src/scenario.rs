@@ -373,11 +373,16 @@ pub fn plan_jobs(
             (Some(r), _) => r.min,
             (None, Some(s)) => s / u64::from(nrfiles),
             (None, None) => {
-                return Err(job_err(
-                    spec,
-                    "size",
-                    "no size given: set size= or filesize=",
-                ));
+                // fio takes a block device's own size here; iolab does not
+                // pick one without being asked.
+                let msg = match spec.filename.iter().find(|f| f.starts_with("/dev/")) {
+                    Some(dev) => format!(
+                        "no size given: fio would use the size of the device {dev}; \
+                         set size= or filesize= (the simulated device has {capacity} bytes)"
+                    ),
+                    None => "no size given: set size= or filesize=".to_string(),
+                };
+                return Err(job_err(spec, "size", msg));
             }
         };
         if file_size < PAGE {
