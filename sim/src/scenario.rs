@@ -509,6 +509,8 @@ pub fn plan_jobs(
                 } else {
                     Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
                 },
+                io_count_limit: (spec.number_ios > 0)
+                    .then(|| spec.number_ios.saturating_mul(u64::from(spec.loops.max(1)))),
                 runtime: spec.runtime_ns,
                 time_based: spec.time_based && spec.runtime_ns.is_some(),
                 ramp: spec.ramp_time_ns,

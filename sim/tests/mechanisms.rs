@@ -15,6 +15,28 @@ fn mean_device_read(out: &iolab_sim::RunOutput) -> u64 {
 }
 
 #[test]
+fn number_ios_stops_a_job_at_that_many_ios() {
+    // Before its size ends it, with IOs in flight (QD8), and before a
+    // time-based runtime ends it; with loops=2 the limit is per loop.
+    for (extra, want) in [
+        ("", 1000),
+        ("runtime=10s\ntime_based\n", 1000),
+        ("loops=2\n", 2000),
+    ] {
+        let out = run_none(&scenario(
+            &format!(
+                "[r]\nrw=randread\ndirect=1\nioengine=libaio\niodepth=8\nsize=64m\n\
+                 number_ios=1000\n{extra}"
+            ),
+            "nvme",
+            1024 * MIB,
+            1,
+        ));
+        assert_eq!(job(&out, "r").dir(Dir::Read).total_ios, want, "{extra:?}");
+    }
+}
+
+#[test]
 fn bssplit_sizes_each_io_by_its_share() {
     // A direct random reader of 4 KiB and 64 KiB blocks, a quarter and
     // three quarters of its IOs: the device sees that mean size, and every

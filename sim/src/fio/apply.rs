@@ -200,6 +200,7 @@ impl JobState {
             Opt::Fsync => s.fsync = parse_u32(t, kb)?,
             Opt::Fdatasync => s.fdatasync = parse_u32(t, kb)?,
             Opt::Loops => s.loops = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::NumberIos => s.number_ios = parse_bytes(t, kb)?,
             Opt::Numjobs => s.numjobs = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Runtime => {
                 let ns = parse_time_ns(t, SECOND_US)?;

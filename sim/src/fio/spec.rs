@@ -381,6 +381,10 @@ pub struct JobSpec {
     pub ramp_time_ns: u64,
     /// `loops=`. Default 1.
     pub loops: u32,
+    /// `number_ios=`: the job stops once it has issued this many IOs (all
+    /// directions) per loop, whatever else would end it later; 0: no such
+    /// limit (fio's default).
+    pub number_ios: u64,
     /// `fsync=`: fsync after this many writes. Default 0 (never).
     pub fsync: u32,
     /// `fdatasync=`: fdatasync after this many writes. Default 0 (never).
@@ -497,6 +501,7 @@ impl JobSpec {
             time_based: false,
             ramp_time_ns: 0,
             loops: 1,
+            number_ios: 0,
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,

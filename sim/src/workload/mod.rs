@@ -117,6 +117,9 @@ pub struct JobPlan {
     pub file_service: (FileService, u32),
     /// Stop after this many bytes (None: only the runtime stops it).
     pub io_limit: Option<u64>,
+    /// Stop after issuing this many IOs, all directions (`number_ios` ×
+    /// `loops`, fio's `exceeds_number_ios`); None: no such limit.
+    pub io_count_limit: Option<u64>,
     /// Runtime after ramp.
     pub runtime: Option<Ns>,
     /// Loop over the files until the runtime ends.

@@ -299,6 +299,14 @@ impl<P: Policy> World<P> {
             self.ctx_finish(now, c);
             return;
         }
+        // IO count limit (`number_ios`): IOs issued, in flight included.
+        if let Some(limit) = plan.io_count_limit
+            && job.issued.iter().sum::<u64>() >= limit
+        {
+            self.job_stop(now, j as u32);
+            self.ctx_finish(now, c);
+            return;
+        }
         if job.exhausted {
             self.job_stop(now, j as u32);
             self.ctx_finish(now, c);

@@ -151,8 +151,8 @@ fn unsupported_options() {
     let e = err("[global]\nrandom_distribution=zipf:1.2\n[job]\n");
     assert_err(&e, 2, Some("random_distribution"), "not implemented");
     assert_eq!(e.section.as_deref(), Some("global"));
-    let e = err("[job]\nnumber_ios=100\n");
-    assert_err(&e, 2, Some("number_ios"), "not implemented");
+    let e = err("[job]\nstartdelay=5\n");
+    assert_err(&e, 2, Some("startdelay"), "not implemented");
     let e = err("[job]\nverify=md5\n");
     assert_err(&e, 2, Some("verify"), "not implemented");
     let e = err("[job]\nverify_only\n");
