@@ -179,13 +179,13 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
     }
     for name in names {
         for dir in [Dir::Read, Dir::Write] {
-            if windows_of(first, name, dir).0.is_empty() {
+            let all: Vec<_> = runs.iter().map(|(_, r)| windows_of(r, name, dir)).collect();
+            // A job and direction the first variant did no IO in has no figure.
+            let Some(window_ms) = all.first().filter(|w| !w.0.is_empty()).map(|w| w.1) else {
                 continue;
-            }
+            };
             // One bin length for every variant: the longest run's windows
             // in at most RATE_POINTS bins.
-            let all: Vec<_> = runs.iter().map(|(_, r)| windows_of(r, name, dir)).collect();
-            let window_ms = all.first().map_or(1, |w| w.1);
             let span = all
                 .iter()
                 .filter_map(|(w, _)| w.last().map(|l| l.0 + 1))

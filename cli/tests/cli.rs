@@ -171,6 +171,13 @@ fn every_printed_table_has_a_caption_and_its_sign_legend() {
     }
 }
 
+/// `target/tmp/NAME`, emptied: a test's own output directory.
+fn empty_scratch_dir(name: &str) -> PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
 /// A job file in this suite's scratch directory under Cargo's
 /// `target/tmp`.
 fn temp_job(name: &str, text: &str) -> PathBuf {
@@ -701,9 +708,7 @@ fn a_log_note_is_said_once_per_line() {
         "lognote.fio",
         "[global]\nruntime=10ms\ntime_based\nsize=1m\nwrite_lat_log=n\n[a]\n[b]\n[c]\n",
     );
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-lognote");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = empty_scratch_dir("iolab-lognote");
     let o = iolab(&[
         "run",
         job.to_str().expect("utf-8"),
@@ -726,8 +731,7 @@ fn fio_logs_are_written_and_add_up_to_the_report() {
         "[global]\nruntime=1\ntime_based\nlog_avg_msec=100\n\
          [r]\nrw=randread\nbs=4k\nsize=64m\nwrite_bw_log=x\nwrite_iops_log=x\nwrite_lat_log\n",
     );
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-logs");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = empty_scratch_dir("iolab-logs");
     let j = job.to_str().expect("utf-8 path");
     let d = dir.to_str().expect("utf-8 path");
     let o = iolab(&[
@@ -797,8 +801,7 @@ fn fio_logs_of_several_runs_go_one_directory_each() {
         stderr(&o)
     );
     assert!(o.stdout.is_empty());
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-logs2");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = empty_scratch_dir("iolab-logs2");
     let d = dir.to_str().expect("utf-8 path");
     let o = iolab(&[
         "compare",

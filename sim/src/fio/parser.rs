@@ -96,11 +96,25 @@ impl<'e, 'a> Parser<'e, 'a> {
 
     /// Records a problem and goes on.
     fn report(&mut self, e: ParseError) {
-        if self.errors.len() + self.engine_errors.len() < MAX_LISTED_ERRORS {
+        if self.has_room() {
             self.errors.push(e);
-        } else {
+        }
+    }
+
+    /// Records a refused `ioengine=` line, listed ahead of the rest.
+    fn report_engine(&mut self, e: ParseError) {
+        if self.has_room() {
+            self.engine_errors.push(e);
+        }
+    }
+
+    /// Whether one more problem is listed; counts it as omitted if not.
+    fn has_room(&mut self) -> bool {
+        let room = self.errors.len() + self.engine_errors.len() < MAX_LISTED_ERRORS;
+        if !room {
             self.omitted += 1;
         }
+        room
     }
 
     fn loc(&self, file: &str, line: usize) -> Loc {
@@ -272,22 +286,14 @@ impl<'e, 'a> Parser<'e, 'a> {
                 },
                 None => None,
             };
-            match entry.class {
-                Class::Typed(Opt::Ioengine) => {
-                    let name = value.as_deref().unwrap_or("").trim();
-                    if apply::parse_engine(name).is_err() {
-                        let e = loc.err(Some(&o.key), engine_refusal(name));
-                        self.report_engine(e);
-                        continue;
-                    }
-                    pending.push(Pending {
-                        at,
-                        opt: Opt::Ioengine,
-                        key: o.key.clone(),
-                        value: value.clone(),
-                        loc: loc.clone(),
-                    });
+            if matches!(entry.class, Class::Typed(Opt::Ioengine)) {
+                let name = value.as_deref().unwrap_or("").trim();
+                if apply::parse_engine(name).is_err() {
+                    self.report_engine(loc.err(Some(&o.key), engine_refusal(name)));
+                    continue;
                 }
+            }
+            match entry.class {
                 Class::Typed(opt) => pending.push(Pending {
                     at,
                     opt,
@@ -370,15 +376,6 @@ impl<'e, 'a> Parser<'e, 'a> {
             let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
             spec.option_at = option_at;
             self.jobs.push(spec);
-        }
-    }
-
-    /// Records a refused `ioengine=` line, listed ahead of the rest.
-    fn report_engine(&mut self, e: ParseError) {
-        if self.errors.len() + self.engine_errors.len() < MAX_LISTED_ERRORS {
-            self.engine_errors.push(e);
-        } else {
-            self.omitted += 1;
         }
     }
 
