@@ -70,27 +70,35 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
     fio::parse_job_file(path, &text, &env).map_err(|e| Failure::input(e.to_string()))
 }
 
-/// The one stderr line naming the job options fio would act on and the
-/// simulation does not (a log, a priority, a CPU mask), so none is dropped
-/// unsaid; `None` when there is none. `--verbose` lists every accepted
-/// option with its reason instead.
-pub fn not_simulated_note(accepted: &[Accepted]) -> Option<String> {
+/// The stderr lines for the job options that do not do what the user may
+/// expect, so none is dropped unsaid: one naming those fio would act on and
+/// the simulation does not (a log, a priority, a CPU mask), then one per
+/// option fio itself overrides with another (a `bs=` beside a `bssplit=`).
+/// `--verbose` lists every accepted option with its reason instead.
+pub fn accepted_notes(accepted: &[Accepted]) -> Vec<String> {
+    let mut notes = Vec::new();
     let named: Vec<String> = accepted
         .iter()
         .filter(|a| a.standing == Standing::NotSimulated)
         .map(|a| format!("{} ({}:{})", a.option, a.file, a.line))
         .collect();
-    if named.is_empty() {
-        return None;
+    if !named.is_empty() {
+        let count = match named.len() {
+            1 => "1 job option is".to_owned(),
+            n => format!("{n} job options are"),
+        };
+        notes.push(format!(
+            "iolab: {count} accepted but not simulated: {}; --verbose says why",
+            named.join(", ")
+        ));
     }
-    let count = match named.len() {
-        1 => "1 job option is".to_owned(),
-        n => format!("{n} job options are"),
-    };
-    Some(format!(
-        "iolab: {count} accepted but not simulated: {}; --verbose says why",
-        named.join(", ")
-    ))
+    notes.extend(
+        accepted
+            .iter()
+            .filter(|a| a.standing == Standing::Overridden)
+            .map(|a| format!("iolab: {a}")),
+    );
+    notes
 }
 
 /// A device preset or TOML file.

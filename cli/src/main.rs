@@ -606,8 +606,10 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         for a in &jobfile.accepted {
             eprintln!("iolab: {a}");
         }
-    } else if let Some(note) = load::not_simulated_note(&jobfile.accepted) {
-        eprintln!("{note}");
+    } else {
+        for note in load::accepted_notes(&jobfile.accepted) {
+            eprintln!("{note}");
+        }
     }
     Ok(Scenario {
         jobs: jobfile.jobs,

@@ -349,6 +349,30 @@ fn options_not_simulated_are_said() {
     assert_eq!(stderr(&runs(&["run", &quiet, "--device", "nvme"])), "");
 }
 
+/// A `bs=` that a `bssplit=` overrides, as fio's does, is said on stderr
+/// with both lines, and the run goes on with fio's sizes.
+#[test]
+fn an_overridden_block_size_is_said() {
+    let job = write(
+        "split.fio",
+        "[global]
+bs=8k
+[j]
+rw=randread
+size=1m
+bssplit=4k/50:16k/50
+",
+    );
+    let err = stderr(&runs(&["run", &job, "--device", "nvme"]));
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "iolab: {job}:2: bs: has no effect on the reads: bssplit ({job}:6) decides \
+             their block sizes, as in fio"
+        )
+    );
+}
+
 /// A job file with several problems gets them all, one line each, exit 2:
 /// an engine iolab does not simulate first, its options named as its.
 #[test]

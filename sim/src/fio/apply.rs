@@ -23,7 +23,32 @@ pub(crate) struct JobState {
     bsrange: [Option<BsRange>; 3],
     /// The job's own `name=`.
     pub(crate) name: Option<String>,
+    /// Where the option being applied is (file, line), set by the parser
+    /// before each [`JobState::apply`].
+    pub(crate) at: Option<(String, usize)>,
+    /// Where each direction's block size was last given, per option:
+    /// `[bs, bsrange, bssplit]`, so an option another one overrides can be
+    /// named ([`JobState::superseded`]).
+    size_at: [[Option<(String, usize)>; 3]; 3],
 }
+
+/// One block-size option that has no effect in a job because a later
+/// stage of fio's choice of sizes overrides it, for some directions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Overridden {
+    /// The option without effect, and where it is.
+    pub(crate) option: &'static str,
+    pub(crate) at: (String, usize),
+    /// The option that decides instead, and where it is.
+    pub(crate) by: &'static str,
+    pub(crate) by_at: (String, usize),
+    /// The directions concerned, among those the job does.
+    pub(crate) dirs: Vec<&'static str>,
+}
+
+/// The block-size options in the order fio lets them decide: `bsrange=`
+/// sets the bounds `bs=` would, and a `bssplit=` picks every size.
+const SIZE_OPTIONS: [&str; 3] = ["bs", "bsrange", "bssplit"];
 
 impl JobState {
     /// fio's defaults.
@@ -33,7 +58,51 @@ impl JobState {
             bs: [4096; 3],
             bsrange: [None; 3],
             name: None,
+            at: None,
+            size_at: Default::default(),
         }
+    }
+
+    /// The block-size options this job gives that others override (fio's
+    /// `fixup_options` takes `bs=` only where no `bsrange=` or `bssplit=`
+    /// set the bounds, and a direction with a `bssplit=` draws its sizes
+    /// from it whatever else is set), for the directions the job does.
+    pub(crate) fn superseded(&self) -> Vec<Overridden> {
+        let mode = self.spec.rw.mode;
+        let does = [mode.reads(), mode.writes(), mode.trims()];
+        let names = ["reads", "writes", "trims"];
+        let mut out: Vec<Overridden> = Vec::new();
+        for (lower, &option) in SIZE_OPTIONS.iter().enumerate().take(2) {
+            for d in DDIR_READ..=DDIR_TRIM {
+                let Some(at) = self.size_at[lower][d].clone().filter(|_| does[d]) else {
+                    continue;
+                };
+                let Some(higher) = (lower + 1..3).rev().find(|&h| self.size_at[h][d].is_some())
+                else {
+                    continue;
+                };
+                let by_at = self.size_at[higher][d].clone().unwrap_or_default();
+                let by = SIZE_OPTIONS[higher];
+                match out
+                    .iter_mut()
+                    .find(|o| o.option == option && o.at == at && o.by == by && o.by_at == by_at)
+                {
+                    Some(o) => o.dirs.push(names[d]),
+                    None => out.push(Overridden {
+                        option,
+                        at,
+                        by,
+                        by_at,
+                        dirs: vec![names[d]],
+                    }),
+                }
+            }
+        }
+        out
+    }
+
+    fn given(&mut self, option: usize, d: usize) {
+        self.size_at[option][d] = self.at.clone();
     }
 
     /// The finished job spec for a section.
@@ -140,6 +209,7 @@ impl JobState {
             Opt::Bs => {
                 for (d, e) in per_dir(t, true)? {
                     self.bs[d] = at_least_u64(parse_bytes(e, kb)?, 1)?;
+                    self.given(0, d);
                 }
             }
             Opt::Bsrange => {
@@ -147,11 +217,13 @@ impl JobState {
                     let (min, max) = parse_range(e, kb, false)?;
                     at_least_u64(min, 1)?;
                     self.bsrange[d] = Some(BsRange { min, max });
+                    self.given(1, d);
                 }
             }
             Opt::Bssplit => {
                 for (d, e) in per_dir(t, false)? {
-                    s.bssplit[d] = parse_bssplit(e, kb)?;
+                    self.spec.bssplit[d] = parse_bssplit(e, kb)?;
+                    self.given(2, d);
                 }
             }
             Opt::Randseed => s.randseed = Some(parse_bytes(t, kb)?),

@@ -86,7 +86,8 @@ pub struct ParseEnv<'a> {
     pub include: &'a IncludeFn<'a>,
 }
 
-/// A cosmetic option that was accepted but has no effect on the simulation.
+/// An option that was accepted but has no effect on the simulation: one
+/// iolab does not simulate, or one fio itself would override.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Accepted {
     /// File the option is in.
@@ -112,13 +113,21 @@ pub enum Standing {
     /// (threads or processes, clock source, clean-up), a detail of an
     /// option the job does not set, or a value that keeps fio's default.
     Inert,
+    /// fio would not act on it either, because another option the job
+    /// gives decides instead (a `bs=` where a `bssplit=` picks the sizes):
+    /// what the user wrote has no effect, which the CLI says on stderr.
+    Overridden,
 }
 
 impl std::fmt::Display for Accepted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match self.standing {
+            Standing::Overridden => "",
+            Standing::NotSimulated | Standing::Inert => "accepted, not simulated: ",
+        };
         write!(
             f,
-            "{}:{}: {}: accepted, not simulated: {}",
+            "{}:{}: {}: {how}{}",
             self.file, self.line, self.option, self.why
         )
     }

@@ -354,6 +354,7 @@ impl<'e, 'a> Parser<'e, 'a> {
         let first = |o: Opt| matches!(o, Opt::KbBase | Opt::UnitBase);
         for pass in [true, false] {
             for p in pending.iter().filter(|p| first(p.opt) == pass) {
+                state.at = Some((p.loc.file.clone(), p.loc.line));
                 if let Err(m) = state.apply(p.opt, p.value.as_deref()) {
                     problems.push((p.at, p.loc.err(Some(&p.key), m)));
                 }
@@ -373,9 +374,39 @@ impl<'e, 'a> Parser<'e, 'a> {
             options.extend(written);
             let mut option_at = self.global_at.clone();
             option_at.extend(written_at);
+            self.note_overridden(&state);
             let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
             spec.option_at = option_at;
             self.jobs.push(spec);
+        }
+    }
+
+    /// Lists, once each, the block-size options of a job that fio would
+    /// override with another (see [`JobState::superseded`]).
+    fn note_overridden(&mut self, state: &apply::JobState) {
+        for o in state.superseded() {
+            let why = format!(
+                "has no effect on the {}: {} ({}:{}) decides their block sizes, as in fio",
+                o.dirs.join(" and "),
+                o.by,
+                o.by_at.0,
+                o.by_at.1
+            );
+            let dup = self.accepted.iter().any(|a| {
+                a.standing == Standing::Overridden
+                    && a.file == o.at.0
+                    && a.line == o.at.1
+                    && a.why == why
+            });
+            if !dup {
+                self.accepted.push(Accepted {
+                    file: o.at.0,
+                    line: o.at.1,
+                    option: o.option.to_string(),
+                    why,
+                    standing: Standing::Overridden,
+                });
+            }
         }
     }
 

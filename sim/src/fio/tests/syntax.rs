@@ -627,3 +627,71 @@ fn option_lines_are_remembered_for_later_errors() {
     // Never set: the section's own line.
     assert_eq!(b.where_set("iodepth"), ("test.fio", 7));
 }
+
+/// `(line, option, why)` of each option listed as overridden.
+fn overridden(f: &JobFile) -> Vec<(usize, &str, &str)> {
+    f.accepted
+        .iter()
+        .filter(|a| a.standing == Standing::Overridden)
+        .map(|a| (a.line, a.option.as_str(), a.why.as_str()))
+        .collect()
+}
+
+/// A block size another block-size option overrides, as fio's choice of
+/// sizes does (a `bssplit=` picks every size of its directions, a
+/// `bsrange=` sets the bounds a `bs=` would), is listed once with both
+/// places, for the directions the job does only; the sizes are fio's.
+#[test]
+fn overridden_block_sizes_are_named() {
+    let f = parse(concat!(
+        "[global]\nbs=8k\n",
+        "[a]\nrw=randread\nbssplit=4k/50:16k/50\n",
+        "[b]\nrw=randread\nbssplit=4k/50:16k/50\n",
+        "[c]\nrw=randrw\nbsrange=4k-64k,\n",
+        "[d]\nrw=randwrite\nbssplit=,4k\n",
+        "[e]\nrw=randwrite\n",
+    ))
+    .expect("parses");
+    let over = overridden(&f);
+    let by = |dirs: &str, opt: &str, line: usize| {
+        format!(
+            "has no effect on the {dirs}: {opt} (test.fio:{line}) decides their block sizes, as in fio"
+        )
+    };
+    assert_eq!(
+        over,
+        [
+            (2, "bs", by("reads", "bssplit", 5).as_str()),
+            (2, "bs", by("reads", "bssplit", 8).as_str()),
+            (2, "bs", by("reads", "bsrange", 11).as_str()),
+            (2, "bs", by("writes", "bssplit", 14).as_str()),
+        ]
+    );
+    assert_eq!(
+        f.jobs[0].bs[DDIR_READ],
+        BsRange {
+            min: 4 * KIB,
+            max: 16 * KIB
+        }
+    );
+    assert_eq!(f.jobs[2].bs[DDIR_WRITE], BsRange::fixed(8 * KIB));
+    assert_eq!(f.jobs[4].bs[DDIR_WRITE], BsRange::fixed(8 * KIB));
+    let shown = f
+        .accepted
+        .iter()
+        .find(|a| a.standing == Standing::Overridden);
+    assert_eq!(
+        shown.map(ToString::to_string).as_deref(),
+        Some(format!("test.fio:2: bs: {}", by("reads", "bssplit", 5)).as_str())
+    );
+    // In one section both, and a bsrange the bssplit overrides too.
+    let f = parse("[j]\nrw=randrw\nbs=4k\nbsrange=4k-8k\nbssplit=4k/10:8k/90\n").expect("parses");
+    let over = overridden(&f);
+    assert_eq!(
+        over,
+        [
+            (3, "bs", by("reads and writes", "bssplit", 5).as_str()),
+            (4, "bsrange", by("reads and writes", "bssplit", 5).as_str()),
+        ]
+    );
+}
