@@ -70,6 +70,31 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
     fio::parse_job_file(path, &text, &env).map_err(|e| Failure::input(e.to_string()))
 }
 
+/// `--section NAME...`: keeps only the jobs of those sections, in file
+/// order, as fio does; a name no section has is an error listing the
+/// sections there are. Nothing given keeps every job.
+pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result<(), Failure> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    if let Some(missing) = names
+        .iter()
+        .find(|n| !file.jobs.iter().any(|j| &j.section == *n))
+    {
+        let there: Vec<String> = file
+            .jobs
+            .iter()
+            .map(|j| format!("[{}]", j.section))
+            .collect();
+        return Err(Failure::input(format!(
+            "--section {missing}: {path} has no job section [{missing}] (its job sections: {})",
+            there.join(", ")
+        )));
+    }
+    file.jobs.retain(|j| names.contains(&j.section));
+    Ok(())
+}
+
 /// The stderr lines for the job options that do not do what the user may
 /// expect, so none is dropped unsaid: one naming those fio would act on and
 /// the simulation does not (a log, a priority, a CPU mask), then one per

@@ -161,6 +161,15 @@ struct Common {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     output_format: Format,
+    /// Write the output (the tables, the JSON or a shard document) to FILE
+    /// instead of stdout, as fio's --output does; the file is made before
+    /// the runs start, so a path that cannot be written stops nothing late.
+    #[arg(long, value_name = "FILE")]
+    output: Option<String>,
+    /// Run only the job file's section [NAME] (again for several), as
+    /// fio's --section does; [global] sections still apply.
+    #[arg(long, value_name = "NAME")]
+    section: Vec<String>,
     /// List every job option accepted without effect on the simulation,
     /// with the reason (without it, stderr names only those fio would act
     /// on: logs, priorities, CPU masks).
@@ -207,6 +216,9 @@ enum Cmd {
         /// Draw the figures `--plot DIR` draws for the unsharded command.
         #[arg(long, value_name = "DIR")]
         plot: Option<String>,
+        /// Write the output to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        output: Option<String>,
     },
     /// List device presets and their parameters.
     Devices {
@@ -263,13 +275,18 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
         Cmd::Devices { name } => devices(name),
         Cmd::Kernel { cmd } => kernel::run(cmd),
         Cmd::Calibrate(a) => kernel::calibrate(&a),
-        Cmd::Merge { files, plot } => {
+        Cmd::Merge {
+            files,
+            plot,
+            output,
+        } => {
+            let mut out = Output::open(output.as_deref())?;
             let m = shard::merge(&files)?;
             if let Some(dir) = &plot {
                 draw(dir, &m.policies, &m.variants, &m.outs, m.seeds.as_deref())?;
             }
             let text = render::render(m.kind, &m.policies, &m.variants, m.seeds, m.format, m.outs)?;
-            write_out(&mut std::io::stdout().lock(), &text)
+            out.write(&text)
         }
         Cmd::Run { common, policy } => {
             if policy.contains('{') {
@@ -304,6 +321,7 @@ fn identity(c: &Common) -> String {
         verbose: false,
         plot: None,
         log_dir: None,
+        output: None,
         ..c.clone()
     };
     format!("{c:?}")
@@ -318,6 +336,7 @@ fn run_or_compare(
     variants: Vec<Variant>,
 ) -> Result<(), Failure> {
     let scenario = build_scenario(common)?;
+    let mut out = Output::open(common.output.as_deref())?;
     let mut notes = Vec::new();
     let logs = logs::Logs::plan(&scenario.jobs, common.log_dir.as_deref(), &mut notes);
     if let (false, Some(dir)) = (logs.any(), &common.log_dir) {
@@ -376,7 +395,35 @@ fn run_or_compare(
             )?
         }
     };
-    write_out(&mut std::io::stdout().lock(), &text)
+    out.write(&text)
+}
+
+/// Where a command's output goes: stdout, or the `--output` file, made
+/// (empty) before the runs start.
+enum Output {
+    Stdout,
+    File(String, std::fs::File),
+}
+
+impl Output {
+    fn open(path: Option<&str>) -> Result<Self, Failure> {
+        match path {
+            None => Ok(Output::Stdout),
+            Some(p) => std::fs::File::create(p)
+                .map(|f| Output::File(p.to_owned(), f))
+                .map_err(|e| Failure::input(format!("--output {p}: {e}"))),
+        }
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), Failure> {
+        match self {
+            Output::Stdout => write_out(&mut std::io::stdout().lock(), text),
+            Output::File(p, f) => f.write_all(text.as_bytes()).map_err(|e| Failure {
+                code: 1,
+                message: format!("--output {p}: {e}"),
+            }),
+        }
+    }
 }
 
 /// `--plot DIR`: the figures of each variant's first run (by variant,
@@ -601,7 +648,8 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         (None, Some(v)) => v.devices[0].clone(),
         (None, None) => return Err(Failure::input("give --device or --volume".to_owned())),
     };
-    let jobfile = load::job_file(&c.job, mem_bytes, c.cpus)?;
+    let mut jobfile = load::job_file(&c.job, mem_bytes, c.cpus)?;
+    load::keep_sections(&c.job, &mut jobfile, &c.section)?;
     if c.verbose {
         for a in &jobfile.accepted {
             eprintln!("iolab: {a}");

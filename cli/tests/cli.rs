@@ -844,3 +844,58 @@ fn fio_logs_of_several_runs_go_one_directory_each() {
         std::fs::read(dir.join("0.1/w_iops.log")).expect("read")
     );
 }
+
+/// `--section` runs only the named sections, in file order, with
+/// `[global]` still applied, as fio's does; `--output FILE` writes what
+/// stdout would have shown, byte for byte, and leaves stdout empty.
+#[test]
+fn sections_and_an_output_file_work_as_in_fio() {
+    let job = temp_job(
+        "sections.fio",
+        "[global]\nsize=8m\nbs=64k\n[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=randread\n",
+    );
+    let j = job.to_str().expect("utf-8 path");
+    let json = |extra: &[&str]| {
+        let mut args = vec!["run", j, "--device", "nvme", "--output-format", "json"];
+        args.extend_from_slice(extra);
+        let o = iolab(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    };
+    let o = json(&["--section", "c", "--section", "a"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let names: Vec<&str> = v["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .filter_map(|j| j["jobname"].as_str())
+        .collect();
+    assert_eq!(names, ["a", "c"]);
+    assert!(v["jobs"][0]["read"]["io_bytes"].as_u64() == Some(8 << 20));
+    let file = empty_scratch_dir("iolab-output").join("out.json");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("dir");
+    let f = file.to_str().expect("utf-8 path");
+    let to_file = json(&["--section", "c", "--section", "a", "--output", f]);
+    assert!(to_file.stdout.is_empty());
+    assert_eq!(std::fs::read(&file).expect("written"), o.stdout);
+    let missing = iolab(&["run", j, "--device", "nvme", "--section", "d"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(
+        stderr(&missing).trim_end(),
+        format!("iolab: --section d: {j} has no job section [d] (its job sections: [a], [b], [c])")
+    );
+    let nowhere = iolab(&[
+        "run",
+        j,
+        "--device",
+        "nvme",
+        "--output",
+        "/nonexistent/dir/x",
+    ]);
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(
+        stderr(&nowhere).starts_with("iolab: --output /nonexistent/dir/x: "),
+        "{}",
+        stderr(&nowhere)
+    );
+}

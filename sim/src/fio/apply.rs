@@ -124,6 +124,7 @@ impl JobState {
             }
         }
         self.spec.name = self.name.unwrap_or_else(|| section.to_string());
+        self.spec.section = section.to_string();
         self.spec.file = file.to_string();
         self.spec.line = line;
         self.spec.options = options;

@@ -315,6 +315,8 @@ pub struct JobSpec {
     /// Job name: the section name, or the job's own `name=` (a `name=` in
     /// `[global]` does not rename jobs, as in fio).
     pub name: String,
+    /// The section header's name, `[this]` (fio's `--section` matches it).
+    pub section: String,
     /// File that holds the section header.
     pub file: String,
     /// 1-based line of the section header.
@@ -476,6 +478,7 @@ impl JobSpec {
     pub fn fio_default(name: &str, file: &str, line: usize) -> Self {
         JobSpec {
             name: name.to_string(),
+            section: name.to_string(),
             file: file.to_string(),
             line,
             options: Vec::new(),
