@@ -49,10 +49,47 @@ pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
     })
 }
 
-/// Parses the job file at `path`.
+/// What error messages call a job file read from stdin (`-`).
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Reads a job file from stdin, bounded as [`read_text`] is; a terminal is
+/// refused rather than waited on.
+fn read_stdin() -> Result<String, String> {
+    use std::io::{IsTerminal as _, Read as _};
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err(
+            "job file -: stdin is a terminal; pipe a job file in (iolab run - ... < JOB.fio)"
+                .to_owned(),
+        );
+    }
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .take(MAX_TEXT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{STDIN_NAME}: {e}"))?;
+    if bytes.len() as u64 > MAX_TEXT_BYTES {
+        return Err(format!(
+            "{STDIN_NAME}: more than {MAX_TEXT_BYTES} bytes; job files above that are not read"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        format!("{STDIN_NAME}:{line}: not a text file (invalid UTF-8 at byte {at})")
+    })
+}
+
+/// Parses the job file at `path`, or from stdin for `-` (as fio reads
+/// one), its includes then relative to the current directory.
 pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failure> {
     let p = PathBuf::from(path);
-    let text = read_text(&p).map_err(Failure::input)?;
+    let (name, text) = if path == "-" {
+        (STDIN_NAME, read_stdin().map_err(Failure::input)?)
+    } else {
+        (path, read_text(&p).map_err(Failure::input)?)
+    };
     let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
     let vars: BTreeMap<String, String> = std::env::vars().collect();
     let include = move |name: &str| -> Result<(String, String), String> {
@@ -67,7 +104,7 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
         vars: &vars,
         include: &include,
     };
-    fio::parse_job_file(path, &text, &env).map_err(|e| Failure::input(e.to_string()))
+    fio::parse_job_file(name, &text, &env).map_err(|e| Failure::input(e.to_string()))
 }
 
 /// `--section NAME...`: keeps only the jobs of those sections, in file
@@ -77,6 +114,7 @@ pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result
     if names.is_empty() {
         return Ok(());
     }
+    let path = if path == "-" { STDIN_NAME } else { path };
     if let Some(missing) = names
         .iter()
         .find(|n| !file.jobs.iter().any(|j| &j.section == *n))

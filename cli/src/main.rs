@@ -76,7 +76,7 @@ enum Bdp {
 
 #[derive(clap::Args, Clone, Debug)]
 struct Common {
-    /// fio job file.
+    /// fio job file (- reads it from stdin).
     job: String,
     /// Device: a preset name (see `iolab devices`) or a TOML file.
     #[arg(long, required_unless_present = "volume", conflicts_with = "volume")]
@@ -335,6 +335,11 @@ fn run_or_compare(
     policies: &str,
     variants: Vec<Variant>,
 ) -> Result<(), Failure> {
+    if common.job == "-" && common.shard.is_some() {
+        return Err(Failure::input(
+            "--shard: give the job file as a path, not - (every shard reads the same file)",
+        ));
+    }
     let scenario = build_scenario(common)?;
     let mut out = Output::open(common.output.as_deref())?;
     let mut notes = Vec::new();

@@ -899,3 +899,51 @@ fn sections_and_an_output_file_work_as_in_fio() {
         stderr(&nowhere)
     );
 }
+
+/// `-` reads the job file from stdin, as fio does: the same report as
+/// from the file, and errors named `<stdin>` with their line; a sharded
+/// command, which every shard must read again, wants a path.
+#[test]
+fn a_job_file_from_stdin() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let text = "[global]\nsize=8m\n[a]\nrw=randread\n";
+    let job = temp_job("stdin.fio", text);
+    let piped = |input: &str, extra: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["run", "-", "--device", "nvme", "--output-format", "json"])
+            .args(extra)
+            .current_dir(root())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("iolab starts");
+        let mut stdin = child.stdin.take().expect("stdin");
+        // A refusal before the job is read closes the pipe early.
+        let _ = stdin.write_all(input.as_bytes());
+        drop(stdin);
+        child.wait_with_output().expect("output")
+    };
+    let from_file = iolab(&[
+        "run",
+        job.to_str().expect("utf-8 path"),
+        "--device",
+        "nvme",
+        "--output-format",
+        "json",
+    ]);
+    let o = piped(text, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, from_file.stdout);
+    let bad = piped("[a]\nrw=sideways\n", &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).starts_with("iolab: <stdin>:2: rw: "),
+        "{}",
+        stderr(&bad)
+    );
+    let shard = piped(text, &["--shard", "0/2"]);
+    assert_eq!(shard.status.code(), Some(2));
+    assert!(stderr(&shard).contains("--shard: give the job file as a path"));
+}
