@@ -16,7 +16,7 @@ impl IoCost {
     /// period's request-wait time. This is a threshold count per period,
     /// not a percentile estimate.
     pub fn on_done(&mut self, now_ns: u64, done: &Done) {
-        self.note_time(now_ns);
+        let now_ns = self.note_time(now_ns);
         if let Some(i) = self.gidx(done.group)
             && done.cost != 0
         {

@@ -281,7 +281,7 @@ impl IoCost {
                 max: q[5],
             });
         }
-        self.note_time(now);
+        let _ = self.note_time(now);
         self.set_enabled(enable);
         if user {
             self.qos = Qos {
@@ -352,7 +352,7 @@ impl IoCost {
                 parse_u64(val).ok_or_else(|| bad(MODEL_KEYS[k], "an unsigned 64-bit integer"))?;
             user = true;
         }
-        self.note_time(now);
+        let _ = self.note_time(now);
         if user {
             self.model = LinearModel {
                 rbps: u[0],
@@ -396,7 +396,7 @@ impl IoCost {
                 })
         };
         let n = self.ioc_now(now);
-        self.note_time(now);
+        let _ = self.note_time(now);
         if first.contains(':') {
             let ok = first
                 .split_once(':')
@@ -457,7 +457,7 @@ impl IoCost {
             return Err(ConfigError::UnknownGroup { group });
         };
         let n = self.ioc_now(now);
-        self.note_time(now);
+        let _ = self.note_time(now);
         self.groups[i].cfg_weight = weight * self.weight_unit();
         self.weight_updated(i, &n);
         self.debug_check();

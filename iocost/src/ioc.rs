@@ -207,8 +207,10 @@ pub struct IoCost {
     pub(crate) traces: VecDeque<Trace>,
     pub(crate) trace_on: bool,
     pub(crate) opts: Options,
-    /// Last `now` seen (µs), to check that time never goes backwards.
+    /// Last `now` seen (µs): no reading of the clock goes before it.
     pub(crate) last_now: u64,
+    /// The same in ns, which every entry point clamps its `now` to.
+    pub(crate) last_ns: u64,
 }
 
 /// A consistent reading of the clock (`struct ioc_now`).
@@ -274,6 +276,7 @@ impl IoCost {
             trace_on: opts.trace,
             opts,
             last_now: 0,
+            last_ns: 0,
         };
         ioc.refresh_params();
         ioc
@@ -421,7 +424,7 @@ impl IoCost {
     /// Fires every timer due at `now` ns, the period timer first on ties,
     /// then waiter timers in group order.
     pub fn on_timer(&mut self, now: u64) {
-        self.note_time(now);
+        let now = self.note_time(now);
         loop {
             let mut best: Option<(u64, Option<usize>)> = None;
             if let Some(t) = self.timer_at.filter(|&t| t <= now) {
@@ -449,10 +452,15 @@ impl IoCost {
         self.debug_check();
     }
 
-    pub(crate) fn note_time(&mut self, now_ns: u64) {
-        let us = now_ns / 1000;
-        debug_assert!(us >= self.last_now, "time went backwards");
-        self.last_now = self.last_now.max(us);
+    /// The time an entry point works with: `now_ns`, or the latest time
+    /// seen if `now_ns` is earlier (a caller breaking the monotonic
+    /// contract), in every build, as the other crates' faces clamp it.
+    #[must_use]
+    pub(crate) fn note_time(&mut self, now_ns: u64) -> u64 {
+        let now_ns = now_ns.max(self.last_ns);
+        self.last_ns = now_ns;
+        self.last_now = now_ns / 1000;
+        now_ns
     }
 
     /// Debug-build check of the device-wide invariants: debt owns `inuse`,

@@ -21,7 +21,7 @@ impl IoCost {
             cost: 0,
             delay_ns: 0,
         };
-        self.note_time(now_ns);
+        let now_ns = self.note_time(now_ns);
         let Some(i) = self.gidx(bio.group) else {
             return BYPASS;
         };

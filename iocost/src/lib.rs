@@ -19,7 +19,8 @@
 //! [`IoCost`] never reads a clock, never sleeps and spawns nothing. Time is
 //! an input: `now`, `u64` nanoseconds from any fixed origin, never
 //! decreasing (the controller works in µs internally, truncating, like the
-//! kernel). Groups, their FIFOs and the release queue are allocated when
+//! kernel); a `now` earlier than one already given is taken as the latest
+//! one, in every build. Groups, their FIFOs and the release queue are allocated when
 //! groups are created; the per-IO path does not allocate unless a FIFO
 //! outgrows [`Options::waitq_capacity`].
 //!
