@@ -280,8 +280,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             plot,
             output,
         } => {
-            let mut out = Output::open(output.as_deref())?;
             let m = shard::merge(&files)?;
+            let inputs: Vec<&str> = files.iter().map(String::as_str).collect();
+            let mut out = Output::open(output.as_deref(), &inputs)?;
             if let Some(dir) = &plot {
                 draw(dir, &m.policies, &m.variants, &m.outs, m.seeds.as_deref())?;
             }
@@ -341,7 +342,7 @@ fn run_or_compare(
         ));
     }
     let scenario = build_scenario(common)?;
-    let mut out = Output::open(common.output.as_deref())?;
+    let mut out = Output::open(common.output.as_deref(), &[common.job.as_str()])?;
     let mut notes = Vec::new();
     let logs = logs::Logs::plan(&scenario.jobs, common.log_dir.as_deref(), &mut notes);
     if let (false, Some(dir)) = (logs.any(), &common.log_dir) {
@@ -411,9 +412,18 @@ enum Output {
 }
 
 impl Output {
-    fn open(path: Option<&str>) -> Result<Self, Failure> {
+    /// Makes the `--output` file; one of the command's `inputs` (its job
+    /// file, the shard documents) is refused rather than overwritten.
+    fn open(path: Option<&str>, inputs: &[&str]) -> Result<Self, Failure> {
+        let same = |a: &str, b: &str| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
         match path {
             None => Ok(Output::Stdout),
+            Some(p) if inputs.iter().any(|i| same(p, i)) => Err(Failure::input(format!(
+                "--output {p}: that is an input of this command; give another file"
+            ))),
             Some(p) => std::fs::File::create(p)
                 .map(|f| Output::File(p.to_owned(), f))
                 .map_err(|e| Failure::input(format!("--output {p}: {e}"))),

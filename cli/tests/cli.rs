@@ -884,6 +884,10 @@ fn sections_and_an_output_file_work_as_in_fio() {
         stderr(&missing).trim_end(),
         format!("iolab: --section d: {j} has no job section [d] (its job sections: [a], [b], [c])")
     );
+    let itself = iolab(&["run", j, "--device", "nvme", "--output", j]);
+    assert_eq!(itself.status.code(), Some(2));
+    assert!(stderr(&itself).contains("that is an input of this command"));
+    assert!(std::fs::read_to_string(&job).expect("kept").contains("[c]"));
     let nowhere = iolab(&[
         "run",
         j,
