@@ -108,8 +108,10 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
 }
 
 /// `--section NAME...`: keeps only the jobs of those sections, in file
-/// order, as fio does; a name no section has is an error listing the
-/// sections there are. Nothing given keeps every job.
+/// order, as fio does, and only the accepted options of those sections
+/// and of `[global]`, so no note speaks of a job that does not run; a
+/// name no section has is an error listing the sections there are.
+/// Nothing given keeps every job.
 pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result<(), Failure> {
     if names.is_empty() {
         return Ok(());
@@ -130,6 +132,8 @@ pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result
         )));
     }
     file.jobs.retain(|j| names.contains(&j.section));
+    file.accepted
+        .retain(|a| a.section.as_ref().is_none_or(|s| names.contains(s)));
     Ok(())
 }
 

@@ -852,7 +852,7 @@ fn fio_logs_of_several_runs_go_one_directory_each() {
 fn sections_and_an_output_file_work_as_in_fio() {
     let job = temp_job(
         "sections.fio",
-        "[global]\nsize=8m\nbs=64k\n[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=randread\n",
+        "[global]\nsize=8m\nbs=64k\n[a]\nrw=read\n[b]\nrw=write\nprioclass=2\n[c]\nrw=randread\n",
     );
     let j = job.to_str().expect("utf-8 path");
     let json = |extra: &[&str]| {
@@ -863,6 +863,9 @@ fn sections_and_an_output_file_work_as_in_fio() {
         o
     };
     let o = json(&["--section", "c", "--section", "a"]);
+    // The note on [b]'s prioclass is [b]'s, which does not run.
+    assert_eq!(stderr(&o), "");
+    assert!(stderr(&json(&["--section", "b"])).contains("prioclass"));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     let names: Vec<&str> = v["jobs"]
         .as_array()
@@ -898,7 +901,7 @@ fn sections_and_an_output_file_work_as_in_fio() {
     ]);
     assert_eq!(nowhere.status.code(), Some(2));
     assert!(
-        stderr(&nowhere).starts_with("iolab: --output /nonexistent/dir/x: "),
+        stderr(&nowhere).contains("iolab: --output /nonexistent/dir/x: "),
         "{}",
         stderr(&nowhere)
     );

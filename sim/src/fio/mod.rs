@@ -94,6 +94,9 @@ pub struct Accepted {
     pub file: String,
     /// 1-based line.
     pub line: usize,
+    /// The job section it belongs to (for an overridden block size, the
+    /// first job that overrides it); `None` in `[global]`.
+    pub section: Option<String>,
     /// Option name as written.
     pub option: String,
     /// Why it does not matter to the simulation.

@@ -312,6 +312,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                     self.accepted.push(Accepted {
                         file: loc.file.clone(),
                         line: loc.line,
+                        section: (!sec.global).then(|| sec.name.clone()),
                         option: o.key.clone(),
                         why: why.to_string(),
                         standing: if matches!(entry.class, Class::Inert(_)) {
@@ -334,6 +335,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                     self.accepted.push(Accepted {
                         file: loc.file.clone(),
                         line: loc.line,
+                        section: (!sec.global).then(|| sec.name.clone()),
                         option: o.key.clone(),
                         why: format!(
                             "this value keeps fio's default; iolab does not simulate {what}"
@@ -374,7 +376,7 @@ impl<'e, 'a> Parser<'e, 'a> {
             options.extend(written);
             let mut option_at = self.global_at.clone();
             option_at.extend(written_at);
-            self.note_overridden(&state);
+            self.note_overridden(&state, &sec.name);
             let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
             spec.option_at = option_at;
             self.jobs.push(spec);
@@ -383,7 +385,7 @@ impl<'e, 'a> Parser<'e, 'a> {
 
     /// Lists, once each, the block-size options of a job that fio would
     /// override with another (see [`JobState::superseded`]).
-    fn note_overridden(&mut self, state: &apply::JobState) {
+    fn note_overridden(&mut self, state: &apply::JobState, section: &str) {
         for o in state.superseded() {
             let why = format!(
                 "has no effect on the {}: {} ({}:{}) decides their block sizes, as in fio",
@@ -402,6 +404,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                 self.accepted.push(Accepted {
                     file: o.at.0,
                     line: o.at.1,
+                    section: Some(section.to_string()),
                     option: o.option.to_string(),
                     why,
                     standing: Standing::Overridden,
