@@ -23,7 +23,6 @@ pub(crate) fn read_text(path: &Path) -> Result<String, String> {
 /// device (`/dev/zero`), a directory or a larger file is an error naming
 /// the file, before anything is read; so is binary content.
 pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
-    use std::io::Read as _;
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
     if !meta.is_file() {
@@ -34,13 +33,22 @@ pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
         return Err(too_big(meta.len()));
     }
     let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
-    let mut bytes = Vec::new();
     // Bounded again while reading: the file may grow after the check.
-    file.take(max + 1)
+    read_bounded(file, &shown.to_string(), max)
+}
+
+/// Reads at most `max` bytes of UTF-8 text from `r`, which error messages
+/// call `shown`: more is an error, and so is binary content, at its line.
+fn read_bounded(r: impl std::io::Read, shown: &str, max: u64) -> Result<String, String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    r.take(max + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("{shown}: {e}"))?;
     if bytes.len() as u64 > max {
-        return Err(too_big(bytes.len() as u64));
+        return Err(format!(
+            "{shown}: more than {max} bytes; files above {max} bytes are not read"
+        ));
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
@@ -52,10 +60,15 @@ pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
 /// What error messages call a job file read from stdin (`-`).
 pub const STDIN_NAME: &str = "<stdin>";
 
+/// The name error messages give the job file `path`.
+fn shown_name(path: &str) -> &str {
+    if path == "-" { STDIN_NAME } else { path }
+}
+
 /// Reads a job file from stdin, bounded as [`read_text`] is; a terminal is
 /// refused rather than waited on.
 fn read_stdin() -> Result<String, String> {
-    use std::io::{IsTerminal as _, Read as _};
+    use std::io::IsTerminal as _;
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Err(
@@ -63,33 +76,20 @@ fn read_stdin() -> Result<String, String> {
                 .to_owned(),
         );
     }
-    let mut bytes = Vec::new();
-    stdin
-        .lock()
-        .take(MAX_TEXT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{STDIN_NAME}: {e}"))?;
-    if bytes.len() as u64 > MAX_TEXT_BYTES {
-        return Err(format!(
-            "{STDIN_NAME}: more than {MAX_TEXT_BYTES} bytes; job files above that are not read"
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
-        format!("{STDIN_NAME}:{line}: not a text file (invalid UTF-8 at byte {at})")
-    })
+    read_bounded(stdin.lock(), STDIN_NAME, MAX_TEXT_BYTES)
 }
 
 /// Parses the job file at `path`, or from stdin for `-` (as fio reads
 /// one), its includes then relative to the current directory.
 pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failure> {
     let p = PathBuf::from(path);
-    let (name, text) = if path == "-" {
-        (STDIN_NAME, read_stdin().map_err(Failure::input)?)
+    let text = if path == "-" {
+        read_stdin()
     } else {
-        (path, read_text(&p).map_err(Failure::input)?)
-    };
+        read_text(&p)
+    }
+    .map_err(Failure::input)?;
+    let name = shown_name(path);
     let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
     let vars: BTreeMap<String, String> = std::env::vars().collect();
     let include = move |name: &str| -> Result<(String, String), String> {
@@ -116,7 +116,7 @@ pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result
     if names.is_empty() {
         return Ok(());
     }
-    let path = if path == "-" { STDIN_NAME } else { path };
+    let path = shown_name(path);
     if let Some(missing) = names
         .iter()
         .find(|n| !file.jobs.iter().any(|j| &j.section == *n))

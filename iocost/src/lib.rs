@@ -20,9 +20,9 @@
 //! an input: `now`, `u64` nanoseconds from any fixed origin, never
 //! decreasing (the controller works in µs internally, truncating, like the
 //! kernel); a `now` earlier than one already given is taken as the latest
-//! one, in every build. Groups, their FIFOs and the release queue are allocated when
-//! groups are created; the per-IO path does not allocate unless a FIFO
-//! outgrows [`Options::waitq_capacity`].
+//! one, in every build. Groups, their FIFOs and the release queue are
+//! allocated when groups are created; the per-IO path does not allocate
+//! unless a FIFO outgrows [`Options::waitq_capacity`].
 //!
 //! ```text
 //! configure        -> IoCost::new(device, options); add_group(now, cgroup) per cgroup;

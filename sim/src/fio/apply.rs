@@ -23,9 +23,6 @@ pub(crate) struct JobState {
     bsrange: [Option<BsRange>; 3],
     /// The job's own `name=`.
     pub(crate) name: Option<String>,
-    /// Where the option being applied is (file, line), set by the parser
-    /// before each [`JobState::apply`].
-    pub(crate) at: Option<(String, usize)>,
     /// Where each direction's block size was last given, per option:
     /// `[bs, bsrange, bssplit]`, so an option another one overrides can be
     /// named ([`JobState::superseded`]).
@@ -58,7 +55,6 @@ impl JobState {
             bs: [4096; 3],
             bsrange: [None; 3],
             name: None,
-            at: None,
             size_at: Default::default(),
         }
     }
@@ -77,12 +73,12 @@ impl JobState {
                 let Some(at) = self.size_at[lower][d].clone().filter(|_| does[d]) else {
                     continue;
                 };
-                let Some(higher) = (lower + 1..3).rev().find(|&h| self.size_at[h][d].is_some())
+                let Some((by, by_at)) = (lower + 1..3)
+                    .rev()
+                    .find_map(|h| Some((SIZE_OPTIONS[h], self.size_at[h][d].clone()?)))
                 else {
                     continue;
                 };
-                let by_at = self.size_at[higher][d].clone().unwrap_or_default();
-                let by = SIZE_OPTIONS[higher];
                 match out
                     .iter_mut()
                     .find(|o| o.option == option && o.at == at && o.by == by && o.by_at == by_at)
@@ -101,8 +97,8 @@ impl JobState {
         out
     }
 
-    fn given(&mut self, option: usize, d: usize) {
-        self.size_at[option][d] = self.at.clone();
+    fn given(&mut self, option: usize, d: usize, at: (&str, usize)) {
+        self.size_at[option][d] = Some((at.0.to_owned(), at.1));
     }
 
     /// The finished job spec for a section.
@@ -135,8 +131,14 @@ impl JobState {
         self.spec.kb_base
     }
 
-    /// Applies `opt` with its expanded value (`None` for a bare option).
-    pub(crate) fn apply(&mut self, opt: Opt, value: Option<&str>) -> Result<(), String> {
+    /// Applies `opt` with its expanded value (`None` for a bare option),
+    /// written at `at` (file, line).
+    pub(crate) fn apply(
+        &mut self,
+        opt: Opt,
+        value: Option<&str>,
+        at: (&str, usize),
+    ) -> Result<(), String> {
         let s = &mut self.spec;
         match opt {
             // Booleans and flags accept a bare option as "true".
@@ -167,13 +169,13 @@ impl JobState {
             }
             _ => {
                 let v = value.ok_or_else(|| "requires a value".to_string())?;
-                self.apply_value(opt, v)?;
+                self.apply_value(opt, v, at)?;
             }
         }
         Ok(())
     }
 
-    fn apply_value(&mut self, opt: Opt, v: &str) -> Result<(), String> {
+    fn apply_value(&mut self, opt: Opt, v: &str, at: (&str, usize)) -> Result<(), String> {
         let kb = self.kb();
         let t = v.trim();
         let s = &mut self.spec;
@@ -210,7 +212,7 @@ impl JobState {
             Opt::Bs => {
                 for (d, e) in per_dir(t, true)? {
                     self.bs[d] = at_least_u64(parse_bytes(e, kb)?, 1)?;
-                    self.given(0, d);
+                    self.given(0, d, at);
                 }
             }
             Opt::Bsrange => {
@@ -218,13 +220,13 @@ impl JobState {
                     let (min, max) = parse_range(e, kb, false)?;
                     at_least_u64(min, 1)?;
                     self.bsrange[d] = Some(BsRange { min, max });
-                    self.given(1, d);
+                    self.given(1, d, at);
                 }
             }
             Opt::Bssplit => {
                 for (d, e) in per_dir(t, false)? {
                     self.spec.bssplit[d] = parse_bssplit(e, kb)?;
-                    self.given(2, d);
+                    self.given(2, d, at);
                 }
             }
             Opt::Randseed => s.randseed = Some(parse_bytes(t, kb)?),

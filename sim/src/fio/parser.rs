@@ -356,8 +356,8 @@ impl<'e, 'a> Parser<'e, 'a> {
         let first = |o: Opt| matches!(o, Opt::KbBase | Opt::UnitBase);
         for pass in [true, false] {
             for p in pending.iter().filter(|p| first(p.opt) == pass) {
-                state.at = Some((p.loc.file.clone(), p.loc.line));
-                if let Err(m) = state.apply(p.opt, p.value.as_deref()) {
+                let at = (p.loc.file.as_str(), p.loc.line);
+                if let Err(m) = state.apply(p.opt, p.value.as_deref(), at) {
                     problems.push((p.at, p.loc.err(Some(&p.key), m)));
                 }
             }
