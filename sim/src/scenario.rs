@@ -6,6 +6,7 @@
 //! byte for byte.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::block::{Cgroup, NoPolicy, Policy};
 use crate::cache::dirty::BdpMode;
@@ -22,7 +23,7 @@ use crate::stats::{GroupBwMode, RunReport};
 use crate::time::{MS, Ns};
 use crate::variant::{BlockChoice, Variant};
 use crate::volume::Volume;
-use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen};
+use crate::workload::{self, EngineKind, FilePlan, JobPlan, OffsetGen, Skew, ZetaCache, ZoneIndex};
 pub use crate::world::SchedKind;
 use crate::world::{Ctx, Job, World};
 use iolab_iocost::Variant as IocostVariant;
@@ -472,6 +473,14 @@ pub fn plan_jobs(
                 })
                 .collect::<Vec<_>>();
             let total: u64 = files.iter().map(|f| f.size).sum();
+            if random && let fio::RandomDistribution::ZonedAbs(zones) = &spec.random_distribution {
+                zones_fit(
+                    spec,
+                    zones,
+                    [mode.reads(), mode.writes(), mode.trims()],
+                    file_size,
+                )?;
+            }
             plans.push(JobPlan {
                 name: spec.name.clone(),
                 section: si as u32,
@@ -493,6 +502,11 @@ pub fn plan_jobs(
                 rwmixread: spec.rwmixread,
                 bs: spec.bs.map(|b| (b.min.max(1), b.max.max(b.min).max(1))),
                 bssplit: spec.bssplit.clone(),
+                distribution: if random {
+                    spec.random_distribution.clone()
+                } else {
+                    fio::RandomDistribution::Uniform
+                },
                 files,
                 file_service: (
                     match spec.file_service_type {
@@ -547,6 +561,31 @@ pub fn plan_jobs(
         }
     }
     Ok((plans, cgroups))
+}
+
+/// A `zoned_abs` distribution's zones must lie inside each file, for the
+/// directions the job does (fio stops the job at the first IO drawn in a
+/// zone beyond the file's end).
+fn zones_fit(
+    spec: &fio::JobSpec,
+    zones: &[Vec<fio::Zone>; 3],
+    does: [bool; 3],
+    file_size: u64,
+) -> Result<(), SimError> {
+    for (d, list) in zones.iter().enumerate().filter(|(d, _)| does[*d]) {
+        let end: u64 = list.iter().map(|z| z.size).sum();
+        if end > file_size {
+            let dir = ["reads", "writes", "trims"][d];
+            return Err(job_err(
+                spec,
+                "random_distribution",
+                format!(
+                    "the zones of the {dir} end at byte {end}, beyond the end of each file ({file_size} bytes)"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The cgroup id of `spec`'s jobs (0: the root), adding its group to
@@ -1017,6 +1056,7 @@ fn build_world<P: Policy>(
 
     // Jobs and their contexts.
     let mut walls: Vec<u32> = Vec::new();
+    let mut zeta = ZetaCache::default();
     for (i, plan) in plans.into_iter().enumerate() {
         let rng = match plan.seed {
             Some(s) => Stream::from_seed(s ^ u64::from(plan.clone)),
@@ -1024,17 +1064,26 @@ fn build_world<P: Policy>(
         };
         let ids: Vec<u32> = plan.files.iter().map(|f| file_id[&f.name]).collect();
         let unit = plan.bs.iter().map(|b| b.0).min().unwrap_or(PAGE).max(1);
+        let zones = match &plan.distribution {
+            fio::RandomDistribution::Zoned(z) => Some(Arc::new(ZoneIndex::new(z, false))),
+            fio::RandomDistribution::ZonedAbs(z) => Some(Arc::new(ZoneIndex::new(z, true))),
+            _ => None,
+        };
         let gens = plan
             .files
             .iter()
             .enumerate()
             .map(|(k, f)| {
-                OffsetGen::new(
+                let key = scenario.seed ^ ((i as u64) << 20) ^ k as u64;
+                let skew = Skew::new(
+                    &plan.distribution,
+                    zones.as_ref(),
                     f.size,
                     unit,
-                    scenario.seed ^ ((i as u64) << 20) ^ k as u64,
-                    !plan.norandommap,
-                )
+                    key,
+                    &mut zeta,
+                );
+                OffsetGen::new(f.size, unit, key, !plan.norandommap).with_skew(skew)
             })
             .collect();
         let nctx = contexts_of(plan.engine, plan.direct, plan.iodepth);

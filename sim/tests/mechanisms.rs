@@ -37,6 +37,55 @@ fn number_ios_stops_a_job_at_that_many_ios() {
 }
 
 #[test]
+fn a_skewed_distribution_keeps_its_hot_blocks_in_the_page_cache() {
+    // A buffered 4 KiB random reader of 20,000 IOs over 256 MiB (65,536
+    // blocks) with room to cache it all: uniform offsets with fio's random
+    // map never read a block twice, so every IO goes to the device; a zipf
+    // of theta 1.2 reads its hot ranks again and again from the cache; a
+    // zoned split that sends 90 % of the reads to 1 % of the file as well.
+    let device_reads = |dist: &str| {
+        let out = run_none(&scenario(
+            &format!("[r]\nrw=randread\nsize=256m\nnumber_ios=20000\nrandom_distribution={dist}\n"),
+            "nvme",
+            1024 * MIB,
+            1,
+        ));
+        assert_eq!(job(&out, "r").dir(Dir::Read).total_ios, 20_000, "{dist}");
+        extra_u64(&out, "/devices/0/counters/reads")
+    };
+    let uniform = device_reads("random");
+    let zipf = device_reads("zipf:1.2");
+    let zoned = device_reads("zoned:90/1:10/99");
+    assert!(uniform >= 19_900, "{uniform}");
+    assert!(zipf < uniform / 4, "zipf {zipf} against {uniform}");
+    // The hot 655 blocks are read once each, the cold ~2,000 mostly once.
+    assert!((2_300..3_400).contains(&zoned), "zoned {zoned}");
+}
+
+#[test]
+fn zoned_abs_zones_beyond_the_file_are_an_error() {
+    let s = scenario(
+        "[r]\nrw=randread\nsize=64m\nrandom_distribution=zoned_abs:50/32m:50/64m\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    );
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    let e = iolab_sim::run(&s, &v, &mut |_| {}).expect_err("zones end beyond the file");
+    let msg = e.to_string();
+    assert!(msg.contains("random_distribution"), "{msg}");
+    assert!(msg.contains("end at byte 100663296"), "{msg}");
+    // A sequential job does not use the distribution, as in fio.
+    let seq = scenario(
+        "[r]\nrw=read\nsize=64m\nrandom_distribution=zoned_abs:50/32m:50/64m\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    );
+    assert!(iolab_sim::run(&seq, &v, &mut |_| {}).is_ok());
+}
+
+#[test]
 fn bssplit_sizes_each_io_by_its_share() {
     // A direct random reader of 4 KiB and 64 KiB blocks, a quarter and
     // three quarters of its IOs: the device sees that mean size, and every

@@ -2,7 +2,7 @@
 
 use super::spec::{
     BsRange, DDIR_READ, DDIR_TRIM, Engine, ExitWhat, Fadvise, Fallocate, FileServiceType, JobSpec,
-    RateProcess, RwMode, SizeRange, SizeSpec,
+    RandomDistribution, RateProcess, RwMode, SizeRange, SizeSpec, Zone,
 };
 use super::table::Opt;
 use super::value::{
@@ -276,6 +276,7 @@ impl JobState {
             Opt::Fdatasync => s.fdatasync = parse_u32(t, kb)?,
             Opt::Loops => s.loops = at_least(parse_u32(t, kb)?, 1)?,
             Opt::NumberIos => s.number_ios = parse_bytes(t, kb)?,
+            Opt::RandomDistribution => s.random_distribution = parse_distribution(t, kb)?,
             Opt::Numjobs => s.numjobs = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Runtime => {
                 let ns = parse_time_ns(t, SECOND_US)?;
@@ -448,6 +449,165 @@ fn parse_bssplit(t: &str, kb: u32) -> Result<Vec<(u64, u32)>, String> {
         .collect();
     split.sort_by_key(|e| e.1);
     Ok(split)
+}
+
+/// Most zones in one direction of a zoned distribution (fio's
+/// `ZONESPLIT_MAX`).
+const ZONES_MAX: usize = 256;
+
+/// `random_distribution=`, as fio's `str_random_distribution_cb` reads it:
+/// `random`, `zipf[:THETA[:CENTER]]`, `pareto[:H[:CENTER]]`,
+/// `normal[:DEV[:CENTER]]`, `zoned:A/S:...` and `zoned_abs:A/SIZE:...`
+/// (zones per direction, split by commas as `bssplit=` is). Where fio
+/// would ignore a value (`random:1`) or take a degenerate zone (one zone
+/// without a size gets none in fio, so every IO goes to block 0), iolab
+/// refuses.
+fn parse_distribution(t: &str, kb: u32) -> Result<RandomDistribution, String> {
+    let (kind, post) = split_postfix(t.trim());
+    let zones = |abs: bool| -> Result<[Vec<Zone>; 3], String> {
+        let post = post
+            .filter(|p| !p.trim().is_empty())
+            .ok_or_else(|| format!("{kind} needs its zones, e.g. {kind}:60/10:40/90"))?;
+        let mut out: [Vec<Zone>; 3] = Default::default();
+        for (d, e) in per_dir(post, false)? {
+            out[d] = parse_zones(e, abs, kb)?;
+        }
+        Ok(out)
+    };
+    let (value, center) = match kind {
+        "random" => {
+            return match post {
+                None => Ok(RandomDistribution::Uniform),
+                Some(p) => Err(format!("random takes no parameter (got '{p}')")),
+            };
+        }
+        "zoned" => return Ok(RandomDistribution::Zoned(zones(false)?)),
+        "zoned_abs" => return Ok(RandomDistribution::ZonedAbs(zones(true)?)),
+        "zipf" | "pareto" | "normal" => {
+            let post = post.map(str::trim).filter(|p| !p.is_empty());
+            if post.is_some_and(|p| p.contains(',')) {
+                return Err(format!(
+                    "one {kind} serves every direction; only zoned and zoned_abs take one per direction"
+                ));
+            }
+            match post.map(|p| split_postfix(p)) {
+                None => (None, None),
+                Some((v, c)) => (Some(parse_float(v)?), c.map(parse_float).transpose()?),
+            }
+        }
+        other => {
+            return Err(bad_choice(
+                other,
+                "random, zipf, pareto, normal, zoned, zoned_abs",
+            ));
+        }
+    };
+    if let Some(c) = center
+        && !(0.0..=1.0).contains(&c)
+    {
+        return Err(format!("center {c} is outside 0..1"));
+    }
+    match kind {
+        "zipf" => {
+            let theta = value.unwrap_or(1.1);
+            if theta == 1.0 {
+                return Err("zipf's theta must not be 1".to_string());
+            }
+            if theta <= 0.0 {
+                return Err(format!("zipf's theta {theta} is not above 0"));
+            }
+            Ok(RandomDistribution::Zipf { theta, center })
+        }
+        "pareto" => {
+            let h = value.unwrap_or(0.2);
+            if !(h > 0.0 && h < 1.0) {
+                return Err(format!(
+                    "pareto's value {h} is outside 0..1 (both excluded)"
+                ));
+            }
+            Ok(RandomDistribution::Pareto { h, center })
+        }
+        _ => {
+            let dev = value.unwrap_or(0.0);
+            if !(0.0..100.0).contains(&dev) {
+                return Err(format!(
+                    "normal's deviation {dev} is outside 0..100 (100 excluded)"
+                ));
+            }
+            Ok(RandomDistribution::Normal { dev, center })
+        }
+    }
+}
+
+/// A finite decimal number.
+fn parse_float(t: &str) -> Result<f64, String> {
+    match t.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(format!("'{t}' is not a number")),
+    }
+}
+
+/// One direction's zones, `access/size:...` (fio's `zone_split_ddir`): the
+/// accesses must add up to 100; sizes are percents of the file (a percent
+/// above 100 counts as 100, sizes left out or 0 share what the others
+/// leave, and all of them add up to at most 100) or, with `abs`, bytes.
+fn parse_zones(t: &str, abs: bool, kb: u32) -> Result<Vec<Zone>, String> {
+    let mut out: Vec<(u32, Option<u64>)> = Vec::new();
+    for entry in t.split(':') {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            break;
+        }
+        if out.len() == ZONES_MAX {
+            return Err(format!("more than {ZONES_MAX} zones in '{t}'"));
+        }
+        let (access, size) = match entry.split_once('/') {
+            Some((a, s)) => (a.trim(), Some(s.trim()).filter(|s| !s.is_empty())),
+            None => (entry, None),
+        };
+        let access = parse_plain_u32(access)?;
+        let size = match size {
+            None => None,
+            Some(s) if abs => Some(parse_bytes(s, kb)?),
+            Some(s) => Some(u64::from(parse_plain_u32(s)?.min(100))).filter(|&p| p > 0),
+        };
+        if abs && size.is_none_or(|b| b == 0) {
+            return Err(format!("zone '{entry}' has no size"));
+        }
+        out.push((access, size));
+    }
+    if out.is_empty() {
+        return Err("missing zones".to_string());
+    }
+    let access: u32 = out.iter().map(|z| z.0).sum();
+    if access != 100 {
+        return Err(format!(
+            "the zones' access percentages add up to {access}, not 100"
+        ));
+    }
+    if let [(_, None)] = out[..] {
+        return Err(format!(
+            "the one zone of '{t}' has no size: fio gives it none (every IO at offset 0); give it one"
+        ));
+    }
+    let given: u64 = out.iter().filter_map(|z| z.1).sum();
+    let missing = out.iter().filter(|z| z.1.is_none()).count() as u64;
+    if !abs && given > 100 {
+        return Err(format!("the zones' sizes add up to {given} %, above 100"));
+    }
+    if missing > 0 && given >= 100 {
+        return Err(format!(
+            "the zones' sizes add up to {given} %, leaving nothing for the zones without one"
+        ));
+    }
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    Ok(out
+        .into_iter()
+        .map(|(access, size)| Zone {
+            access,
+            size: size.unwrap_or(share),
+        })
+        .collect())
 }
 
 /// `ioengine=`: one of the engines iolab simulates.

@@ -261,6 +261,63 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// `random_distribution=`: how a random job picks its offsets (fio's
+/// `FIO_RAND_DIST_*`). Only random patterns (`rw=rand*`) use it, as in fio.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum RandomDistribution {
+    /// `random` (the default): uniform, with fio's random map unless
+    /// `norandommap`.
+    #[default]
+    Uniform,
+    /// `zipf:THETA[:CENTER]`: Zipf with exponent `theta` (not 1; fio's
+    /// default 1.1).
+    Zipf {
+        /// Zipf exponent.
+        theta: f64,
+        /// Where rank 1 lands, as a fraction of the file; none: a random
+        /// place per file.
+        center: Option<f64>,
+    },
+    /// `pareto:H[:CENTER]`: Pareto with `0 < h < 1` (fio's default 0.2).
+    Pareto {
+        /// Pareto parameter.
+        h: f64,
+        /// As for zipf.
+        center: Option<f64>,
+    },
+    /// `normal:DEV[:CENTER]`: fio's approximate Gaussian, `dev` a
+    /// percentage of the file in `[0, 100)`.
+    Normal {
+        /// Deviation, percent of the blocks.
+        dev: f64,
+        /// Fraction of the file the mean is moved by from the middle; none:
+        /// no move.
+        center: Option<f64>,
+    },
+    /// `zoned:A/S:...`: per direction, zones of `S` percent of the file that
+    /// take `A` percent of the accesses, in file order.
+    Zoned([Vec<Zone>; 3]),
+    /// `zoned_abs:A/SIZE:...`: zones given in bytes.
+    ZonedAbs([Vec<Zone>; 3]),
+}
+
+impl RandomDistribution {
+    /// Uniform random offsets, the only kind fio keeps a random map for.
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, RandomDistribution::Uniform)
+    }
+}
+
+/// One zone of a zoned distribution: `access` percent of a direction's
+/// random offsets fall, uniformly, in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zone {
+    /// Percent of the accesses, 1 to 100.
+    pub access: u32,
+    /// Its extent: percent of the file (`zoned`) or bytes (`zoned_abs`).
+    pub size: u64,
+}
+
 /// Where an option was set: for errors found after parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionAt {
@@ -387,6 +444,8 @@ pub struct JobSpec {
     /// directions) per loop, whatever else would end it later; 0: no such
     /// limit (fio's default).
     pub number_ios: u64,
+    /// `random_distribution=`. Default uniform.
+    pub random_distribution: RandomDistribution,
     /// `fsync=`: fsync after this many writes. Default 0 (never).
     pub fsync: u32,
     /// `fdatasync=`: fdatasync after this many writes. Default 0 (never).
@@ -505,6 +564,7 @@ impl JobSpec {
             ramp_time_ns: 0,
             loops: 1,
             number_ios: 0,
+            random_distribution: RandomDistribution::Uniform,
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,

@@ -21,6 +21,7 @@ pub(crate) enum Opt {
     Bsrange,
     Bssplit,
     NumberIos,
+    RandomDistribution,
     Buffered,
     Cgroup,
     CgroupWeight,
@@ -591,11 +592,10 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "a ramp period measured in bytes",
     ),
     typed("ramp_time", "ramp_time", Opt::RampTime),
-    unsupported(
+    typed(
         "random_distribution",
         "random_distribution",
-        H::Values(&["random"]),
-        "non-uniform random offsets",
+        Opt::RandomDistribution,
     ),
     cosmetic(
         "random_generator",

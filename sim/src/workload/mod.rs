@@ -4,6 +4,10 @@
 //! job section by `scenario`; [`OffsetGen`] and [`RwMix`] reproduce fio's
 //! choice of the next offset and direction.
 
+pub mod distribution;
+
+pub use distribution::{Skew, ZetaCache, ZoneIndex};
+
 use crate::cache::readahead::RaState;
 use crate::rng::{Permutation, Stream};
 use crate::time::Ns;
@@ -115,6 +119,8 @@ pub struct JobPlan {
     pub files: Vec<FilePlan>,
     /// How files are picked, and IOs per pick.
     pub file_service: (FileService, u32),
+    /// `random_distribution=` of a random job.
+    pub distribution: crate::fio::RandomDistribution,
     /// Stop after this many bytes (None: only the runtime stops it).
     pub io_limit: Option<u64>,
     /// Stop after issuing this many IOs, all directions (`number_ios` ×
@@ -230,6 +236,7 @@ pub struct OffsetGen {
     pass: u64,
     key: u64,
     run_left: u64,
+    skew: Option<Skew>,
     /// Readahead state of this job's open file.
     pub ra: RaState,
 }
@@ -248,8 +255,19 @@ impl OffsetGen {
             pass: 0,
             key,
             run_left: 0,
+            skew: None,
             ra: RaState::default(),
         }
+    }
+
+    /// Random offsets drawn by `skew` instead of uniformly (fio keeps no
+    /// random map for them).
+    pub fn with_skew(mut self, skew: Option<Skew>) -> Self {
+        if skew.is_some() {
+            self.perm = None;
+        }
+        self.skew = skew;
+        self
     }
 
     /// Blocks of `unit` in the file.
@@ -278,16 +296,18 @@ impl OffsetGen {
         self.seq = 0;
     }
 
-    /// Next random offset; every `run` IOs a new random block, sequential in
-    /// between.
-    pub fn next_random(&mut self, rng: &mut Stream, len: u64, run: u64) -> u64 {
+    /// Next random offset for an IO in direction `d`; every `run` IOs a new
+    /// random block, sequential in between.
+    pub fn next_random(&mut self, rng: &mut Stream, d: Dir, len: u64, run: u64) -> u64 {
         if self.run_left > 0 && self.seq + len <= self.size {
             self.run_left -= 1;
             let at = self.seq;
             self.seq += len;
             return at;
         }
-        let block = if let Some(perm) = &mut self.perm {
+        let block = if let Some(skew) = &self.skew {
+            skew.next_block(rng, d)
+        } else if let Some(perm) = &mut self.perm {
             // The permutation knows the block count: no division per IO.
             let blocks = perm.len();
             if self.drawn >= blocks {
@@ -364,21 +384,23 @@ mod tests {
     fn random_map_visits_every_block_once_per_pass() {
         let mut rng = Stream::new(1, Entity::Job(0));
         let mut g = OffsetGen::new(64 * 4096, 4096, 5, true);
-        let mut seen: Vec<u64> = (0..64).map(|_| g.next_random(&mut rng, 4096, 1)).collect();
+        let mut seen: Vec<u64> = (0..64)
+            .map(|_| g.next_random(&mut rng, Dir::Read, 4096, 1))
+            .collect();
         seen.sort_unstable();
         let want: Vec<u64> = (0..64).map(|b| b * 4096).collect();
         assert_eq!(seen, want);
         // The next pass starts over.
-        assert!(g.next_random(&mut rng, 4096, 1) < 64 * 4096);
+        assert!(g.next_random(&mut rng, Dir::Read, 4096, 1) < 64 * 4096);
     }
 
     #[test]
     fn random_runs_are_sequential_inside() {
         let mut rng = Stream::new(1, Entity::Job(0));
         let mut g = OffsetGen::new(1 << 20, 4096, 5, false);
-        let a = g.next_random(&mut rng, 4096, 4);
-        let b = g.next_random(&mut rng, 4096, 4);
-        let c = g.next_random(&mut rng, 4096, 4);
+        let a = g.next_random(&mut rng, Dir::Read, 4096, 4);
+        let b = g.next_random(&mut rng, Dir::Read, 4096, 4);
+        let c = g.next_random(&mut rng, Dir::Read, 4096, 4);
         assert_eq!((b, c), (a + 4096, a + 8192));
     }
 

@@ -384,7 +384,7 @@ impl<P: Policy> World<P> {
         let mut all_wrapped = false;
         let (fi, len, offset) = if plan.random {
             let pass = og.passes();
-            let at = og.next_random(&mut job.rng, len, plan.rw_suffix.max(1));
+            let at = og.next_random(&mut job.rng, dir, len, plan.rw_suffix.max(1));
             if og.passes() != pass {
                 wrapped = Some(fi);
             }

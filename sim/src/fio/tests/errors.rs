@@ -148,8 +148,8 @@ fn unsupported_options() {
         Some("offset"),
         "option offset changes the simulated IO but is not implemented",
     );
-    let e = err("[global]\nrandom_distribution=zipf:1.2\n[job]\n");
-    assert_err(&e, 2, Some("random_distribution"), "not implemented");
+    let e = err("[global]\npercentage_random=50\n[job]\n");
+    assert_err(&e, 2, Some("percentage_random"), "not implemented");
     assert_eq!(e.section.as_deref(), Some("global"));
     let e = err("[job]\nstartdelay=5\n");
     assert_err(&e, 2, Some("startdelay"), "not implemented");

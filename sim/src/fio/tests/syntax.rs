@@ -244,6 +244,86 @@ fn bssplit_follows_fio_rules() {
 }
 
 #[test]
+fn random_distribution_follows_fio_rules() {
+    use crate::fio::{RandomDistribution as D, Zone};
+    let dist = |t: &str| {
+        job(&format!("[job]\nrw=randread\nrandom_distribution={t}\n")).random_distribution
+    };
+    assert_eq!(dist("random"), D::Uniform);
+    // fio's defaults: zipf 1.1, pareto 0.2, normal 0; a centre after a colon.
+    assert_eq!(
+        dist("zipf"),
+        D::Zipf {
+            theta: 1.1,
+            center: None
+        }
+    );
+    assert_eq!(
+        dist("zipf:1.2:0.25"),
+        D::Zipf {
+            theta: 1.2,
+            center: Some(0.25)
+        }
+    );
+    assert_eq!(
+        dist("pareto"),
+        D::Pareto {
+            h: 0.2,
+            center: None
+        }
+    );
+    assert_eq!(
+        dist("normal:5"),
+        D::Normal {
+            dev: 5.0,
+            center: None
+        }
+    );
+    // fio's example rand-zones.fio: the last zone takes what is left.
+    let z = |access, size| Zone { access, size };
+    let want = vec![z(50, 5), z(30, 15), z(20, 80)];
+    assert_eq!(
+        dist("zoned:50/5:30/15:20/"),
+        D::Zoned([want.clone(), want.clone(), want.clone()])
+    );
+    // Per direction, as bssplit: two lists give trims the writes' one.
+    let D::Zoned(per) = dist("zoned:50/5:30/15:20/,50/10:50/90") else {
+        panic!("zoned")
+    };
+    assert_eq!(per[0], want);
+    assert_eq!(per[1], [z(50, 10), z(50, 90)]);
+    assert_eq!(per[2], per[1]);
+    let abs = dist("zoned_abs:60/20m:40/100m");
+    assert_eq!(
+        abs,
+        D::ZonedAbs([0, 1, 2].map(|_| vec![z(60, 20 << 20), z(40, 100 << 20)]))
+    );
+    let bad = [
+        ("zipf:1", "must not be 1"),
+        ("zipf:1.2:1.5", "center 1.5 is outside 0..1"),
+        ("pareto:1", "outside 0..1"),
+        ("normal:100", "outside 0..100"),
+        ("normal:x", "'x' is not a number"),
+        (
+            "zipf:1.2,pareto:0.3",
+            "only zoned and zoned_abs take one per direction",
+        ),
+        ("random:3", "takes no parameter"),
+        ("uniform", "unknown value 'uniform'"),
+        ("zoned", "needs its zones"),
+        ("zoned:50/10:40/20", "add up to 90, not 100"),
+        ("zoned:50/60:50/60", "sizes add up to 120"),
+        ("zoned:50/100:50", "leaving nothing"),
+        ("zoned:100", "has no size"),
+        ("zoned_abs:50/1g:50", "has no size"),
+    ];
+    for (value, want) in bad {
+        let e = err(&format!("[job]\nrandom_distribution={value}\n"));
+        assert_err(&e, 2, Some("random_distribution"), want);
+    }
+}
+
+#[test]
 fn bsrange_and_ranges() {
     let j = job("[job]\nbsrange=1k-4k\n");
     assert_eq!(
@@ -572,7 +652,6 @@ fn cosmetic_and_harmless_options_are_accepted() {
             ("thread", 2),
             ("cpus_allowed", 3),
             ("verify_fatal", 4),
-            ("random_distribution", 7),
             ("offset", 8),
             ("nice", 9),
             ("bwavgtime", 10),
@@ -589,7 +668,6 @@ fn cosmetic_and_harmless_options_are_accepted() {
         [
             Standing::Inert,
             Standing::NotSimulated,
-            Standing::Inert,
             Standing::Inert,
             Standing::Inert,
             Standing::NotSimulated,
