@@ -370,10 +370,9 @@ pub fn plan_jobs(
         } else {
             spec.filename.len() as u32
         };
-        let file_size = match (spec.filesize, size) {
-            (Some(r), _) => r.min,
-            (None, Some(s)) => s / u64::from(nrfiles),
-            (None, None) => {
+        let file_size = match file_size_of(spec, size, nrfiles) {
+            Some(b) => b,
+            None => {
                 // fio takes a block device's own size here; iolab does not
                 // pick one without being asked.
                 let msg = match spec.filename.iter().find(|f| f.starts_with("/dev/")) {
@@ -386,6 +385,8 @@ pub fn plan_jobs(
                 return Err(job_err(spec, "size", msg));
             }
         };
+        let whole_file = file_size;
+        let file_size = region_of(spec, 0, whole_file, capacity)?.1;
         if file_size < PAGE {
             return Err(job_err(
                 spec,
@@ -455,6 +456,16 @@ pub fn plan_jobs(
             ));
         }
         for clone in 0..spec.numjobs.max(1) {
+            let (start, region) = region_of(spec, clone, whole_file, capacity)?;
+            if region < PAGE {
+                return Err(job_err(
+                    spec,
+                    "offset_increment",
+                    format!(
+                        "clone {clone}'s region of each file, from byte {start}, is {region} bytes, smaller than one 4 KiB page"
+                    ),
+                ));
+            }
             let files = (0..nrfiles)
                 .map(|k| {
                     let name = if spec.filename.is_empty() {
@@ -468,7 +479,8 @@ pub fn plan_jobs(
                     };
                     FilePlan {
                         name,
-                        size: file_size,
+                        offset: start,
+                        size: region,
                     }
                 })
                 .collect::<Vec<_>>();
@@ -561,6 +573,97 @@ pub fn plan_jobs(
         }
     }
     Ok((plans, cgroups))
+}
+
+/// Bytes per file before any offset: `filesize=`, else `size=` shared by
+/// the files; none without either.
+fn file_size_of(spec: &fio::JobSpec, size: Option<u64>, nrfiles: u32) -> Option<u64> {
+    match (spec.filesize, size) {
+        (Some(r), _) => Some(r.min),
+        (None, Some(s)) => Some(s / u64::from(nrfiles)),
+        (None, None) => None,
+    }
+}
+
+/// Where clone `clone`'s IO starts in each of its files and how many bytes
+/// from there it uses (fio's `get_start_offset` and `setup_files`): the
+/// start is `offset=` plus the clone number times `offset_increment=`, a
+/// start made from a percent rounded up to `offset_align=` (else the
+/// smallest block size); with `filesize=` the file keeps its size and the
+/// region ends with it, otherwise the region is `size=`'s share and the
+/// file grows to hold it. A percent is of the file's size before the run:
+/// a device's (`filename=/dev/…`), or, for a file fio creates, nothing,
+/// which fio would take as 0 and iolab refuses.
+fn region_of(
+    spec: &fio::JobSpec,
+    clone: u32,
+    file_size: u64,
+    capacity: u64,
+) -> Result<(u64, u64), SimError> {
+    let device = spec.filename.iter().any(|f| f.starts_with("/dev/"));
+    let mut align = false;
+    let mut bytes = |option: &'static str, v: Option<fio::SizeSpec>| match v {
+        None => Ok(0),
+        Some(fio::SizeSpec::Bytes(b)) => Ok(b),
+        Some(fio::SizeSpec::Percent(p)) if device => {
+            align = true;
+            Ok(capacity / 100 * u64::from(p))
+        }
+        Some(fio::SizeSpec::Percent(p)) => Err(job_err(
+            spec,
+            option,
+            format!(
+                "{option}={p}% is a share of the file's size before the run, and fio creates                  this file: it has none, so fio would take 0; give {option} in bytes"
+            ),
+        )),
+    };
+    let first = bytes("offset", spec.offset)?;
+    let step = bytes("offset_increment", spec.offset_increment)?;
+    let mut start = first.saturating_add(step.saturating_mul(u64::from(clone)));
+    if align {
+        let min_bs = spec.bs[fio::DDIR_READ]
+            .min
+            .min(spec.bs[fio::DDIR_WRITE].min);
+        let a = if spec.offset_align > 0 {
+            spec.offset_align
+        } else {
+            min_bs
+        }
+        .max(1);
+        start = start.div_ceil(a).saturating_mul(a);
+    }
+    let region = if spec.filesize.is_some() {
+        if start >= file_size {
+            return Err(job_err(
+                spec,
+                if clone > 0 && step > 0 {
+                    "offset_increment"
+                } else {
+                    "offset"
+                },
+                format!(
+                    "clone {clone} would start at byte {start}, not inside its files of filesize={file_size} bytes"
+                ),
+            ));
+        }
+        file_size - start
+    } else {
+        file_size
+    };
+    if device && start.saturating_add(region) > capacity {
+        return Err(job_err(
+            spec,
+            if clone > 0 && step > 0 {
+                "offset_increment"
+            } else {
+                "offset"
+            },
+            format!(
+                "clone {clone}'s IO from byte {start} for {region} bytes would end beyond the device ({capacity} bytes)"
+            ),
+        ));
+    }
+    Ok((start, region))
 }
 
 /// A `zoned_abs` distribution's zones must lie inside each file, for the
@@ -974,8 +1077,9 @@ fn build_world<P: Policy>(
                 order.push(f.name.clone());
                 (0, false, p.section as usize)
             });
-            if f.size > e.0 {
-                (e.0, e.2) = (f.size, p.section as usize);
+            let end = f.offset + f.size;
+            if end > e.0 {
+                (e.0, e.2) = (end, p.section as usize);
             }
             e.1 |= p.written_out;
         }
@@ -1083,7 +1187,9 @@ fn build_world<P: Policy>(
                     key,
                     &mut zeta,
                 );
-                OffsetGen::new(f.size, unit, key, !plan.norandommap).with_skew(skew)
+                OffsetGen::new(f.size, unit, key, !plan.norandommap)
+                    .with_skew(skew)
+                    .starting_at(f.offset)
             })
             .collect();
         let nctx = contexts_of(plan.engine, plan.direct, plan.iodepth);

@@ -63,6 +63,66 @@ fn a_skewed_distribution_keeps_its_hot_blocks_in_the_page_cache() {
 }
 
 #[test]
+fn offsets_place_each_clones_region() {
+    // Two buffered sequential readers of one file: with offset_increment
+    // each reads its own 64 MiB and the device serves both; without it they
+    // read the same 64 MiB and the page cache serves what the other read.
+    let device_mib = |extra: &str| {
+        let out = run_none(&scenario(
+            &format!("[r]\nrw=read\nfilename=shared\nsize=64m\nnumjobs=2\n{extra}"),
+            "nvme",
+            1024 * MIB,
+            1,
+        ));
+        assert_eq!(total_ios(&out, Dir::Read) * 4096, 128 * MIB, "{extra}");
+        extra_u64(&out, "/devices/0/counters/read_bytes") / MIB
+    };
+    let apart = device_mib("offset_increment=64m\n");
+    let together = device_mib("");
+    assert!((127..=129).contains(&apart), "{apart} MiB");
+    assert!(together < 100, "{together} MiB");
+    // With filesize= the region ends with the file: 48 of its 64 MiB.
+    let out = run_none(&scenario(
+        "[r]\nrw=read\nfilesize=64m\noffset=16m\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    ));
+    assert_eq!(total_ios(&out, Dir::Read) * 4096, 48 * MIB);
+    // With size= the file grows to hold the region after the offset.
+    let out = run_none(&scenario(
+        "[r]\nrw=randread\nsize=32m\noffset=32m\ndirect=1\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    ));
+    assert_eq!(total_ios(&out, Dir::Read) * 4096, 32 * MIB);
+}
+
+#[test]
+fn offsets_that_fio_would_misplace_are_errors() {
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    let err_of = |job: &str| {
+        let s = scenario(job, "nvme", 1024 * MIB, 1);
+        iolab_sim::run(&s, &v, &mut |_| {})
+            .expect_err(job)
+            .to_string()
+    };
+    // A percent of a file fio creates is of nothing.
+    let e = err_of("[r]\nrw=read\nsize=64m\noffset=50%\n");
+    assert!(
+        e.contains("offset=50%") && e.contains("give offset in bytes"),
+        "{e}"
+    );
+    // A clone that would start past its files' end.
+    let e = err_of("[r]\nrw=read\nfilesize=64m\nnumjobs=3\noffset_increment=32m\n");
+    assert!(
+        e.contains("offset_increment") && e.contains("clone 2"),
+        "{e}"
+    );
+}
+
+#[test]
 fn zoned_abs_zones_beyond_the_file_are_an_error() {
     let s = scenario(
         "[r]\nrw=randread\nsize=64m\nrandom_distribution=zoned_abs:50/32m:50/64m\n",

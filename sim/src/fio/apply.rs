@@ -276,6 +276,9 @@ impl JobState {
             Opt::Fdatasync => s.fdatasync = parse_u32(t, kb)?,
             Opt::Loops => s.loops = at_least(parse_u32(t, kb)?, 1)?,
             Opt::NumberIos => s.number_ios = parse_bytes(t, kb)?,
+            Opt::Offset => s.offset = parse_size_spec(t, kb)?,
+            Opt::OffsetIncrement => s.offset_increment = parse_size_spec(t, kb)?,
+            Opt::OffsetAlign => s.offset_align = parse_bytes(t, kb)?,
             Opt::RandomDistribution => s.random_distribution = parse_distribution(t, kb)?,
             Opt::Numjobs => s.numjobs = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Runtime => {

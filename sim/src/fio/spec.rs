@@ -444,6 +444,15 @@ pub struct JobSpec {
     /// directions) per loop, whatever else would end it later; 0: no such
     /// limit (fio's default).
     pub number_ios: u64,
+    /// `offset=` / `fileoffset=`: where each file's IO region starts, bytes
+    /// or a percent of the file's size before the run. Default none (0).
+    pub offset: Option<SizeSpec>,
+    /// `offset_increment=`: added to the start once per clone number
+    /// (fio's `subjob_number`), bytes or a percent. Default none (0).
+    pub offset_increment: Option<SizeSpec>,
+    /// `offset_align=`: a start made from a percent is rounded up to a
+    /// multiple of it. Default 0: the smallest block size.
+    pub offset_align: u64,
     /// `random_distribution=`. Default uniform.
     pub random_distribution: RandomDistribution,
     /// `fsync=`: fsync after this many writes. Default 0 (never).
@@ -564,6 +573,9 @@ impl JobSpec {
             ramp_time_ns: 0,
             loops: 1,
             number_ios: 0,
+            offset: None,
+            offset_increment: None,
+            offset_align: 0,
             random_distribution: RandomDistribution::Uniform,
             fsync: 0,
             fdatasync: 0,

@@ -74,7 +74,9 @@ pub enum ExitWhat {
 pub struct FilePlan {
     /// File name (jobs naming the same file share it).
     pub name: String,
-    /// Bytes of the file this job uses.
+    /// Where this job's IO in the file starts (fio's `file_offset`).
+    pub offset: u64,
+    /// Bytes of the file this job uses, from `offset`.
     pub size: u64,
 }
 
@@ -228,6 +230,8 @@ impl RwMix {
 pub struct OffsetGen {
     /// Bytes of the file in use.
     pub size: u64,
+    /// Where they start in the file: every offset drawn is after it.
+    pub base: u64,
     /// Granularity of random offsets (the smallest block size).
     pub unit: u64,
     seq: u64,
@@ -248,6 +252,7 @@ impl OffsetGen {
         let blocks = (size / unit).max(1);
         Self {
             size,
+            base: 0,
             unit,
             seq: 0,
             perm: random_map.then(|| Permutation::new(blocks, key)),
@@ -258,6 +263,13 @@ impl OffsetGen {
             skew: None,
             ra: RaState::default(),
         }
+    }
+
+    /// Offsets from `base` on (fio's `offset=`); those the generator
+    /// returns stay relative to it.
+    pub fn starting_at(mut self, base: u64) -> Self {
+        self.base = base;
+        self
     }
 
     /// Random offsets drawn by `skew` instead of uniformly (fio keeps no

@@ -430,6 +430,7 @@ impl<P: Policy> World<P> {
                 job.cur_file = fi;
             }
         };
+        let offset = offset + job.gens[fi].base;
         if plan.invalidate && !plan.direct {
             if all_wrapped {
                 for &f in &job.file_ids {

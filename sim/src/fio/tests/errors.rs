@@ -141,12 +141,12 @@ fn unset_env_var() {
 
 #[test]
 fn unsupported_options() {
-    let e = err("[job]\noffset=4k\n");
+    let e = err("[job]\npre_read=1\n");
     assert_err(
         &e,
         2,
-        Some("offset"),
-        "option offset changes the simulated IO but is not implemented",
+        Some("pre_read"),
+        "option pre_read changes the simulated IO but is not implemented",
     );
     let e = err("[global]\npercentage_random=50\n[job]\n");
     assert_err(&e, 2, Some("percentage_random"), "not implemented");

@@ -324,6 +324,23 @@ fn random_distribution_follows_fio_rules() {
 }
 
 #[test]
+fn offsets_are_bytes_or_percents() {
+    use crate::fio::SizeSpec;
+    let j = job("[job]\noffset=4k\noffset_increment=10%\noffset_align=64k\n");
+    assert_eq!(j.offset, Some(SizeSpec::Bytes(4096)));
+    assert_eq!(j.offset_increment, Some(SizeSpec::Percent(10)));
+    assert_eq!(j.offset_align, 64 * KIB);
+    // fileoffset is fio's alias; 0 is the default.
+    assert_eq!(
+        job("[job]\nfileoffset=1m\n").offset,
+        Some(SizeSpec::Bytes(1 << 20))
+    );
+    assert_eq!(job("[job]\noffset=0\n").offset, None);
+    let e = err("[job]\noffset=4z\n");
+    assert_err(&e, 2, Some("offset"), "zone units");
+}
+
+#[test]
 fn bsrange_and_ranges() {
     let j = job("[job]\nbsrange=1k-4k\n");
     assert_eq!(
@@ -652,7 +669,6 @@ fn cosmetic_and_harmless_options_are_accepted() {
             ("thread", 2),
             ("cpus_allowed", 3),
             ("verify_fatal", 4),
-            ("offset", 8),
             ("nice", 9),
             ("bwavgtime", 10),
         ]
@@ -668,7 +684,6 @@ fn cosmetic_and_harmless_options_are_accepted() {
         [
             Standing::Inert,
             Standing::NotSimulated,
-            Standing::Inert,
             Standing::Inert,
             Standing::NotSimulated,
             Standing::Inert,
