@@ -632,15 +632,17 @@ fn region_of(
         .max(1);
         start = start.div_ceil(a).saturating_mul(a);
     }
+    // A misplaced clone is said at the option that moved it there.
+    let blame = if clone > 0 && step > 0 {
+        "offset_increment"
+    } else {
+        "offset"
+    };
     let region = if spec.filesize.is_some() {
         if start >= file_size {
             return Err(job_err(
                 spec,
-                if clone > 0 && step > 0 {
-                    "offset_increment"
-                } else {
-                    "offset"
-                },
+                blame,
                 format!(
                     "clone {clone} would start at byte {start}, not inside its files of filesize={file_size} bytes"
                 ),
@@ -653,11 +655,7 @@ fn region_of(
     if device && start.saturating_add(region) > capacity {
         return Err(job_err(
             spec,
-            if clone > 0 && step > 0 {
-                "offset_increment"
-            } else {
-                "offset"
-            },
+            blame,
             format!(
                 "clone {clone}'s IO from byte {start} for {region} bytes would end beyond the device ({capacity} bytes)"
             ),
