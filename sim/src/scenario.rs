@@ -304,6 +304,9 @@ fn contexts_of(engine: EngineKind, direct: bool, iodepth: u32) -> u32 {
     }
 }
 
+/// Seeds the clones' draws of a `startdelay=` range apart from their IO.
+const START_DELAY_STREAM: u64 = 0x7374_6172_7464_6c79;
+
 /// Most job clones in one run (fio's own limit, `REAL_MAX_JOBS`).
 pub const MAX_JOBS: u64 = 4096;
 /// Largest `iodepth` the simulator accepts.
@@ -537,6 +540,17 @@ pub fn plan_jobs(
                 },
                 io_count_limit: (spec.number_ios > 0)
                     .then(|| spec.number_ios.saturating_mul(u64::from(spec.loops.max(1)))),
+                start_delay: {
+                    let (lo, hi) = spec.start_delay_ns;
+                    if hi > lo {
+                        // Each clone draws its own, as fio's rand_between.
+                        let key = scenario.seed ^ START_DELAY_STREAM;
+                        lo + Stream::new(key, Entity::Job(plans.len() as u32))
+                            .below((hi - lo).saturating_add(1))
+                    } else {
+                        lo
+                    }
+                },
                 runtime: spec.runtime_ns,
                 time_based: spec.time_based && spec.runtime_ns.is_some(),
                 ramp: spec.ramp_time_ns,

@@ -123,6 +123,51 @@ fn offsets_that_fio_would_misplace_are_errors() {
 }
 
 #[test]
+fn startdelay_starts_a_job_that_long_after_the_run() {
+    const S: u64 = 1_000_000_000;
+    let run = |job: &str| run_none(&scenario(job, "nvme", 1024 * MIB, 1));
+    let reader = "rw=randread\ndirect=1\nsize=64m\ntime_based\n";
+    // A job delayed by 2 s that runs for 1 s ends the run at 3 s; its
+    // runtime is its own second.
+    let out = run(&format!("[late]\n{reader}runtime=1s\nstartdelay=2\n"));
+    assert!(
+        (3 * S..3 * S + S / 10).contains(&out.sim_ns),
+        "{}",
+        out.sim_ns
+    );
+    assert_eq!(job(&out, "late").job_runtime_ms, 1000);
+    // A range: each of four clones draws its own delay in it, so the run
+    // ends between 1 s + 0.5 s and 1 s + 1.5 s, and not at either bound.
+    let out = run(&format!(
+        "[r]\n{reader}runtime=1s\nstartdelay=500ms-1500ms\nnumjobs=4\n"
+    ));
+    assert!(
+        (S + S / 2..S + 3 * S / 2).contains(&out.sim_ns),
+        "{}",
+        out.sim_ns
+    );
+    // An exitall ends a job still in its delay: it never starts.
+    let out = run(&format!(
+        "[first]\n{reader}runtime=1s\nexitall\n[late]\n{reader}runtime=1s\nstartdelay=5\n"
+    ));
+    assert_eq!(
+        total_ios(&out, Dir::Read),
+        job(&out, "first").dir(Dir::Read).total_ios
+    );
+    assert!(out.sim_ns < 2 * S, "{}", out.sim_ns);
+    // A stonewall section waits for the delayed job before it (where
+    // fio's creation loop would let it start beside a job not created yet).
+    let out = run(&format!(
+        "[late]\n{reader}runtime=1s\nstartdelay=1\n[after]\nstonewall\n{reader}runtime=1s\n"
+    ));
+    assert!(
+        (3 * S..3 * S + S / 10).contains(&out.sim_ns),
+        "{}",
+        out.sim_ns
+    );
+}
+
+#[test]
 fn zoned_abs_zones_beyond_the_file_are_an_error() {
     let s = scenario(
         "[r]\nrw=randread\nsize=64m\nrandom_distribution=zoned_abs:50/32m:50/64m\n",

@@ -286,6 +286,7 @@ impl JobState {
                 s.runtime_ns = (ns != 0).then_some(ns);
             }
             Opt::RampTime => s.ramp_time_ns = parse_time_ns(t, SECOND_US)?,
+            Opt::Startdelay => s.start_delay_ns = parse_time_range(t)?,
             Opt::Rwmixread => s.rwmixread = at_most(parse_u32(t, kb)?, 100)?,
             Opt::Rwmixwrite => s.rwmixread = 100 - at_most(parse_u32(t, kb)?, 100)?,
             Opt::Thinktime => {
@@ -365,6 +366,25 @@ impl JobState {
             | Opt::Exitall => {}
         }
         Ok(())
+    }
+}
+
+/// `startdelay=`: a time (bare numbers are seconds) or a range of two,
+/// `low-high` or `low:high`, low first.
+fn parse_time_range(t: &str) -> Result<(u64, u64), String> {
+    let sep = if t.contains(':') { ':' } else { '-' };
+    match t.split_once(sep) {
+        None => {
+            let v = parse_time_ns(t, SECOND_US)?;
+            Ok((v, v))
+        }
+        Some((a, b)) => {
+            let (lo, hi) = (parse_time_ns(a, SECOND_US)?, parse_time_ns(b, SECOND_US)?);
+            if lo > hi {
+                return Err(format!("the range '{t}' ends before it starts"));
+            }
+            Ok((lo, hi))
+        }
     }
 }
 

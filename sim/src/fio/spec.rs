@@ -436,6 +436,10 @@ pub struct JobSpec {
     pub runtime_ns: Option<u64>,
     /// `time_based`. Default false.
     pub time_based: bool,
+    /// `startdelay=`: the job starts this long after the run does, in ns;
+    /// a range `(low, high)` draws each clone's delay in it (fio's
+    /// `rand_between`). Default `(0, 0)`.
+    pub start_delay_ns: (u64, u64),
     /// `ramp_time=`. Default 0.
     pub ramp_time_ns: u64,
     /// `loops=`. Default 1.
@@ -570,6 +574,7 @@ impl JobSpec {
             numjobs: 1,
             runtime_ns: None,
             time_based: false,
+            start_delay_ns: (0, 0),
             ramp_time_ns: 0,
             loops: 1,
             number_ios: 0,

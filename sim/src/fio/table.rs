@@ -71,6 +71,7 @@ pub(crate) enum Opt {
     RateIops,
     RateProcess,
     Runtime,
+    Startdelay,
     Rw,
     Rwmixread,
     Rwmixwrite,
@@ -708,7 +709,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     ),
     inert("ss_interval", "steadystate_check_interval", R_SS),
     inert("ss_ramp", "steadystate_ramp_time", R_SS),
-    unsupported("startdelay", "startdelay", H::Zero, "delayed job starts"),
+    typed("startdelay", "startdelay", Opt::Startdelay),
     cosmetic("stats", "stats", R_STAT),
     inert("steadystate", "steadystate", R_SS),
     inert(

@@ -128,6 +128,8 @@ pub struct JobPlan {
     /// Stop after issuing this many IOs, all directions (`number_ios` ×
     /// `loops`, fio's `exceeds_number_ios`); None: no such limit.
     pub io_count_limit: Option<u64>,
+    /// When the job starts after the run does (`startdelay=`).
+    pub start_delay: Ns,
     /// Runtime after ramp.
     pub runtime: Option<Ns>,
     /// Loop over the files until the runtime ends.

@@ -164,7 +164,15 @@ impl<P: Policy> World<P> {
         let now = self.q.now();
         self.cur_wall = wall;
         for j in 0..self.jobs.len() as u32 {
-            if self.jobs[j as usize].plan.wall == wall {
+            let plan = &self.jobs[j as usize].plan;
+            if plan.wall != wall {
+                continue;
+            }
+            // fio counts a delay from the run's start (its genesis), which
+            // is time 0 here; a job whose delay has passed starts now.
+            if plan.start_delay > now {
+                self.q.push(plan.start_delay, Ev::JobStart { job: j });
+            } else {
                 self.start_job(now, j);
             }
         }
@@ -206,6 +214,13 @@ impl<P: Policy> World<P> {
         let (first, n) = (job.ctx_first, job.nctx);
         for c in first..first + n {
             self.ctx_next(now, c);
+        }
+    }
+
+    /// A delayed job starts, unless an `exitall` ended it first.
+    pub(crate) fn on_job_start(&mut self, now: Ns, j: u32) {
+        if self.jobs[j as usize].state == JobState::Waiting {
+            self.start_job(now, j);
         }
     }
 
@@ -823,6 +838,11 @@ impl<P: Policy> World<P> {
                 };
                 if hit && other.state == JobState::Running {
                     self.on_deadline(now, k as u32);
+                } else if hit && other.state == JobState::Waiting && other.plan.wall == wall {
+                    // Still in its startdelay: fio terminates a job it has
+                    // not created yet, so it never starts.
+                    self.jobs[k].state = JobState::Done;
+                    self.walls_left[wall as usize] -= 1;
                 }
             }
         }

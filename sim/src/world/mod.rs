@@ -87,6 +87,8 @@ pub(crate) enum Ev {
     Deadline { job: u32 },
     /// A job's ramp ended.
     RampEnd { job: u32 },
+    /// A delayed job's `startdelay` is over.
+    JobStart { job: u32 },
     /// The periodic writeback timer.
     Kupdate,
     /// Re-check a held-back cache flush.
@@ -471,6 +473,7 @@ impl<P: Policy> World<P> {
             }
             Ev::Deadline { job } => self.on_deadline(now, job),
             Ev::RampEnd { job } => self.on_ramp_end(now, job),
+            Ev::JobStart { job } => self.on_job_start(now, job),
             Ev::Kupdate => {
                 self.flusher.kupdate = true;
                 self.flusher_wake(now);

@@ -341,6 +341,22 @@ fn offsets_are_bytes_or_percents() {
 }
 
 #[test]
+fn startdelay_is_a_time_or_a_range() {
+    const S: u64 = 1_000_000_000;
+    assert_eq!(job("[job]\nstartdelay=5\n").start_delay_ns, (5 * S, 5 * S));
+    assert_eq!(
+        job("[job]\nstartdelay=2-10\n").start_delay_ns,
+        (2 * S, 10 * S)
+    );
+    assert_eq!(
+        job("[job]\nstartdelay=500ms:2s\n").start_delay_ns,
+        (S / 2, 2 * S)
+    );
+    let e = err("[job]\nstartdelay=10-2\n");
+    assert_err(&e, 2, Some("startdelay"), "ends before it starts");
+}
+
+#[test]
 fn bsrange_and_ranges() {
     let j = job("[job]\nbsrange=1k-4k\n");
     assert_eq!(
