@@ -24,7 +24,8 @@ fn scenario(device: &str) -> Scenario {
 
 fn scenario_of(job: &str, device: &str, mem_bytes: u64) -> Scenario {
     let vars = BTreeMap::new();
-    let include = |_: &str| -> Result<(String, String), String> { Err("no includes".into()) };
+    let include =
+        |_: &str, _: &str| -> Result<(String, String), String> { Err("no includes".into()) };
     let env = ParseEnv {
         mem_bytes,
         ncpus: 4,

@@ -79,21 +79,64 @@ fn read_stdin() -> Result<String, String> {
     read_bounded(stdin.lock(), STDIN_NAME, MAX_TEXT_BYTES)
 }
 
-/// Parses the job file at `path`, or from stdin for `-` (as fio reads
-/// one), its includes then relative to the current directory.
-pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failure> {
-    let p = PathBuf::from(path);
-    let text = if path == "-" {
-        read_stdin()
-    } else {
-        read_text(&p)
+/// What error messages call the fio job options given after `--`; an
+/// option's "line" there is its place among them.
+pub const ARGS_NAME: &str = "<command line>";
+
+/// Parses the jobs of a command: the fio job options after `--` (a leading
+/// `fio`, as in a pasted fio command line, skipped but counted), then each job file in
+/// turn, `-` from stdin, as fio reads its command line and job files (see
+/// [`fio::parse_jobs`]). An include is looked up as given, then beside the
+/// file that includes it, as fio's are.
+pub fn jobs(
+    paths: &[String],
+    fio_args: &[String],
+    mem_bytes: u64,
+    ncpus: u32,
+) -> Result<JobFile, Failure> {
+    if paths.is_empty() && fio_args.is_empty() {
+        return Err(Failure::input(
+            "give a job file, or fio job options after -- (iolab run --device nvme -- \
+             --name=r --rw=randread --size=1g)"
+                .to_owned(),
+        ));
     }
-    .map_err(Failure::input)?;
-    let name = shown_name(path);
-    let dir = p.parent().map(Path::to_path_buf).unwrap_or_default();
+    if paths.iter().filter(|p| *p == "-").count() > 1 {
+        return Err(Failure::input(
+            "job file - is given more than once: stdin holds one job file".to_owned(),
+        ));
+    }
+    let texts = paths
+        .iter()
+        .map(|path| {
+            if path == "-" {
+                read_stdin()
+            } else {
+                read_text(Path::new(path))
+            }
+        })
+        .collect::<Result<Vec<String>, String>>()
+        .map_err(Failure::input)?;
+    let mut sources = Vec::with_capacity(paths.len() + 1);
+    if !fio_args.is_empty() {
+        sources.push(fio::JobSource::Args {
+            name: ARGS_NAME,
+            args: fio_args,
+        });
+    }
+    for (path, text) in paths.iter().zip(&texts) {
+        sources.push(fio::JobSource::File {
+            name: shown_name(path),
+            text,
+        });
+    }
     let vars: BTreeMap<String, String> = std::env::vars().collect();
-    let include = move |name: &str| -> Result<(String, String), String> {
-        let ip = dir.join(name);
+    let include = |from: &str, name: &str| -> Result<(String, String), String> {
+        let beside = Path::new(from).parent().map(|d| d.join(name));
+        let ip = match beside {
+            Some(b) if !Path::new(name).exists() && from != STDIN_NAME => b,
+            _ => PathBuf::from(name),
+        };
         let text = read_text(&ip)?;
         Ok((ip.display().to_string(), text))
     };
@@ -104,7 +147,21 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
         vars: &vars,
         include: &include,
     };
-    fio::parse_job_file(name, &text, &env).map_err(|e| Failure::input(e.to_string()))
+    fio::parse_jobs(&sources, &env).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// The job sources a command names, for messages: its job files and the
+/// command line's options, `a.fio, b.fio and the command line`.
+pub fn sources_named(paths: &[String], fio_args: &[String]) -> String {
+    let mut names: Vec<&str> = paths.iter().map(|p| shown_name(p)).collect();
+    if !fio_args.is_empty() {
+        names.insert(0, "the command line");
+    }
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => "no job file".to_owned(),
+    }
 }
 
 /// `--section NAME...`: keeps only the jobs of those sections, in file
@@ -112,11 +169,10 @@ pub fn job_file(path: &str, mem_bytes: u64, ncpus: u32) -> Result<JobFile, Failu
 /// and of `[global]`, so no note speaks of a job that does not run; a
 /// name no section has is an error listing the sections there are.
 /// Nothing given keeps every job.
-pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result<(), Failure> {
+pub fn keep_sections(from: &str, file: &mut JobFile, names: &[String]) -> Result<(), Failure> {
     if names.is_empty() {
         return Ok(());
     }
-    let path = shown_name(path);
     if let Some(missing) = names
         .iter()
         .find(|n| !file.jobs.iter().any(|j| &j.section == *n))
@@ -127,7 +183,7 @@ pub fn keep_sections(path: &str, file: &mut JobFile, names: &[String]) -> Result
             .map(|j| format!("[{}]", j.section))
             .collect();
         return Err(Failure::input(format!(
-            "--section {missing}: {path} has no job section [{missing}] (its job sections: {})",
+            "--section {missing}: no job section [{missing}] in {from} (the job sections: {})",
             there.join(", ")
         )));
     }

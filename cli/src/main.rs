@@ -76,8 +76,17 @@ enum Bdp {
 
 #[derive(clap::Args, Clone, Debug)]
 struct Common {
-    /// fio job file (- reads it from stdin).
-    job: String,
+    /// fio job files (- reads one from stdin), run one after another as
+    /// fio runs several: each after the first starts from fio's defaults
+    /// and its first job waits for the jobs before it.
+    #[arg(value_name = "JOB")]
+    job_files: Vec<String>,
+    /// fio job options after --, as fio takes them on its command line
+    /// (-- --name=r --rw=randread --size=1g; a leading `fio` is skipped):
+    /// each --name starts a job, the options before the first are
+    /// [global]'s and reach the first job file too; these jobs come first.
+    #[arg(last = true, value_name = "FIO_OPTION")]
+    fio: Vec<String>,
     /// Device: a preset name (see `iolab devices`) or a TOML file.
     #[arg(long, required_unless_present = "volume", conflicts_with = "volume")]
     device: Option<String>,
@@ -187,7 +196,7 @@ struct Common {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Run one job file under one policy.
+    /// Run job files (or fio job options after --) under one policy.
     Run {
         #[command(flatten)]
         common: Common,
@@ -195,8 +204,9 @@ enum Cmd {
         #[arg(long, default_value = "none")]
         policy: String,
     },
-    /// Run a job file under several variants on identical inputs and print
-    /// the mmtests comparison table (first variant is the baseline).
+    /// Run job files (or fio job options after --) under several variants
+    /// on identical inputs and print the mmtests comparison table (first
+    /// variant is the baseline).
     Compare {
         #[command(flatten)]
         common: Common,
@@ -315,7 +325,7 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
 /// `--plot`, `--log-dir`).
 fn identity(c: &Common) -> String {
     let c = Common {
-        job: String::new(),
+        job_files: Vec::new(),
         shard: None,
         jobs: None,
         timing: false,
@@ -336,13 +346,14 @@ fn run_or_compare(
     policies: &str,
     variants: Vec<Variant>,
 ) -> Result<(), Failure> {
-    if common.job == "-" && common.shard.is_some() {
+    if common.job_files.iter().any(|j| j == "-") && common.shard.is_some() {
         return Err(Failure::input(
             "--shard: give the job file as a path, not - (every shard reads the same file)",
         ));
     }
     let scenario = build_scenario(common)?;
-    let mut out = Output::open(common.output.as_deref(), &[common.job.as_str()])?;
+    let inputs: Vec<&str> = common.job_files.iter().map(String::as_str).collect();
+    let mut out = Output::open(common.output.as_deref(), &inputs)?;
     let mut notes = Vec::new();
     let logs = logs::Logs::plan(&scenario.jobs, common.log_dir.as_deref(), &mut notes);
     if let (false, Some(dir)) = (logs.any(), &common.log_dir) {
@@ -370,8 +381,15 @@ fn run_or_compare(
     )?;
     let text = match slice {
         Some((i, n)) => {
-            let job = std::fs::read(&common.job)
-                .map_err(|e| Failure::input(format!("{}: {e}", common.job)))?;
+            // Every job file's bytes, each after its length, so two
+            // commands whose files split the same bytes differently differ.
+            let mut job = Vec::new();
+            for path in &common.job_files {
+                let bytes =
+                    std::fs::read(path).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+                job.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                job.extend_from_slice(&bytes);
+            }
             let cmd = shard::Command {
                 kind,
                 policies: policies.to_owned(),
@@ -663,8 +681,12 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         (None, Some(v)) => v.devices[0].clone(),
         (None, None) => return Err(Failure::input("give --device or --volume".to_owned())),
     };
-    let mut jobfile = load::job_file(&c.job, mem_bytes, c.cpus)?;
-    load::keep_sections(&c.job, &mut jobfile, &c.section)?;
+    let mut jobfile = load::jobs(&c.job_files, &c.fio, mem_bytes, c.cpus)?;
+    load::keep_sections(
+        &load::sources_named(&c.job_files, &c.fio),
+        &mut jobfile,
+        &c.section,
+    )?;
     if c.verbose {
         for a in &jobfile.accepted {
             eprintln!("iolab: {a}");

@@ -885,7 +885,7 @@ fn sections_and_an_output_file_work_as_in_fio() {
     assert_eq!(missing.status.code(), Some(2));
     assert_eq!(
         stderr(&missing).trim_end(),
-        format!("iolab: --section d: {j} has no job section [d] (its job sections: [a], [b], [c])")
+        format!("iolab: --section d: no job section [d] in {j} (the job sections: [a], [b], [c])")
     );
     let itself = iolab(&["run", j, "--device", "nvme", "--output", j]);
     assert_eq!(itself.status.code(), Some(2));
@@ -904,6 +904,92 @@ fn sections_and_an_output_file_work_as_in_fio() {
         stderr(&nowhere).contains("iolab: --output /nonexistent/dir/x: "),
         "{}",
         stderr(&nowhere)
+    );
+}
+
+/// fio's command line and several job files, as fio 3.33 reads them: the
+/// options after `--` are jobs (each `--name` one, those before it
+/// `[global]`'s, reaching the first file), the files run one after
+/// another, and an include is found beside the file that includes it.
+#[test]
+fn command_line_jobs_and_several_job_files() {
+    let dir = empty_scratch_dir("iolab-several");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).expect("dir");
+    std::fs::write(sub.join("common.inc"), "size=1m\n").expect("include");
+    std::fs::write(sub.join("a.fio"), "[x]\nrw=read\ninclude common.inc\n").expect("a");
+    std::fs::write(dir.join("b.fio"), "[y]\nrw=read\nsize=1m\n").expect("b");
+    let (a, b) = (sub.join("a.fio"), dir.join("b.fio"));
+    let (a, b) = (a.to_str().expect("utf-8"), b.to_str().expect("utf-8"));
+    let run = |args: &[&str]| {
+        let mut all = vec!["run", "--device", "nvme", "--output-format", "json"];
+        all.extend_from_slice(args);
+        let o = iolab(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+        v["jobs"]
+            .as_array()
+            .expect("jobs")
+            .iter()
+            .map(|j| {
+                let name = j["jobname"].as_str().unwrap_or_default().to_owned();
+                (name, j["groupid"].as_u64(), j["read"]["total_ios"].as_u64())
+            })
+            .collect::<Vec<_>>()
+    };
+    // fio --bs=8k a.fio b.fio: 8 KiB blocks in a.fio only, b.fio after it.
+    assert_eq!(
+        run(&[a, b, "--", "--bs=8k"]),
+        [
+            ("x".to_owned(), Some(0), Some(128)),
+            ("y".to_owned(), Some(1), Some(256))
+        ]
+    );
+    // A pasted fio command line alone.
+    assert_eq!(
+        run(&[
+            "--",
+            "fio",
+            "--size=1m",
+            "--name=r",
+            "--rw=read",
+            "--name=w",
+            "--rw=write"
+        ]),
+        [
+            ("r".to_owned(), Some(0), Some(256)),
+            ("w".to_owned(), Some(0), Some(0))
+        ]
+    );
+    // Bad arguments: every one named by its place, exit 2.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--",
+        "--name=r",
+        "--rw=randomread",
+        "b.fio",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("<command line>:2: rw: unknown value 'randomread'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("<command line>:3: 'b.fio' is not a job option"),
+        "{err}"
+    );
+    let o = iolab(&["run", "--device", "nvme"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("give a job file, or fio job options after --"));
+    let o = iolab(&["run", "--device", "nvme", "-", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("given more than once"),
+        "{}",
+        stderr(&o)
     );
 }
 

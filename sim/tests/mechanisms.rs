@@ -490,7 +490,7 @@ fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
     .expect("loads");
     let job = "[global]\nruntime=2\ntime_based\nfilesize=64m\n[w]\nrw=randwrite\nbs=4k\nfdatasync=8\n[r]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\n";
     let vars = std::collections::BTreeMap::new();
-    let include = |_: &str| -> Result<(String, String), String> { Err("none".into()) };
+    let include = |_: &str, _: &str| -> Result<(String, String), String> { Err("none".into()) };
     let env = iolab_sim::fio::ParseEnv {
         mem_bytes: 1 << 30,
         ncpus: 4,

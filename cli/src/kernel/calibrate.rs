@@ -844,7 +844,7 @@ fn device_toml(model: Model, name: &str, source: &str, fitted: &[Fitted]) -> Str
 
 fn simulate(job: &Path, device: &DeviceConfig) -> Result<Measured, Failure> {
     let path = job.to_str().unwrap_or_default();
-    let jobfile = crate::load::job_file(path, 4 << 30, 2)?;
+    let jobfile = crate::load::jobs(&[path.to_owned()], &[], 4 << 30, 2)?;
     let scenario = Scenario {
         jobs: jobfile.jobs,
         device: device.clone(),
@@ -1689,7 +1689,8 @@ mod tests {
         for p in PROBES {
             let path = dir.join(format!("{}.fio", p.name));
             std::fs::write(&path, job_text(p, "probe.dat", 1 << 30, 2)).expect("write");
-            let jf = crate::load::job_file(path.to_str().expect("utf-8"), 4 << 30, 2);
+            let jf =
+                crate::load::jobs(&[path.to_str().expect("utf-8").to_owned()], &[], 4 << 30, 2);
             assert!(jf.is_ok(), "{}: {:?}", p.name, jf.err().map(|f| f.message));
         }
         std::fs::remove_dir_all(&dir).expect("cleanup");

@@ -65,9 +65,10 @@ pub use spec::{
 pub use suggest::closest;
 pub use table::{OptionClass, OptionInfo, classify_option, known_options};
 
-/// Resolves an `include` target to `(display name, contents)` or an error
+/// Resolves an `include` target, given the display name of the file that
+/// includes it and the target, to `(display name, contents)` or an error
 /// message.
-pub type IncludeFn<'a> = dyn Fn(&str) -> Result<(String, String), String> + 'a;
+pub type IncludeFn<'a> = dyn Fn(&str, &str) -> Result<(String, String), String> + 'a;
 
 /// The machine the job file is parsed for, and how to find included files.
 pub struct ParseEnv<'a> {
@@ -80,9 +81,9 @@ pub struct ParseEnv<'a> {
     pub pagesize: u64,
     /// Variables for `${VAR}` and extra `$((VAR))` names.
     pub vars: &'a BTreeMap<String, String>,
-    /// Resolves `include file`: returns the display name used in error
-    /// messages (and include-loop detection) and the file's contents, or an
-    /// error message.
+    /// Resolves `include file` of the file it is read in: returns the
+    /// display name used in error messages (and include-loop detection) and
+    /// the file's contents, or an error message.
     pub include: &'a IncludeFn<'a>,
 }
 
@@ -154,6 +155,58 @@ pub struct JobFile {
     /// Options of all `[global]` sections, canonical names and expanded
     /// values, in file order (fio's JSON "global options").
     pub global_options: Vec<(String, String)>,
+}
+
+/// One place jobs come from, for [`parse_jobs`].
+#[derive(Debug, Clone, Copy)]
+pub enum JobSource<'t> {
+    /// Job options as fio takes them on its command line (`--name=x
+    /// --rw=randread ...`, a leading `fio` skipped); `name` stands for them
+    /// in messages, where an option's line is its argument's place.
+    Args {
+        /// Display name, e.g. `<command line>`.
+        name: &'t str,
+        /// The arguments.
+        args: &'t [String],
+    },
+    /// A job file's text.
+    File {
+        /// Display name.
+        name: &'t str,
+        /// Contents.
+        text: &'t str,
+    },
+}
+
+/// Parses several sources of jobs into one run, as fio reads its command
+/// line and then each job file: the command line's `[global]` options
+/// carry into the first job file (not later ones), every job file after
+/// the first starts from fio's defaults, and its first job waits for the
+/// jobs before it (a stonewall), so the files run one after another.
+///
+/// # Errors
+///
+/// As [`parse_job_file`], every problem of every source listed, each named
+/// by its source; a "no jobs defined" names the last source.
+pub fn parse_jobs(sources: &[JobSource], env: &ParseEnv) -> Result<JobFile, ParseError> {
+    let mut p = parser::Parser::new(env);
+    let mut files = 0;
+    let mut last = ("<nothing>", 0);
+    for s in sources {
+        match *s {
+            JobSource::Args { name, args } => {
+                p.parse_args(name, args);
+                last = (name, args.len());
+            }
+            JobSource::File { name, text } => {
+                p.start_file(files > 0);
+                files += 1;
+                p.parse_text(name, text, false);
+                last = (name, text.lines().count());
+            }
+        }
+    }
+    p.finish(last.0, last.1)
 }
 
 /// Parses the job file `text`; `name` is used in error messages.

@@ -17,6 +17,51 @@ const MAX_INCLUDE_DEPTH: usize = 32;
 /// Most problems one parse lists; the rest are counted.
 pub(crate) const MAX_LISTED_ERRORS: usize = 50;
 
+/// fio's own command-line options (its `l_opts` in `init.c`): what they
+/// set is not a job's, so as job arguments they are refused.
+const FIO_COMMAND_OPTIONS: [&str; 40] = [
+    "output",
+    "latency-log",
+    "bandwidth-log",
+    "minimal",
+    "output-format",
+    "append-terse",
+    "version",
+    "help",
+    "cmdhelp",
+    "enghelp",
+    "showcmd",
+    "readonly",
+    "eta",
+    "eta-interval",
+    "eta-newline",
+    "debug",
+    "parse-only",
+    "section",
+    "inflate-log",
+    "alloc-size",
+    "profile",
+    "warnings-fatal",
+    "max-jobs",
+    "terse-version",
+    "server",
+    "server-internal",
+    "daemonize",
+    "client",
+    "remote-config",
+    "cpuclock-test",
+    "crctest",
+    "memcpytest",
+    "idle-prof",
+    "status-interval",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "trigger-remote",
+    "aux-path",
+    "merge-blktrace-only",
+];
+
 /// An option line waiting for its section to be complete.
 struct RawOpt {
     file: String,
@@ -68,6 +113,11 @@ pub(crate) struct Parser<'e, 'a> {
     /// The unsimulated engine the `[global]` sections chose, if any, so a
     /// job's engine options are named as its.
     global_engine: Option<String>,
+    /// The options of every `[global]` section read, over all sources.
+    all_global_opts: Vec<(String, String)>,
+    /// The next job section starts a stonewall: the first job of every job
+    /// file after the first, as fio runs several files one after another.
+    stonewall_next: bool,
 }
 
 impl<'e, 'a> Parser<'e, 'a> {
@@ -91,7 +141,109 @@ impl<'e, 'a> Parser<'e, 'a> {
             engine_errors: Vec::new(),
             omitted: 0,
             global_engine: None,
+            all_global_opts: Vec::new(),
+            stonewall_next: false,
         }
+    }
+
+    /// Starts the next job file. The first one keeps the `[global]`
+    /// options the command line gave; every later one starts from fio's
+    /// defaults and its first job waits for the jobs before it, as fio's
+    /// `parse_options` does (`fill_def_thread` before each file after the
+    /// first, and the stonewall it passes along).
+    pub(crate) fn start_file(&mut self, later: bool) {
+        self.flush();
+        if later {
+            self.global = JobState::new();
+            self.global_opts.clear();
+            self.global_at.clear();
+            self.global_engine = None;
+            self.stonewall_next = true;
+        }
+    }
+
+    /// Reads job options given as command-line arguments, as fio's
+    /// `parse_cmd_line` does: `--name=X` starts job `X` (`--name=global`, a
+    /// `[global]` section), and the options before the first `--name` are
+    /// `[global]`'s. An option's "line" is its argument's place (1-based); a
+    /// first argument `fio`, the program's name in a pasted fio command
+    /// line, is skipped (and counted).
+    /// A single dash works as two, as fio's `getopt_long_only` takes it.
+    pub(crate) fn parse_args(&mut self, file: &str, args: &[String]) {
+        self.flush();
+        let first_problem = self.errors.len();
+        for (idx, arg) in args.iter().enumerate() {
+            let line = idx + 1;
+            if idx == 0 && arg == "fio" {
+                // A fio command line pasted whole: the program's name.
+                continue;
+            }
+            let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+                let msg = format!("'{arg}' is not a job option (--option=value)");
+                let e = self.loc(file, line).err(None, msg);
+                self.report(e);
+                continue;
+            };
+            let (key, value) = match body.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v)),
+                None => (body.trim(), None),
+            };
+            if key.is_empty() {
+                let e = self
+                    .loc(file, line)
+                    .err(None, format!("'{arg}' names no option"));
+                self.report(e);
+                continue;
+            }
+            if let Some(c) = value.and_then(|v| v.chars().find(|c| c.is_control())) {
+                let msg = format!("control character U+{:04X} in the value", u32::from(c));
+                let e = self.loc(file, line).err(Some(key), msg);
+                self.report(e);
+                continue;
+            }
+            if FIO_COMMAND_OPTIONS.contains(&key) {
+                let msg = match key {
+                    "output" | "output-format" | "section" => format!(
+                        "--{key} is fio's own option, not a job's: give it to iolab before the job files"
+                    ),
+                    _ => format!(
+                        "--{key} is fio's own option, not a job's; iolab has no such option"
+                    ),
+                };
+                let e = self.loc(file, line).err(Some(key), msg);
+                self.report(e);
+                continue;
+            }
+            if key == "name" {
+                let name = value.unwrap_or("").trim().to_string();
+                if name.is_empty() {
+                    let e = self
+                        .loc(file, line)
+                        .err(Some(key), "--name needs a job name");
+                    self.report(e);
+                    continue;
+                }
+                self.open_section(name, file, line);
+                continue;
+            }
+            let sec = self.cur.get_or_insert_with(|| Section {
+                name: "global".to_string(),
+                global: true,
+                file: file.to_string(),
+                line,
+                opts: Vec::new(),
+            });
+            sec.opts.push(RawOpt {
+                file: file.to_string(),
+                line,
+                key: key.to_string(),
+                value: value.map(str::to_string),
+            });
+        }
+        self.flush();
+        // A malformed argument is found as it is read, a bad value when its
+        // job is complete: list them in the arguments' order.
+        self.errors[first_problem..].sort_by_key(|e| e.line);
     }
 
     /// Records a problem and goes on.
@@ -151,16 +303,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                         self.report(e);
                         continue;
                     }
-                    self.flush();
-                    self.cur = Some(Section {
-                        // fio treats any section whose name starts with
-                        // "global" as a global section.
-                        global: name.starts_with("global"),
-                        name,
-                        file: file.to_string(),
-                        line,
-                        opts: Vec::new(),
-                    });
+                    self.open_section(name, file, line);
                 }
                 Kind::Include(target) => {
                     let loc = self.loc(file, line);
@@ -193,13 +336,27 @@ impl<'e, 'a> Parser<'e, 'a> {
         self.stack.pop();
     }
 
+    /// Ends the section being read and starts `[name]` at `file:line`; fio
+    /// treats any section whose name starts with "global" as a global one.
+    fn open_section(&mut self, name: String, file: &str, line: usize) {
+        self.flush();
+        self.cur = Some(Section {
+            global: name.starts_with("global"),
+            name,
+            file: file.to_string(),
+            line,
+            opts: Vec::new(),
+        });
+    }
+
     /// Reads an included file; an error here is about the `include` line
     /// itself (the file's own problems are reported as they are met).
     fn include(&mut self, loc: &Loc, target: &str) -> Result<(), ParseError> {
         if self.stack.len() > MAX_INCLUDE_DEPTH {
             return Err(loc.err(Some("include"), "includes nested too deeply"));
         }
-        let (display, contents) = (self.env.include)(target)
+        let from = self.stack.last().map_or("", String::as_str);
+        let (display, contents) = (self.env.include)(from, target)
             .map_err(|e| loc.err(Some("include"), format!("cannot include '{target}': {e}")))?;
         if self.stack.contains(&display) {
             let chain = self.stack.join(" -> ");
@@ -368,6 +525,7 @@ impl<'e, 'a> Parser<'e, 'a> {
         }
         if sec.global {
             self.global = state;
+            self.all_global_opts.extend(written.iter().cloned());
             self.global_opts.extend(written);
             self.global_at.extend(written_at);
             self.global_engine = refused;
@@ -379,6 +537,9 @@ impl<'e, 'a> Parser<'e, 'a> {
             self.note_overridden(&state, &sec.name);
             let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
             spec.option_at = option_at;
+            if std::mem::take(&mut self.stonewall_next) {
+                spec.stonewall = true;
+            }
             self.jobs.push(spec);
         }
     }
@@ -431,7 +592,7 @@ impl<'e, 'a> Parser<'e, 'a> {
         Ok(JobFile {
             jobs: self.jobs,
             accepted: self.accepted,
-            global_options: self.global_opts,
+            global_options: self.all_global_opts,
         })
     }
 }

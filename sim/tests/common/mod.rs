@@ -11,8 +11,9 @@ use iolab_sim::{FsKind, RunOutput, Scenario, SchedKind, parse_variant, run};
 /// A scenario from job-file text.
 pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario {
     let vars = BTreeMap::new();
-    let include =
-        |_: &str| -> Result<(String, String), String> { Err("no includes in tests".into()) };
+    let include = |_: &str, _: &str| -> Result<(String, String), String> {
+        Err("no includes in tests".into())
+    };
     let env = ParseEnv {
         mem_bytes,
         ncpus: 4,

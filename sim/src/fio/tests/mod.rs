@@ -7,6 +7,7 @@ use super::*;
 mod errors;
 mod fuzz;
 mod scenarios;
+mod sources;
 mod syntax;
 mod table;
 mod units;
@@ -19,7 +20,7 @@ const SEC: u64 = 1_000_000_000;
 /// 16 GiB, 8 CPUs.
 const MEM: u64 = 16 * GIB;
 
-fn no_include(name: &str) -> Result<(String, String), String> {
+fn no_include(_from: &str, name: &str) -> Result<(String, String), String> {
     Err(format!("no such file: {name}"))
 }
 
