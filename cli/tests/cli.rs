@@ -1040,3 +1040,210 @@ fn a_job_file_from_stdin() {
     assert_eq!(shard.status.code(), Some(2));
     assert!(stderr(&shard).contains("--shard: give the job file as a path"));
 }
+
+/// Every key path of a JSON document in document order, arrays by their
+/// first element, a job's options collapsed to `job options/*`.
+fn key_paths(v: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, at: String, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) if !at.ends_with("/job options") => {
+                for (k, x) in m {
+                    walk(x, format!("{at}/{k}"), out);
+                }
+            }
+            serde_json::Value::Object(_) => out.push(format!("{at}/*")),
+            serde_json::Value::Array(a) if a.first().is_some_and(|x| x.is_object()) => {
+                walk(&a[0], format!("{at}/0"), out);
+            }
+            _ => out.push(at),
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, String::new(), &mut out);
+    out
+}
+
+/// The key paths fio 3.33 writes for one mixed job with direct IO on a
+/// file, in its order (`show_thread_status_json` and `show_disk_util` in
+/// its `stat.c` and `diskutil.c`).
+fn fio_key_paths() -> Vec<String> {
+    let lat = |name: &str, with_percentiles: bool| {
+        let mut v: Vec<String> = ["min", "max", "mean", "stddev", "N"]
+            .iter()
+            .map(|k| format!("{name}/{k}"))
+            .collect();
+        if with_percentiles {
+            v.extend(
+                [
+                    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0,
+                ]
+                .iter()
+                .chain(&[99.5, 99.9, 99.95, 99.99])
+                .map(|p| format!("{name}/percentile/{p:.6}")),
+            );
+        }
+        v
+    };
+    let dir = |d: &str, ios: bool| {
+        let mut v: Vec<String> = [
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "iops",
+            "runtime",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+        ]
+        .iter()
+        .map(|k| (*k).to_owned())
+        .collect();
+        v.extend(lat("slat_ns", false));
+        v.extend(lat("clat_ns", ios));
+        v.extend(lat("lat_ns", false));
+        v.extend(
+            [
+                "bw_min",
+                "bw_max",
+                "bw_agg",
+                "bw_mean",
+                "bw_dev",
+                "bw_samples",
+                "iops_min",
+                "iops_max",
+                "iops_mean",
+                "iops_stddev",
+                "iops_samples",
+            ]
+            .iter()
+            .map(|k| (*k).to_owned()),
+        );
+        v.into_iter()
+            .map(|k| format!("/jobs/0/{d}/{k}"))
+            .collect::<Vec<String>>()
+    };
+    let buckets = |name: &str, keys: &[&str]| -> Vec<String> {
+        keys.iter().map(|k| format!("/jobs/0/{name}/{k}")).collect()
+    };
+    let calls = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let lat_keys = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
+    let mut v: Vec<String> = ["/fio version", "/timestamp", "/timestamp_ms", "/time"]
+        .iter()
+        .map(|k| (*k).to_owned())
+        .collect();
+    for k in [
+        "jobname",
+        "groupid",
+        "error",
+        "eta",
+        "elapsed",
+        "job options/*",
+    ] {
+        v.push(format!("/jobs/0/{k}"));
+    }
+    v.extend(dir("read", true));
+    v.extend(dir("write", true));
+    v.extend(dir("trim", false));
+    v.push("/jobs/0/sync/total_ios".to_owned());
+    v.extend(
+        lat("lat_ns", false)
+            .iter()
+            .map(|k| format!("/jobs/0/sync/{k}")),
+    );
+    for k in ["job_runtime", "usr_cpu", "sys_cpu", "ctx", "majf", "minf"] {
+        v.push(format!("/jobs/0/{k}"));
+    }
+    v.extend(buckets(
+        "iodepth_level",
+        &["1", "2", "4", "8", "16", "32", ">=64"],
+    ));
+    v.extend(buckets("iodepth_submit", &calls));
+    v.extend(buckets("iodepth_complete", &calls));
+    v.extend(buckets("latency_ns", &lat_keys));
+    v.extend(buckets("latency_us", &lat_keys));
+    let mut ms = lat_keys.to_vec();
+    ms.extend(["2000", ">=2000"]);
+    v.extend(buckets("latency_ms", &ms));
+    for k in [
+        "latency_depth",
+        "latency_target",
+        "latency_percentile",
+        "latency_window",
+    ] {
+        v.push(format!("/jobs/0/{k}"));
+    }
+    for k in [
+        "name",
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks",
+        "write_ticks",
+        "in_queue",
+        "util",
+    ] {
+        v.push(format!("/disk_util/0/{k}"));
+    }
+    v
+}
+
+/// iolab's JSON has the keys fio 3.33 writes for the same job, in fio's
+/// order (its own under `iolab` after them). Where fio is installed, the
+/// same job runs on it too (a 16 MiB scratch file) and its document must
+/// have exactly these key paths, so the list cannot drift from fio's.
+#[test]
+fn json_has_fios_keys_in_fios_order() {
+    let dir = empty_scratch_dir("iolab-fio-keys");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("kp.dat");
+    let args = |file: &str| -> Vec<String> {
+        [
+            "--name=kp",
+            &format!("--filename={file}"),
+            "--rw=randrw",
+            "--size=16m",
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--runtime=1",
+            "--time_based",
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
+    };
+    let f = file.to_str().expect("utf-8 path");
+    let mut cmd = vec!["run", "--device", "nvme", "--output-format", "json", "--"];
+    let job = args(f);
+    cmd.extend(job.iter().map(String::as_str));
+    let o = iolab(&cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let ours: Vec<String> = key_paths(&v)
+        .into_iter()
+        .filter(|k| !k.starts_with("/iolab/"))
+        .collect();
+    assert_eq!(ours, fio_key_paths());
+    assert_eq!(v["jobs"][0]["job options"]["name"], "kp");
+    assert_eq!(v["time"], "Thu Jan  1 00:00:01 1970");
+    let real = std::process::Command::new("fio")
+        .args(&job)
+        .arg("--output-format=json")
+        .output();
+    match real {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let start = text.find('{').expect("fio printed JSON");
+            let fio: serde_json::Value =
+                serde_json::from_str(&text[start..]).expect("fio's JSON parses");
+            assert_eq!(key_paths(&fio), fio_key_paths(), "fio's own document");
+        }
+        // No fio here: the committed list stands for it.
+        _ => eprintln!("fio not run: the key list is checked against iolab only"),
+    }
+    let _ = std::fs::remove_file(&file);
+}

@@ -582,7 +582,8 @@ pub fn plan_jobs(
                 fadvise,
                 written_out: spec.overwrite || mode.reads(),
                 loops: spec.loops.max(1),
-                options: spec.options.clone(),
+                options: spec.options[spec.global_count.min(spec.options.len())..].to_vec(),
+                global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),
             });
         }
     }
@@ -984,7 +985,8 @@ pub fn run_with<P: Policy>(
 
     let sim_ns = world.q.now();
     let inputs = world.job_inputs(sim_ns);
-    let report = RunReport::build(inputs, scenario.group_bw);
+    let mut report = RunReport::build(inputs, scenario.group_bw);
+    report.global_options = world.global_options();
     let extra = world.extra_json(scenario, variant, &cgroups);
     Ok(RunOutput {
         report,

@@ -168,6 +168,40 @@ fn startdelay_starts_a_job_that_long_after_the_run() {
 }
 
 #[test]
+fn depths_and_disk_figures_are_fios() {
+    // fio's iodepth_level: a libaio job at QD8 issues nearly every IO with
+    // 8 in flight (the first few at 1 to 7), a psync one always at 1.
+    let run = |job: &str| run_none(&scenario(job, "nvme", 1024 * MIB, 1));
+    let deep = run(
+        "[r]\nrw=randread\ndirect=1\nioengine=libaio\niodepth=8\nsize=128m\nnumber_ios=20000\n",
+    );
+    let j = job(&deep, "r");
+    assert_eq!(j.depth_map.iter().sum::<u64>(), 20_000);
+    assert!(j.depth_map[3] >= 19_990, "{:?}", j.depth_map);
+    assert_eq!(j.latency_depth, 8);
+    let one = run("[r]\nrw=randread\ndirect=1\nsize=64m\nnumber_ios=2000\n");
+    assert_eq!(job(&one, "r").depth_map, [2000, 0, 0, 0, 0, 0, 0]);
+    // The device's disk figures: the reads' ticks are their device time,
+    // and a QD8 reader keeps the device busy all along.
+    let v = iolab_sim::stats::json_output(&deep.report, deep.extra.clone());
+    let disk = &v["disk_util"][0];
+    assert_eq!(disk["read_ios"], 20_000);
+    let ticks = disk["read_ticks"].as_u64().expect("ticks");
+    let mean = deep.extra["devices"][0]["queue"]["read_ns"]["mean"]
+        .as_f64()
+        .expect("mean");
+    let queue_ms = (mean * 20_000.0 / 1e6) as u64;
+    assert!(ticks.abs_diff(queue_ms) <= 1, "{ticks} against {queue_ms}");
+    assert!(disk["util"].as_f64().expect("util") > 95.0, "{disk}");
+    // A reader that thinks 88 µs after each 88 µs read leaves the device
+    // idle half the time.
+    let idle = run("[r]\nrw=randread\ndirect=1\nsize=64m\nnumber_ios=2000\nthinktime=88\n");
+    let v = iolab_sim::stats::json_output(&idle.report, idle.extra.clone());
+    let util = v["disk_util"][0]["util"].as_f64().expect("util");
+    assert!((45.0..55.0).contains(&util), "{util}");
+}
+
+#[test]
 fn zoned_abs_zones_beyond_the_file_are_an_error() {
     let s = scenario(
         "[r]\nrw=randread\nsize=64m\nrandom_distribution=zoned_abs:50/32m:50/64m\n",

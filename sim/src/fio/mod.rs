@@ -152,8 +152,10 @@ pub struct JobFile {
     /// (an option in `[global]` is listed once). The CLI shows them with
     /// `--verbose`.
     pub accepted: Vec<Accepted>,
-    /// Options of all `[global]` sections, canonical names and expanded
-    /// values, in file order (fio's JSON "global options").
+    /// Options of the `[global]` sections in force at the end, canonical
+    /// names and expanded values, in order: those of the last job file (and
+    /// of the command line when there is one file), as fio's JSON "global
+    /// options" lists them.
     pub global_options: Vec<(String, String)>,
 }
 

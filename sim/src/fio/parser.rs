@@ -113,8 +113,6 @@ pub(crate) struct Parser<'e, 'a> {
     /// The unsimulated engine the `[global]` sections chose, if any, so a
     /// job's engine options are named as its.
     global_engine: Option<String>,
-    /// The options of every `[global]` section read, over all sources.
-    all_global_opts: Vec<(String, String)>,
     /// The next job section starts a stonewall: the first job of every job
     /// file after the first, as fio runs several files one after another.
     stonewall_next: bool,
@@ -141,7 +139,6 @@ impl<'e, 'a> Parser<'e, 'a> {
             engine_errors: Vec::new(),
             omitted: 0,
             global_engine: None,
-            all_global_opts: Vec::new(),
             stonewall_next: false,
         }
     }
@@ -223,7 +220,17 @@ impl<'e, 'a> Parser<'e, 'a> {
                     self.report(e);
                     continue;
                 }
-                self.open_section(name, file, line);
+                let global = name.starts_with("global");
+                self.open_section(name.clone(), file, line);
+                if !global && let Some(sec) = self.cur.as_mut() {
+                    // fio lists a command-line job's --name among its options.
+                    sec.opts.push(RawOpt {
+                        file: file.to_string(),
+                        line,
+                        key: key.to_string(),
+                        value: Some(name),
+                    });
+                }
                 continue;
             }
             let sec = self.cur.get_or_insert_with(|| Section {
@@ -525,7 +532,6 @@ impl<'e, 'a> Parser<'e, 'a> {
         }
         if sec.global {
             self.global = state;
-            self.all_global_opts.extend(written.iter().cloned());
             self.global_opts.extend(written);
             self.global_at.extend(written_at);
             self.global_engine = refused;
@@ -535,8 +541,10 @@ impl<'e, 'a> Parser<'e, 'a> {
             let mut option_at = self.global_at.clone();
             option_at.extend(written_at);
             self.note_overridden(&state, &sec.name);
+            let global_count = self.global_opts.len();
             let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
             spec.option_at = option_at;
+            spec.global_count = global_count;
             if std::mem::take(&mut self.stonewall_next) {
                 spec.stonewall = true;
             }
@@ -592,7 +600,7 @@ impl<'e, 'a> Parser<'e, 'a> {
         Ok(JobFile {
             jobs: self.jobs,
             accepted: self.accepted,
-            global_options: self.all_global_opts,
+            global_options: self.global_opts,
         })
     }
 }

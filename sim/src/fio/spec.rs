@@ -385,6 +385,10 @@ pub struct JobSpec {
     /// Where each option was set, globals first (the last entry for a name
     /// wins, as its value does).
     pub option_at: Vec<OptionAt>,
+    /// How many of [`options`](Self::options) come from the `[global]`
+    /// sections before the job: fio's JSON lists those as "global options"
+    /// and only the rest, the section's own, as the job's "job options".
+    pub global_count: usize,
     /// `description=`. Default none.
     pub description: Option<String>,
 
@@ -555,6 +559,7 @@ impl JobSpec {
             line,
             options: Vec::new(),
             option_at: Vec::new(),
+            global_count: 0,
             description: None,
             ioengine: Engine::Psync,
             iodepth: 1,

@@ -303,6 +303,10 @@ pub struct JobStats {
     /// `ctx`).
     pub(crate) host_ns: u64,
     pub(crate) wakes: u64,
+    /// IOs issued per depth bucket (see [`JobStats::record_depth`]).
+    pub(crate) depth_map: [u64; 7],
+    /// fio's `latency_depth` (the job's `iodepth`), for the report.
+    pub latency_depth: u32,
 }
 
 impl JobStats {
@@ -331,7 +335,18 @@ impl JobStats {
             sync: LatAcc::default(),
             host_ns: 0,
             wakes: 0,
+            depth_map: [0; 7],
+            latency_depth: 0,
         }
+    }
+
+    /// An IO issued with `depth` of the job's IOs in flight, itself
+    /// included, counted in fio's buckets (`io_u_mark_depth`): 1, 2-3,
+    /// 4-7, 8-15, 16-31, 32-63, 64 and more.
+    #[inline]
+    pub fn record_depth(&mut self, depth: u32) {
+        let bucket = (depth.max(1).ilog2() as usize).min(6);
+        self.depth_map[bucket] += 1;
     }
 
     /// The job's thread spent `ns` on a direct IO; `woke`: it had slept

@@ -324,16 +324,18 @@ fn dir_json(d: &DirReport) -> Value {
     Value::Object(m)
 }
 
-fn job_json(j: &JobReport) -> Value {
+/// fio's JSON of one job; `elapsed` is the run's whole seconds, rounded
+/// up, as fio's `elapsed` (its `eta` is `INT_MAX` before 3 s, as fio's is,
+/// and 0 once the jobs have ended).
+fn job_json(j: &JobReport, elapsed: u64) -> Value {
     let mut m = Map::new();
     m.insert("jobname".into(), Value::from(j.name.clone()));
     m.insert("groupid".into(), Value::from(j.groupid));
     m.insert("error".into(), Value::from(j.error));
-    let mut opts = Map::new();
-    for (k, v) in &j.options {
-        opts.insert(k.clone(), Value::from(v.clone()));
-    }
-    m.insert("job options".into(), Value::Object(opts));
+    let eta: i64 = if elapsed >= 3 { 0 } else { i64::from(i32::MAX) };
+    m.insert("eta".into(), Value::from(eta));
+    m.insert("elapsed".into(), Value::from(elapsed));
+    m.insert("job options".into(), options_json(&j.options));
     for d in Dir::ALL {
         m.insert(d.name().into(), dir_json(j.dir(d)));
     }
@@ -354,10 +356,156 @@ fn job_json(j: &JobReport) -> Value {
     m.insert("ctx".into(), Value::from(j.ctx));
     m.insert("majf".into(), Value::from(0u64));
     m.insert("minf".into(), Value::from(0u64));
+    for (name, obj) in depth_distribution(j) {
+        m.insert(name.into(), Value::Object(obj));
+    }
     for (name, obj) in latency_distribution(j) {
         m.insert(name.into(), Value::Object(obj));
     }
+    m.insert("latency_depth".into(), Value::from(j.latency_depth));
+    // No latency_target is simulated: fio's defaults.
+    m.insert("latency_target".into(), Value::from(0u64));
+    m.insert("latency_percentile".into(), num(100.0));
+    m.insert("latency_window".into(), Value::from(0u64));
     Value::Object(m)
+}
+
+/// Options as fio's JSON lists them: those given a value, in order (a
+/// bare flag such as `time_based` is not listed, as fio leaves it out).
+fn options_json(options: &[(String, String)]) -> Value {
+    Value::Object(
+        options
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+            .collect(),
+    )
+}
+
+/// fio's share of `map`'s count in each bucket, in percent, a bucket with
+/// any shown as at least 0.1 (`stat_calc_dist`).
+fn percent_of(map: &[u64; 7], total: u64) -> [f64; 7] {
+    map.map(|c| {
+        if total == 0 {
+            return 0.0;
+        }
+        let p = 100.0 * c as f64 / total as f64;
+        if c > 0 && p < 0.1 { 0.1 } else { p }
+    })
+}
+
+/// fio's `iodepth_level`, `iodepth_submit` and `iodepth_complete`: the
+/// depth at which the job's IOs were issued, and how many went in each
+/// submit and each reap. iolab's engines submit and reap one IO per call
+/// (fio's at `iodepth_batch=1`, its default), so every call is in the 1-4
+/// bucket; fio's libaio reaps several at once when they are there, which
+/// would fill the higher buckets.
+fn depth_distribution(j: &JobReport) -> [(&'static str, Map<String, Value>); 3] {
+    let issued: u64 = j.depth_map.iter().sum();
+    let level_keys = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let call_keys = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let mut calls = [0u64; 7];
+    calls[1] = issued;
+    let obj = |keys: [&str; 7], pct: [f64; 7]| -> Map<String, Value> {
+        keys.iter()
+            .zip(pct)
+            .map(|(k, p)| ((*k).to_owned(), num(p)))
+            .collect()
+    };
+    let level = obj(level_keys, percent_of(&j.depth_map, issued));
+    let call = obj(call_keys, percent_of(&calls, issued));
+    [
+        ("iodepth_level", level),
+        ("iodepth_submit", call.clone()),
+        ("iodepth_complete", call),
+    ]
+}
+
+/// fio's `disk_util` entries: one per simulated device that received any
+/// command, from its counters and its `disk` figures (see the world's
+/// `iolab.devices`), `util` the share of the run it had a command.
+/// iolab's block layer merges nothing across requests it counts, so the
+/// merge counts are 0.
+fn disk_util(extra: &Value, elapsed_ms: u64) -> Vec<Value> {
+    let Some(devices) = extra.get("devices").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let field = |d: &Value, path: &str| d.pointer(path).and_then(Value::as_u64).unwrap_or(0);
+    devices
+        .iter()
+        .filter(|d| {
+            [
+                "/counters/reads",
+                "/counters/writes",
+                "/counters/flushes",
+                "/counters/discards",
+            ]
+            .iter()
+            .any(|p| field(d, p) > 0)
+        })
+        .map(|d| {
+            let io_ticks = field(d, "/disk/io_ticks");
+            let util = if elapsed_ms > 0 {
+                (100.0 * io_ticks as f64 / elapsed_ms as f64).min(100.0)
+            } else {
+                0.0
+            };
+            let mut m = Map::new();
+            m.insert(
+                "name".into(),
+                d.get("name").cloned().unwrap_or(Value::from("")),
+            );
+            m.insert("read_ios".into(), Value::from(field(d, "/counters/reads")));
+            m.insert(
+                "write_ios".into(),
+                Value::from(field(d, "/counters/writes")),
+            );
+            m.insert("read_merges".into(), Value::from(0u64));
+            m.insert("write_merges".into(), Value::from(0u64));
+            m.insert(
+                "read_ticks".into(),
+                Value::from(field(d, "/disk/read_ticks")),
+            );
+            m.insert(
+                "write_ticks".into(),
+                Value::from(field(d, "/disk/write_ticks")),
+            );
+            m.insert("in_queue".into(), Value::from(field(d, "/disk/in_queue")));
+            m.insert("util".into(), num(util));
+            Value::Object(m)
+        })
+        .collect()
+}
+
+/// `secs` after the Unix epoch as C's `ctime` prints it, without the
+/// newline (`Thu Jan  1 00:00:01 1970`).
+fn ctime(secs: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    // Days to a civil date (proleptic Gregorian), from 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{} {} {:>2} {:02}:{:02}:{:02} {}",
+        DAYS[(days % 7) as usize],
+        MONTHS[(month - 1) as usize],
+        day,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        year
+    )
 }
 
 /// fio's `latency_ns`, `latency_us` and `latency_ms` objects: the share
@@ -422,14 +570,19 @@ pub fn lat_log_json(r: &RunReport) -> Value {
 
 /// fio-shaped JSON document.
 ///
-/// Layout: `{"fio version": "iolab-<crate version>", "jobs": [...],
-/// "iolab": <extra>}`. Each job carries fio's key names (`jobname`,
-/// `groupid`, `error`, `"job options"`, `read`/`write`/`trim` with
-/// `io_bytes` … `iops_samples`, `sync`, `job_runtime`, `sys_cpu` and
-/// `ctx` from the thread's host time on direct IOs (0 without
-/// `host_io_us`/`host_wake_us`), zeroed `usr_cpu`/`majf`/`minf`, and fio's
-/// `latency_ns`/`latency_us`/`latency_ms` distribution). No wall-clock fields
-/// (`timestamp`, `time`) are emitted.
+/// Layout: fio 3.33's keys in its order, `{"fio version":
+/// "iolab-<crate version>", "timestamp", "timestamp_ms", "time", "global
+/// options" (when there are any), "jobs": [...], "disk_util" (devices that
+/// received a command), "iolab": <extra>}`. The timestamps are the seed's
+/// second after the epoch, not the wall clock, so the same run gives the
+/// same document. Each job carries fio's key names (`jobname`, `groupid`,
+/// `error`, `eta`, `elapsed`, `"job options"` (the section's own; the
+/// `[global]` ones are the "global options"), `read`/`write`/`trim` with
+/// `io_bytes` … `iops_samples`, `sync`, `job_runtime`, `sys_cpu` and `ctx`
+/// from the thread's host time on direct IOs (0 without
+/// `host_io_us`/`host_wake_us`), zeroed `usr_cpu`/`majf`/`minf`, the
+/// `iodepth_*` distributions, fio's `latency_ns`/`latency_us`/`latency_ms`
+/// distribution and the `latency_*` target fields at fio's defaults).
 ///
 /// The 10 ms window series (fio's averaged latency log, one per job even
 /// under group reporting) is stored at `iolab.lat_log`:
@@ -463,15 +616,33 @@ pub fn json_output(r: &RunReport, extra: Value) -> Value {
             Value::Object(m)
         }
     };
+    let seed = iolab.get("seed").and_then(Value::as_u64).unwrap_or(0);
+    let sim_ms = iolab.get("sim_ns").and_then(Value::as_u64).unwrap_or(0) / 1_000_000;
+    let elapsed = sim_ms.div_ceil(1000);
     let mut top = Map::new();
     top.insert(
         "fio version".into(),
         Value::from(format!("iolab-{}", env!("CARGO_PKG_VERSION"))),
     );
+    // The run's clock starts at the seed's second after the epoch, so the
+    // document is the same for the same run: no wall clock.
+    top.insert("timestamp".into(), Value::from(seed));
+    top.insert(
+        "timestamp_ms".into(),
+        Value::from(seed.saturating_mul(1000)),
+    );
+    top.insert("time".into(), Value::from(ctime(seed)));
+    if !r.global_options.is_empty() {
+        top.insert("global options".into(), options_json(&r.global_options));
+    }
     top.insert(
         "jobs".into(),
-        Value::Array(r.jobs.iter().map(job_json).collect()),
+        Value::Array(r.jobs.iter().map(|j| job_json(j, elapsed)).collect()),
     );
+    let disks = disk_util(&iolab, sim_ms);
+    if !disks.is_empty() {
+        top.insert("disk_util".into(), Value::Array(disks));
+    }
     top.insert("iolab".into(), iolab);
     Value::Object(top)
 }

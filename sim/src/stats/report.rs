@@ -201,6 +201,14 @@ pub struct JobReport {
     pub host_ns: u64,
     #[serde(default)]
     pub ctx: u64,
+    /// IOs issued at each depth of the job's IOs in flight, theirs
+    /// included: 1, 2-3, 4-7, 8-15, 16-31, 32-63, 64 and more (fio's
+    /// `io_u_map`, its JSON `iodepth_level`), summed over the members.
+    #[serde(default)]
+    pub depth_map: [u64; 7],
+    /// fio's `latency_depth`: the job's `iodepth` (the first member's).
+    #[serde(default)]
+    pub latency_depth: u32,
 }
 
 impl JobReport {
@@ -250,6 +258,10 @@ pub struct RunReport {
     pub groups: Vec<GroupReport>,
     /// One per input job, in job order.
     pub series: Vec<JobSeries>,
+    /// The `[global]` options in force for the last job, canonical names
+    /// and values as written (fio's JSON "global options").
+    #[serde(default)]
+    pub global_options: Vec<(String, String)>,
 }
 
 struct EntryAcc {
@@ -266,6 +278,8 @@ struct EntryAcc {
     job_runtime_ms: u64,
     host_ns: u64,
     ctx: u64,
+    depth_map: [u64; 7],
+    latency_depth: u32,
 }
 
 impl RunReport {
@@ -305,6 +319,8 @@ impl RunReport {
                     job_runtime_ms: 0,
                     host_ns: 0,
                     ctx: 0,
+                    depth_map: [0; 7],
+                    latency_depth: stats.latency_depth,
                 });
             }
             let e = entries.last_mut().expect("an entry was pushed above");
@@ -313,6 +329,9 @@ impl RunReport {
             e.job_runtime_ms += runtime_ms;
             e.host_ns += stats.host_ns;
             e.ctx += stats.wakes;
+            for (m, n) in e.depth_map.iter_mut().zip(stats.depth_map) {
+                *m += n;
+            }
             for i in 0..3 {
                 let d = &stats.dirs[i];
                 e.io_bytes[i] += d.io_bytes;
@@ -433,6 +452,8 @@ impl RunReport {
                     job_runtime_ms: e.job_runtime_ms,
                     host_ns: e.host_ns,
                     ctx: e.ctx,
+                    depth_map: e.depth_map,
+                    latency_depth: e.latency_depth,
                 }
             })
             .collect();
@@ -442,6 +463,7 @@ impl RunReport {
             jobs,
             groups,
             series,
+            global_options: Vec::new(),
         }
     }
 }

@@ -172,8 +172,10 @@ pub struct JobPlan {
     pub written_out: bool,
     /// Passes over the files when not time based.
     pub loops: u32,
-    /// Effective options, for the JSON report.
+    /// The section's own options, for the JSON report ("job options").
     pub options: Vec<(String, String)>,
+    /// The `[global]` options in force for it ("global options").
+    pub global_options: Vec<(String, String)>,
 }
 
 impl JobPlan {

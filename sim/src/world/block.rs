@@ -411,6 +411,7 @@ impl<P: Policy> World<P> {
                 q: &mut self.q,
                 dev,
             };
+            d.issue.command_started(now);
             d.dev.submit(now, cmd, &mut s);
         }
     }
@@ -419,6 +420,7 @@ impl<P: Policy> World<P> {
     pub(crate) fn on_device_done(&mut self, now: Ns, dev: u16, tag: u32) {
         let d = &mut self.devs[dev as usize];
         d.dev.retire(now, tag);
+        d.issue.command_ended(now);
         let owner = d.owner[tag as usize];
         if owner == FLUSH_OWNER {
             d.counters.flushes += 1;

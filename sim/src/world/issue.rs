@@ -24,9 +24,51 @@ pub(crate) struct IssueStats {
     writes_in_flight: u64,
     /// The issue time of the FLUSH on the device (one at a time).
     flush_since: Option<Ns>,
+    /// Commands of any kind on the device, and since when it has had one.
+    commands: u64,
+    busy_since: Ns,
+    /// Time with at least one command on the device, ended spells only.
+    busy_ns: Ns,
 }
 
 impl IssueStats {
+    /// A command of any kind went to the device at `now`.
+    pub(crate) fn command_started(&mut self, now: Ns) {
+        if self.commands == 0 {
+            self.busy_since = now;
+        }
+        self.commands += 1;
+    }
+
+    /// A command of any kind completed at `now`.
+    pub(crate) fn command_ended(&mut self, now: Ns) {
+        self.commands = self.commands.saturating_sub(1);
+        if self.commands == 0 {
+            self.busy_ns += now.saturating_sub(self.busy_since);
+        }
+    }
+
+    /// fio's `disk_util` figures of the device up to `now` (the kernel's
+    /// diskstats as fio reads them): the milliseconds reads and writes
+    /// spent from issue to completion, summed (`read_ticks`,
+    /// `write_ticks`, and `in_queue` their sum, as a blk-mq kernel counts
+    /// it), and the time the device had a command, ms (`io_ticks`).
+    pub(crate) fn disk_json(&self, now: Ns) -> serde_json::Value {
+        let open = if self.commands > 0 {
+            now.saturating_sub(self.busy_since)
+        } else {
+            0
+        };
+        let ms = |ns: u128| (ns / 1_000_000) as u64;
+        let (read, write) = (ms(self.read_ns.sum), ms(self.write_ns.sum));
+        serde_json::json!({
+            "read_ticks": read,
+            "write_ticks": write,
+            "in_queue": read + write,
+            "io_ticks": ms(u128::from(self.busy_ns + open)),
+        })
+    }
+
     /// A read was issued.
     pub(crate) fn read_issued(&mut self) {
         self.reads += 1;

@@ -156,6 +156,8 @@ pub(crate) struct Job {
     /// Sequential jobs: files that reached their end in this loop.
     pub eof: Vec<bool>,
     pub files_at_eof: usize,
+    /// The job's data IOs issued and not completed (fio's `cur_depth`).
+    pub in_flight: u32,
 }
 
 impl<P: Policy> World<P> {
@@ -198,6 +200,7 @@ impl<P: Policy> World<P> {
         job.ramp_end = now + job.plan.ramp;
         let window = job.plan.log_avg;
         job.stats = Some(JobStats::new(job.ramp_end, window, SEC / 2));
+        job.stats_depth();
         if job.plan.ramp > 0 {
             self.q.push(job.ramp_end, Ev::RampEnd { job: j });
         }
@@ -228,6 +231,7 @@ impl<P: Policy> World<P> {
         // Stats restart at the end of the ramp.
         let job = &mut self.jobs[j as usize];
         job.stats = Some(JobStats::new(now, job.plan.log_avg, SEC / 2));
+        job.stats_depth();
     }
 
     pub(crate) fn on_deadline(&mut self, now: Ns, j: u32) {
@@ -459,6 +463,10 @@ impl<P: Policy> World<P> {
         let plan = &job.plan;
         job.issued[d] += 1;
         job.issued_bytes[d] += len;
+        job.in_flight += 1;
+        if let Some(s) = job.stats.as_mut() {
+            s.record_depth(job.in_flight);
+        }
         job.bytes_issued += len;
         job.ios_since_think += 1;
         if dir == Dir::Write {
@@ -704,6 +712,7 @@ impl<P: Policy> World<P> {
         let counted = ctx.op_start >= job.ramp_end;
         match op {
             OpKind::Io { dir, bytes, .. } => {
+                job.in_flight = job.in_flight.saturating_sub(1);
                 if counted && let Some(s) = job.stats.as_mut() {
                     let d = match dir {
                         Dir::Read => stats::Dir::Read,
@@ -894,6 +903,14 @@ impl Ctx {
 }
 
 impl Job {
+    /// Gives the job's fresh statistics its `iodepth` (fio's
+    /// `latency_depth`).
+    fn stats_depth(&mut self) {
+        if let Some(s) = self.stats.as_mut() {
+            s.latency_depth = self.plan.iodepth;
+        }
+    }
+
     /// A job clone that has not started.
     pub(crate) fn new(
         plan: JobPlan,
@@ -935,11 +952,20 @@ impl Job {
             next_arrival: [0; 3],
             eof: vec![false; nfiles],
             files_at_eof: 0,
+            in_flight: 0,
         }
     }
 }
 
 impl<P: Policy> World<P> {
+    /// The `[global]` options of the last job (fio's JSON "global options").
+    pub(crate) fn global_options(&self) -> Vec<(String, String)> {
+        self.jobs
+            .last()
+            .map(|j| j.plan.global_options.clone())
+            .unwrap_or_default()
+    }
+
     /// Statistics of every job clone, closed at `end` for jobs still running.
     pub(crate) fn job_inputs(&mut self, end: Ns) -> Vec<stats::JobInput> {
         self.jobs
@@ -949,6 +975,7 @@ impl<P: Policy> World<P> {
                     .stats
                     .take()
                     .unwrap_or_else(|| JobStats::new(0, j.plan.log_avg, SEC / 2));
+                s.latency_depth = j.plan.iodepth;
                 if j.state != JobState::Done {
                     s.finish(end.max(j.ramp_end));
                 }

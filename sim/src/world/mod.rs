@@ -596,6 +596,7 @@ impl<P: Policy> World<P> {
                     "queue_depth": d.dev.queue_depth(),
                     "counters": d.counters,
                     "queue": d.issue.json(),
+                    "disk": d.issue.disk_json(self.q.now()),
                 })
             })
             .collect();
