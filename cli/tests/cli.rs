@@ -1247,3 +1247,58 @@ fn json_has_fios_keys_in_fios_order() {
     }
     let _ = std::fs::remove_file(&file);
 }
+
+/// A fio iolog replays through the policies: the log beside the job file
+/// (found as fio finds it), compared under none and wbt; a bad line is
+/// named in the log, exit 2.
+#[test]
+fn an_iolog_replays_through_a_comparison() {
+    let dir = empty_scratch_dir("iolab-replay");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let mut log = String::from("fio version 3 iolog\n0 data add\n0 data open\n");
+    for i in 0..400u64 {
+        let act = if i % 4 == 0 { "read" } else { "write" };
+        log.push_str(&format!(
+            "{} data {act} {} 4096\n",
+            250 * i,
+            (i * 7919 % 4096) * 4096
+        ));
+    }
+    std::fs::write(dir.join("trace.log"), &log).expect("log");
+    let job = dir.join("replay.fio");
+    std::fs::write(
+        &job,
+        "[replay]\nread_iolog=trace.log\nioengine=libaio\ndirect=1\niodepth=8\n",
+    )
+    .expect("job");
+    let j = job.to_str().expect("utf-8");
+    let o = iolab(&[
+        "compare",
+        j,
+        "--device",
+        "sata-ssd",
+        "--policies",
+        "none,wbt",
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    for run in v["runs"].as_array().expect("runs") {
+        let job = &run["result"]["jobs"][0];
+        assert_eq!(job["read"]["total_ios"], 100, "{}", run["variant"]);
+        assert_eq!(job["write"]["total_ios"], 300, "{}", run["variant"]);
+    }
+    std::fs::write(
+        dir.join("trace.log"),
+        "fio version 3 iolog\n0 data add\n5 data read 0\n",
+    )
+    .expect("bad log");
+    let o = iolab(&["run", j, "--device", "nvme"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("trace.log:3: read_iolog: read needs an offset and a length"),
+        "{err}"
+    );
+}

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::block::{Cgroup, NoPolicy, Policy};
 use crate::cache::dirty::BdpMode;
 use crate::device::{Device, DeviceConfig};
+use crate::fio::iolog::LogAction;
 use crate::fio::{self, JobSpec};
 use crate::fs::journal::{Journal, log_size_for};
 use crate::fs::raid::{Member, Raid, SECTORSIZE};
@@ -368,13 +369,22 @@ pub fn plan_jobs(
             fio::SizeSpec::Bytes(b) => b,
             fio::SizeSpec::Percent(p) => pct(p),
         });
-        let nrfiles = if spec.filename.is_empty() {
+        // A replaying job's files are its log's, sized by its IOs.
+        let replays = !spec.replay_logs.is_empty();
+        let nrfiles = if replays {
+            spec.replay_logs
+                .iter()
+                .map(|l| l.files.len())
+                .max()
+                .unwrap_or(1) as u32
+        } else if spec.filename.is_empty() {
             spec.nrfiles.max(1)
         } else {
             spec.filename.len() as u32
         };
         let file_size = match file_size_of(spec, size, nrfiles) {
             Some(b) => b,
+            None if replays => PAGE,
             None => {
                 // fio takes a block device's own size here; iolab does not
                 // pick one without being asked.
@@ -401,7 +411,9 @@ pub fn plan_jobs(
                 format!("file size {file_size} is smaller than one 4 KiB page"),
             ));
         }
-        check_block_sizes(spec, size, file_size, nrfiles)?;
+        if !replays {
+            check_block_sizes(spec, size, file_size, nrfiles)?;
+        }
         let cgroup = cgroup_of(spec, &mut cgroups)?;
         let random = mode.is_random();
         let fadvise = match spec.fadvise_hint {
@@ -469,31 +481,47 @@ pub fn plan_jobs(
                     ),
                 ));
             }
-            let files = (0..nrfiles)
-                .map(|k| {
-                    let name = if spec.filename.is_empty() {
-                        format!("{}.{}.{}", spec.name, clone, k)
-                    } else {
-                        spec.filename[k as usize].clone()
-                    };
-                    let name = match spec.directory.first() {
-                        Some(d) => format!("{d}/{name}"),
-                        None => name,
-                    };
-                    FilePlan {
-                        name,
-                        offset: start,
-                        size: region,
-                    }
-                })
-                .collect::<Vec<_>>();
+            let log = spec
+                .replay_logs
+                .get((clone as usize).min(spec.replay_logs.len().saturating_sub(1)))
+                .cloned();
+            let files = match &log {
+                Some(log) => log
+                    .files
+                    .iter()
+                    .zip(log.extents())
+                    .map(|(name, end)| FilePlan {
+                        name: name.clone(),
+                        offset: 0,
+                        size: end.max(PAGE).div_ceil(PAGE) * PAGE,
+                    })
+                    .collect(),
+                None => (0..nrfiles)
+                    .map(|k| {
+                        let name = if spec.filename.is_empty() {
+                            format!("{}.{}.{}", spec.name, clone, k)
+                        } else {
+                            spec.filename[k as usize].clone()
+                        };
+                        let name = match spec.directory.first() {
+                            Some(d) => format!("{d}/{name}"),
+                            None => name,
+                        };
+                        FilePlan {
+                            name,
+                            offset: start,
+                            size: region,
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            };
             let total: u64 = files.iter().map(|f| f.size).sum();
             if random && let fio::RandomDistribution::ZonedAbs(zones) = &spec.random_distribution {
                 zones_fit(
                     spec,
                     zones,
                     [mode.reads(), mode.writes(), mode.trims()],
-                    file_size,
+                    region,
                 )?;
             }
             plans.push(JobPlan {
@@ -505,9 +533,15 @@ pub fn plan_jobs(
                 engine,
                 iodepth: spec.iodepth.max(1),
                 direct: spec.direct,
-                reads: mode.reads(),
-                writes: mode.writes(),
-                trims: mode.trims(),
+                reads: log
+                    .as_ref()
+                    .map_or(mode.reads(), |l| l.has(LogAction::Read)),
+                writes: log
+                    .as_ref()
+                    .map_or(mode.writes(), |l| l.has(LogAction::Write)),
+                trims: log
+                    .as_ref()
+                    .map_or(mode.trims(), |l| l.has(LogAction::Trim)),
                 random,
                 rw_suffix: if random {
                     u64::from(spec.rw.seq_n.max(1))
@@ -517,6 +551,9 @@ pub fn plan_jobs(
                 rwmixread: spec.rwmixread,
                 bs: spec.bs.map(|b| (b.min.max(1), b.max.max(b.min).max(1))),
                 bssplit: spec.bssplit.clone(),
+                replay: log,
+                replay_no_stall: spec.replay_no_stall,
+                replay_time_scale: spec.replay_time_scale,
                 distribution: if random {
                     spec.random_distribution.clone()
                 } else {
@@ -533,7 +570,7 @@ pub fn plan_jobs(
                 ),
                 // time_based without a runtime would never end: fio then
                 // stops at the byte limit as if time_based were unset.
-                io_limit: if spec.time_based && spec.runtime_ns.is_some() {
+                io_limit: if replays || spec.time_based && spec.runtime_ns.is_some() {
                     None
                 } else {
                     Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
@@ -580,7 +617,8 @@ pub fn plan_jobs(
                 seed: spec.randseed,
                 norandommap: spec.norandommap,
                 fadvise,
-                written_out: spec.overwrite || mode.reads(),
+                // A log is replayed on files that hold data, as fio's are.
+                written_out: replays || spec.overwrite || mode.reads(),
                 loops: spec.loops.max(1),
                 options: spec.options[spec.global_count.min(spec.options.len())..].to_vec(),
                 global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),

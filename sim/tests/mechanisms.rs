@@ -561,3 +561,74 @@ fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
     // longer than a FLUSH.
     assert!(n(&q["read_ns"]["max"]) > 100_000, "{q}");
 }
+
+/// A job that replays `log` (given as the file `trace.log`) on the `null`
+/// device, whose IOs take no time, so the log's timing is all there is.
+fn replay(job: &str, log: &str) -> iolab_sim::RunOutput {
+    let jobs = common::parse_reading(job, &[("trace.log", log)], 1 << 30)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
+    run_none(&common::scenario_of(jobs, device, 1 << 30, 1))
+}
+
+#[test]
+fn a_replayed_log_issues_its_ios_at_its_times() {
+    // 100 reads and 100 writes of 8 KiB, one every millisecond (version 3
+    // timestamps in µs), then an fdatasync.
+    let mut log = String::from("fio version 3 iolog\n0 data add\n0 data open\n");
+    for i in 0..200u64 {
+        let act = if i % 2 == 0 { "read" } else { "write" };
+        log.push_str(&format!(
+            "{} data {act} {} 8192\n",
+            1000 * (i + 1),
+            (i * 7919 % 512) * 8192
+        ));
+    }
+    log.push_str("201000 data datasync 0 0\n201000 data close\n");
+    let job = "[r]\nread_iolog=trace.log\ndirect=1\nioengine=libaio\niodepth=4\n";
+    let out = replay(job, &log);
+    let r = job_of(&out);
+    assert_eq!(
+        (r.dir(Dir::Read).total_ios, r.dir(Dir::Write).total_ios),
+        (100, 100)
+    );
+    assert_eq!(r.dir(Dir::Read).io_bytes, 100 * 8192);
+    assert_eq!(r.sync.total_ios, 1);
+    // The log's pace: 200 ms of IOs (the first at 1 ms).
+    let ms = out.sim_ns / 1_000_000;
+    assert!((200..=202).contains(&ms), "{ms} ms");
+    // Twice as fast, as fast as it goes, and twice over.
+    let fast = replay(&format!("{job}replay_time_scale=200\n"), &log);
+    assert!(
+        (100..=102).contains(&(fast.sim_ns / 1_000_000)),
+        "{}",
+        fast.sim_ns
+    );
+    let free = replay(&format!("{job}replay_no_stall=1\n"), &log);
+    assert!(free.sim_ns < 5_000_000, "{}", free.sim_ns);
+    let twice = replay(&format!("{job}loops=2\nreplay_no_stall=1\n"), &log);
+    assert_eq!(job_of(&twice).dir(Dir::Read).total_ios, 200);
+    // The file is as large as the log's furthest IO.
+    assert!(out.extra["devices"][0]["counters"]["reads"].as_u64() >= Some(100));
+}
+
+fn job_of(out: &iolab_sim::RunOutput) -> &iolab_sim::stats::JobReport {
+    job(out, "r")
+}
+
+#[test]
+fn a_bad_log_is_named_at_its_line() {
+    let files = [(
+        "bad.log",
+        "fio version 2 iolog\nd add\nd read 0 4096\nd scribble 0 1\n",
+    )];
+    let err = |job: &str| common::parse_reading(job, &files, 1 << 30).expect_err(job);
+    let e = err("[r]\nread_iolog=bad.log\n");
+    assert_eq!((e.file.as_str(), e.line), ("bad.log", 4), "{e}");
+    assert!(e.message.contains("unknown action 'scribble'"), "{e}");
+    let e = err("[r]\nread_iolog=gone.log\n");
+    assert_eq!((e.file.as_str(), e.line), ("test.fio", 2), "{e}");
+    assert!(e.message.contains("cannot read iolog 'gone.log'"), "{e}");
+    let e = err("[r]\nnumjobs=3\nread_iolog=bad.log:bad.log\n");
+    assert!(e.message.contains("2 logs for numjobs=3"), "{e}");
+}

@@ -154,6 +154,7 @@ impl JobState {
             Opt::LatPercentiles => s.lat_percentiles = parse_bool(value)?,
             Opt::TimeBased => s.time_based = parse_flag(value)?,
             Opt::Norandommap => s.norandommap = parse_flag(value)?,
+            Opt::ReplayNoStall => s.replay_no_stall = parse_flag(value)?,
             Opt::NewGroup => s.new_group = parse_flag(value)?,
             Opt::Stonewall => s.stonewall = parse_flag(value)?,
             Opt::GroupReporting => s.group_reporting = parse_flag(value)?,
@@ -279,6 +280,17 @@ impl JobState {
             Opt::Offset => s.offset = parse_size_spec(t, kb)?,
             Opt::OffsetIncrement => s.offset_increment = parse_size_spec(t, kb)?,
             Opt::OffsetAlign => s.offset_align = parse_bytes(t, kb)?,
+            Opt::ReadIolog => s.read_iolog = non_empty_list(name_list(t))?,
+            Opt::ReplayTimeScale => s.replay_time_scale = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::ReplayRedirect => s.replay.redirect = Some(non_empty(t)?.to_string()),
+            Opt::ReplayScale => s.replay.scale = parse_bytes(t, kb)?,
+            Opt::ReplayAlign => {
+                let a = parse_bytes(t, kb)?;
+                if a > 0 && !a.is_power_of_two() {
+                    return Err(format!("{a} is not a power of 2"));
+                }
+                s.replay.align = a;
+            }
             Opt::RandomDistribution => s.random_distribution = parse_distribution(t, kb)?,
             Opt::Numjobs => s.numjobs = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Runtime => {
@@ -356,6 +368,7 @@ impl JobState {
             | Opt::LatPercentiles
             | Opt::TimeBased
             | Opt::Norandommap
+            | Opt::ReplayNoStall
             | Opt::NewGroup
             | Opt::Stonewall
             | Opt::GroupReporting

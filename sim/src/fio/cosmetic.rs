@@ -357,26 +357,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("recover_zbd_write_error", Check::Bool),
     ("refill_buffers", Check::Flag),
     ("registerfiles", Check::Flag),
-    ("replay_align", Check::Size),
-    ("replay_no_stall", Check::Bool),
-    ("replay_redirect", Check::Text),
-    (
-        "replay_scale",
-        Check::Int {
-            min: 0,
-            max: MAX,
-            per_dir: false,
-        },
-    ),
-    ("replay_skip", Check::Text),
-    (
-        "replay_time_scale",
-        Check::Int {
-            min: 1,
-            max: MAX,
-            per_dir: false,
-        },
-    ),
     ("scramble_buffers", Check::Bool),
     (
         "significant_figures",

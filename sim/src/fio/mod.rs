@@ -44,6 +44,7 @@ mod cosmetic;
 mod engines;
 mod error;
 mod expand;
+pub mod iolog;
 mod lexer;
 mod parser;
 mod spec;

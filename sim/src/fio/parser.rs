@@ -343,6 +343,49 @@ impl<'e, 'a> Parser<'e, 'a> {
         self.stack.pop();
     }
 
+    /// Reads and parses the logs a job's `read_iolog=` names, through the
+    /// environment's file reader (as an include is read, from the file that
+    /// names the option); a log's bad line is named in the log.
+    fn read_iologs(
+        &self,
+        spec: &JobSpec,
+    ) -> Result<Vec<std::sync::Arc<super::iolog::IoLog>>, ParseError> {
+        let (file, line) = spec.where_set("read_iolog");
+        let loc = Loc {
+            file: file.to_string(),
+            line,
+            section: Some(spec.section.clone()),
+        };
+        let n = spec.read_iolog.len();
+        if n > 1 && n != spec.numjobs as usize {
+            return Err(loc.err(
+                Some("read_iolog"),
+                format!("{n} logs for numjobs={}: fio gives each clone its own, so give one log or one per clone", spec.numjobs),
+            ));
+        }
+        spec.read_iolog
+            .iter()
+            .map(|name| {
+                let (shown, text) = (self.env.include)(file, name).map_err(|e| {
+                    loc.err(
+                        Some("read_iolog"),
+                        format!("cannot read iolog '{name}': {e}"),
+                    )
+                })?;
+                super::iolog::parse_iolog(&text, &spec.replay)
+                    .map(std::sync::Arc::new)
+                    .map_err(|e| {
+                        Loc {
+                            file: shown,
+                            line: e.line,
+                            section: Some(spec.section.clone()),
+                        }
+                        .err(Some("read_iolog"), e.message)
+                    })
+            })
+            .collect()
+    }
+
     /// Ends the section being read and starts `[name]` at `file:line`; fio
     /// treats any section whose name starts with "global" as a global one.
     fn open_section(&mut self, name: String, file: &str, line: usize) {
@@ -545,6 +588,12 @@ impl<'e, 'a> Parser<'e, 'a> {
             let mut spec = state.finish(&sec.name, &sec.file, sec.line, options);
             spec.option_at = option_at;
             spec.global_count = global_count;
+            if !spec.read_iolog.is_empty() {
+                match self.read_iologs(&spec) {
+                    Ok(logs) => spec.replay_logs = logs,
+                    Err(e) => self.report(e),
+                }
+            }
             if std::mem::take(&mut self.stonewall_next) {
                 spec.stonewall = true;
             }

@@ -461,6 +461,19 @@ pub struct JobSpec {
     /// `offset_align=`: a start made from a percent is rounded up to a
     /// multiple of it. Default 0: the smallest block size.
     pub offset_align: u64,
+    /// `read_iolog=`: the logs to replay (`:`-separated, one per clone),
+    /// as named. Default none.
+    pub read_iolog: Vec<String>,
+    /// The logs of [`read_iolog`](Self::read_iolog), read and parsed.
+    pub replay_logs: Vec<std::sync::Arc<super::iolog::IoLog>>,
+    /// `replay_no_stall=`: replay as fast as the depth allows, not by the
+    /// log's times. Default false.
+    pub replay_no_stall: bool,
+    /// `replay_time_scale=`: the log's pace in percent (200: twice as
+    /// fast). Default 100.
+    pub replay_time_scale: u32,
+    /// `replay_redirect=`, `replay_scale=`, `replay_align=`.
+    pub replay: super::iolog::Replay,
     /// `random_distribution=`. Default uniform.
     pub random_distribution: RandomDistribution,
     /// `fsync=`: fsync after this many writes. Default 0 (never).
@@ -586,6 +599,11 @@ impl JobSpec {
             offset: None,
             offset_increment: None,
             offset_align: 0,
+            read_iolog: Vec::new(),
+            replay_logs: Vec::new(),
+            replay_no_stall: false,
+            replay_time_scale: 100,
+            replay: super::iolog::Replay::default(),
             random_distribution: RandomDistribution::Uniform,
             fsync: 0,
             fdatasync: 0,

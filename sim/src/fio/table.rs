@@ -71,6 +71,12 @@ pub(crate) enum Opt {
     RateIops,
     RateProcess,
     Runtime,
+    ReadIolog,
+    ReplayAlign,
+    ReplayNoStall,
+    ReplayRedirect,
+    ReplayScale,
+    ReplayTimeScale,
     Startdelay,
     Rw,
     Rwmixread,
@@ -162,7 +168,7 @@ const R_CRED: &str = "process credentials do not affect simulated I/O";
 const R_DP: &str = "only used with dataplacement, which iolab rejects";
 const R_ENGINE: &str = "engine tuning that only changes CPU cost";
 const R_ERR: &str = "simulated I/O never fails";
-const R_IOLOG: &str = "only used with read_iolog, which iolab rejects";
+const R_IOLOG: &str = "how fio reads the log, not what it replays";
 const R_LAT: &str = "only used with latency_target, which iolab rejects";
 const R_LOG: &str = "a detail iolab's averaged logs do not have";
 const R_LOGFILE: &str = "iolab writes fio's bandwidth, IOPS and latency logs only";
@@ -646,18 +652,27 @@ pub(crate) static OPTIONS: &[Entry] = &[
         R_PROFILE,
     ),
     inert("read_beyond_wp", "read_beyond_wp", R_ZBD),
-    unsupported("read_iolog", "read_iolog", H::Never, "replaying I/O logs"),
+    typed("read_iolog", "read_iolog", Opt::ReadIolog),
     inert("read_iolog_chunked", "read_iolog_chunked", R_IOLOG),
     typed("readwrite", "rw", Opt::Rw),
     inert("recover_zbd_write_error", "recover_zbd_write_error", R_ZBD),
     cosmetic("refill_buffers", "refill_buffers", R_BUF),
     cosmetic("registerfiles", "registerfiles", R_ENGINE),
-    inert("replay_align", "replay_align", R_IOLOG),
-    inert("replay_no_stall", "replay_no_stall", R_IOLOG),
-    inert("replay_redirect", "replay_redirect", R_IOLOG),
-    inert("replay_scale", "replay_scale", R_IOLOG),
-    inert("replay_skip", "replay_skip", R_IOLOG),
-    inert("replay_time_scale", "replay_time_scale", R_IOLOG),
+    typed("replay_align", "replay_align", Opt::ReplayAlign),
+    typed("replay_no_stall", "replay_no_stall", Opt::ReplayNoStall),
+    typed("replay_redirect", "replay_redirect", Opt::ReplayRedirect),
+    typed("replay_scale", "replay_scale", Opt::ReplayScale),
+    unsupported(
+        "replay_skip",
+        "replay_skip",
+        H::Never,
+        "skipping kinds of a replayed log's actions",
+    ),
+    typed(
+        "replay_time_scale",
+        "replay_time_scale",
+        Opt::ReplayTimeScale,
+    ),
     typed("runtime", "runtime", Opt::Runtime),
     typed("rw", "rw", Opt::Rw),
     unsupported(

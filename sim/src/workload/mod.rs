@@ -121,6 +121,13 @@ pub struct JobPlan {
     pub files: Vec<FilePlan>,
     /// How files are picked, and IOs per pick.
     pub file_service: (FileService, u32),
+    /// The log a replaying job issues instead of drawing its IOs
+    /// (`read_iolog=`), its files this plan's files in the log's order.
+    pub replay: Option<std::sync::Arc<crate::fio::iolog::IoLog>>,
+    /// Replay as fast as the depth allows (`replay_no_stall`).
+    pub replay_no_stall: bool,
+    /// The log's pace, percent (`replay_time_scale`).
+    pub replay_time_scale: u32,
     /// `random_distribution=` of a random job.
     pub distribution: crate::fio::RandomDistribution,
     /// Stop after this many bytes (None: only the runtime stops it).

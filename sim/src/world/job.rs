@@ -106,6 +106,9 @@ pub(crate) struct Ctx {
     pub cpu_after: Ns,
     /// Direction chosen before a rate-pacing sleep.
     pub planned: Option<Dir>,
+    /// A replayed log's action this context claimed and sleeps until the
+    /// log's time for.
+    pub replayed: Option<u32>,
     /// Request batching state (legacy layer).
     pub batch: crate::block::pool::Batch,
     /// The current write slept in `balance_dirty_pages`.
@@ -158,6 +161,9 @@ pub(crate) struct Job {
     pub files_at_eof: usize,
     /// The job's data IOs issued and not completed (fio's `cur_depth`).
     pub in_flight: u32,
+    /// A replay's next action, and when the last one claimed is issued.
+    pub replay_at: usize,
+    pub replay_clock: Ns,
 }
 
 impl<P: Policy> World<P> {
@@ -197,6 +203,7 @@ impl<P: Policy> World<P> {
         let job = &mut self.jobs[j as usize];
         job.state = JobState::Running;
         job.start_ns = now;
+        job.replay_clock = now;
         job.ramp_end = now + job.plan.ramp;
         let window = job.plan.log_avg;
         job.stats = Some(JobStats::new(job.ramp_end, window, SEC / 2));
@@ -282,7 +289,10 @@ impl<P: Policy> World<P> {
     /// Picks and starts the next operation of context `c`.
     pub(crate) fn ctx_next(&mut self, now: Ns, c: u32) {
         let j = self.ctxs[c as usize].job as usize;
-        if self.jobs[j].state != JobState::Running {
+        // A replayed action claimed before another context reached the
+        // log's end is still issued (a runtime's end or an exitall finishes
+        // a sleeping context without waking it).
+        if self.jobs[j].state != JobState::Running && self.ctxs[c as usize].replayed.is_none() {
             self.ctx_finish(now, c);
             return;
         }
@@ -324,6 +334,10 @@ impl<P: Policy> World<P> {
         {
             self.job_stop(now, j as u32);
             self.ctx_finish(now, c);
+            return;
+        }
+        if let Some(log) = job.plan.replay.clone() {
+            self.replay_next(now, c, j, &log);
             return;
         }
         if job.exhausted {
@@ -459,6 +473,23 @@ impl<P: Policy> World<P> {
                 self.cache.invalidate(job.file_ids[w]);
             }
         }
+        self.issue_io(now, c, j, dir, fi, len, offset);
+    }
+
+    /// Context `c` of job `j` issues an IO in direction `dir` of `len`
+    /// bytes at `offset` of the job's file `fi`.
+    #[allow(clippy::too_many_arguments, reason = "one IO's whole description")]
+    pub(crate) fn issue_io(
+        &mut self,
+        now: Ns,
+        c: u32,
+        j: usize,
+        dir: Dir,
+        fi: usize,
+        len: u64,
+        offset: u64,
+    ) {
+        let d = dir as usize;
         let job = &mut self.jobs[j];
         let plan = &job.plan;
         job.issued[d] += 1;
@@ -779,7 +810,7 @@ impl<P: Policy> World<P> {
     }
 
     /// Stops job `j` from starting new IO.
-    fn job_stop(&mut self, _now: Ns, j: u32) {
+    pub(crate) fn job_stop(&mut self, _now: Ns, j: u32) {
         let job = &mut self.jobs[j as usize];
         if job.state == JobState::Running {
             job.state = JobState::Stopping;
@@ -894,6 +925,7 @@ impl Ctx {
             sync_passes: 0,
             cpu_after: 0,
             planned: None,
+            replayed: None,
             batch: crate::block::pool::Batch::default(),
             dirty_paused: false,
             parked: 0,
@@ -953,6 +985,8 @@ impl Job {
             eof: vec![false; nfiles],
             files_at_eof: 0,
             in_flight: 0,
+            replay_at: 0,
+            replay_clock: 0,
         }
     }
 }

@@ -16,6 +16,7 @@ mod commit;
 mod issue;
 mod job;
 mod journal;
+mod replay;
 
 use std::collections::VecDeque;
 

@@ -10,9 +10,26 @@ use iolab_sim::{FsKind, RunOutput, Scenario, SchedKind, parse_variant, run};
 
 /// A scenario from job-file text.
 pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario {
+    let jobs = parse_reading(job, &[], mem_bytes)
+        .unwrap_or_else(|e| panic!("test job does not parse: {e}"));
+    let device = DeviceConfig::preset(device).unwrap_or_else(|| panic!("no preset {device}"));
+    scenario_of(jobs, device, mem_bytes, seed)
+}
+
+/// The jobs of job-file text that may name the `files` given (name,
+/// contents) as includes or logs, on a machine of `mem_bytes` and 4 CPUs.
+pub fn parse_reading(
+    job: &str,
+    files: &[(&str, &str)],
+    mem_bytes: u64,
+) -> Result<Vec<JobSpec>, Box<fio::ParseError>> {
     let vars = BTreeMap::new();
-    let include = |_: &str, _: &str| -> Result<(String, String), String> {
-        Err("no includes in tests".into())
+    let include = |_: &str, name: &str| -> Result<(String, String), String> {
+        files
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .ok_or_else(|| format!("{name}: no such file in this test"))
     };
     let env = ParseEnv {
         mem_bytes,
@@ -21,11 +38,9 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
         vars: &vars,
         include: &include,
     };
-    let jobs = fio::parse_job_file("test.fio", job, &env)
-        .unwrap_or_else(|e| panic!("test job does not parse: {e}"))
-        .jobs;
-    let device = DeviceConfig::preset(device).unwrap_or_else(|| panic!("no preset {device}"));
-    scenario_of(jobs, device, mem_bytes, seed)
+    fio::parse_job_file("test.fio", job, &env)
+        .map(|f| f.jobs)
+        .map_err(Box::new)
 }
 
 /// A scenario of parsed `jobs` on `device`: xfs-lite, no scheduler, 4

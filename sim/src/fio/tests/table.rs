@@ -24,9 +24,9 @@ fn sorted_unique_and_canonical() {
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
     assert_eq!(OPTIONS.len(), 302);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 73);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 79);
     assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 62);
-    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 91);
+    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 85);
     assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 76);
 }
 
