@@ -305,6 +305,12 @@ fn contexts_of(engine: EngineKind, direct: bool, iodepth: u32) -> u32 {
     }
 }
 
+/// The longest wait a job may ask for before its IO (a `startdelay`, a
+/// replayed log's span): a year of simulated time. Its periodic timers
+/// alone cost a run an event every 5 s, so a longer idle span is refused
+/// before the run rather than simulated for hours of wall time.
+pub const MAX_WAIT_NS: Ns = 365 * 24 * 3600 * 1_000_000_000;
+
 /// Seeds the clones' draws of a `startdelay=` range apart from their IO.
 const START_DELAY_STREAM: u64 = 0x7374_6172_7464_6c79;
 
@@ -369,6 +375,32 @@ pub fn plan_jobs(
             fio::SizeSpec::Bytes(b) => b,
             fio::SizeSpec::Percent(p) => pct(p),
         });
+        if spec.start_delay_ns.1 > MAX_WAIT_NS {
+            return Err(job_err(
+                spec,
+                "startdelay",
+                format!(
+                    "{} s is beyond the year a job may wait before its IO",
+                    spec.start_delay_ns.1 / 1_000_000_000
+                ),
+            ));
+        }
+        for log in &spec.replay_logs {
+            let span_us = log
+                .span_us(spec.replay_time_scale)
+                .saturating_mul(u64::from(spec.loops.max(1)));
+            if !spec.replay_no_stall && span_us > MAX_WAIT_NS / 1000 {
+                return Err(job_err(
+                    spec,
+                    "read_iolog",
+                    format!(
+                        "the log spans {} s (its loops and replay_time_scale included), beyond the \
+                         year a run may simulate; replay_no_stall replays it without its times",
+                        span_us / 1_000_000
+                    ),
+                ));
+            }
+        }
         // A replaying job's files are its log's, sized by its IOs.
         let replays = !spec.replay_logs.is_empty();
         let nrfiles = if replays {
@@ -1144,7 +1176,9 @@ fn build_world<P: Policy>(
         let place = layout.place(name, size).map_err(|e| {
             // Said at the option that sized the file.
             let spec = &scenario.jobs[section];
-            let option = if spec.filesize.is_some() {
+            let option = if !spec.replay_logs.is_empty() {
+                "read_iolog"
+            } else if spec.filesize.is_some() {
                 "filesize"
             } else {
                 "size"

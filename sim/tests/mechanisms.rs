@@ -155,6 +155,19 @@ fn startdelay_starts_a_job_that_long_after_the_run() {
         job(&out, "first").dir(Dir::Read).total_ios
     );
     assert!(out.sim_ns < 2 * S, "{}", out.sim_ns);
+    // A delay past the watchdog's ten idle minutes is no stall; one past
+    // a year is refused before the run.
+    let out = run(&format!("[late]\n{reader}runtime=1s\nstartdelay=700\n"));
+    assert_eq!(job(&out, "late").job_runtime_ms, 1000);
+    let s = scenario(
+        &format!("[late]\n{reader}startdelay=40000000\n"),
+        "nvme",
+        1024 * MIB,
+        1,
+    );
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    let e = iolab_sim::run(&s, &v, &mut |_| {}).expect_err("a delay of over a year");
+    assert!(e.to_string().contains("beyond the year"), "{e}");
     // A stonewall section waits for the delayed job before it (where
     // fio's creation loop would let it start beside a job not created yet).
     let out = run(&format!(
@@ -608,6 +621,22 @@ fn a_replayed_log_issues_its_ios_at_its_times() {
     assert!(free.sim_ns < 5_000_000, "{}", free.sim_ns);
     let twice = replay(&format!("{job}loops=2\nreplay_no_stall=1\n"), &log);
     assert_eq!(job_of(&twice).dir(Dir::Read).total_ios, 200);
+    // A log whose times span more than a year is refused before the run
+    // (its idle timers would take hours), unless replayed without them.
+    let far =
+        "fio version 3 iolog\n0 data add\n0 data read 0 4096\n40000000000000 data read 0 4096\n";
+    let jobs = common::parse_reading(job, &[("trace.log", far)], 1 << 30).expect("parses");
+    let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    let e = iolab_sim::run(
+        &common::scenario_of(jobs, device, 1 << 30, 1),
+        &v,
+        &mut |_| {},
+    )
+    .expect_err("a year and more");
+    assert!(e.to_string().contains("the log spans 40000000 s"), "{e}");
+    let free = replay(&format!("{job}replay_no_stall=1\n"), far);
+    assert_eq!(job_of(&free).dir(Dir::Read).total_ios, 2);
     // The file is as large as the log's furthest IO.
     assert!(out.extra["devices"][0]["counters"]["reads"].as_u64() >= Some(100));
 }

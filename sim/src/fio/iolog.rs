@@ -260,6 +260,25 @@ impl IoLog {
         self.entries.iter().any(|e| e.action == kind)
     }
 
+    /// Microseconds the log's times span when replayed at `scale` percent
+    /// of its pace: its delays, or the latest `wait`, whichever is later.
+    pub fn span_us(&self, scale: u32) -> u64 {
+        let delays: u64 = self
+            .entries
+            .iter()
+            .map(|e| e.delay_us)
+            .fold(0, u64::saturating_add);
+        let waits = self
+            .entries
+            .iter()
+            .filter(|e| e.action == LogAction::WaitUntilMs)
+            .map(|e| e.offset.saturating_mul(1000))
+            .max()
+            .unwrap_or(0);
+        let scaled = u128::from(delays) * 100 / u128::from(scale.max(1));
+        (scaled.min(u128::from(u64::MAX)) as u64).max(waits)
+    }
+
     /// The largest IO of the log.
     pub fn max_len(&self) -> u64 {
         self.entries.iter().map(|e| e.len).max().unwrap_or(0)

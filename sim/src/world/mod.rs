@@ -518,7 +518,13 @@ impl<P: Policy> World<P> {
             .ctxs
             .iter()
             .any(|c| matches!(c.phase, Phase::Sleep | Phase::Cpu | Phase::Reap))
-            || self.devs.iter().any(|d| d.dev.inflight() > 0);
+            || self.devs.iter().any(|d| d.dev.inflight() > 0)
+            || self.jobs.iter().any(|j| {
+                // A job of this section still in its startdelay.
+                j.state == job::JobState::Waiting
+                    && j.plan.wall == self.cur_wall
+                    && j.plan.start_delay > self.q.now()
+            });
         if scheduled {
             self.watch_last = progress;
             self.watch_idle = 0;
