@@ -25,7 +25,7 @@ fn scenario(device: &str) -> Scenario {
 fn scenario_of(job: &str, device: &str, mem_bytes: u64) -> Scenario {
     let vars = BTreeMap::new();
     let include =
-        |_: &str, _: &str| -> Result<(String, String), String> { Err("no includes".into()) };
+        |_: &str, _: &str| -> Result<(String, Vec<u8>), String> { Err("no includes".into()) };
     let env = ParseEnv {
         mem_bytes,
         ncpus: 4,

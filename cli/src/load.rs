@@ -23,23 +23,37 @@ pub(crate) fn read_text(path: &Path) -> Result<String, String> {
 /// device (`/dev/zero`), a directory or a larger file is an error naming
 /// the file, before anything is read; so is binary content.
 pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
+    let shown = path.display().to_string();
+    utf8(read_bytes_up_to(path, max)?, &shown)
+}
+
+/// Reads a regular file of at most `max` bytes, refused as
+/// [`read_text_up_to`] refuses it, before anything is read.
+pub(crate) fn read_bytes_up_to(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
     if !meta.is_file() {
         return Err(format!("{shown}: not a regular file"));
     }
-    let too_big = |n: u64| format!("{shown}: {n} bytes; files above {max} bytes are not read");
     if meta.len() > max {
-        return Err(too_big(meta.len()));
+        return Err(format!(
+            "{shown}: {} bytes; files above {max} bytes are not read",
+            meta.len()
+        ));
     }
     let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
     // Bounded again while reading: the file may grow after the check.
-    read_bounded(file, &shown.to_string(), max)
+    read_bytes_bounded(file, &shown.to_string(), max)
 }
 
 /// Reads at most `max` bytes of UTF-8 text from `r`, which error messages
 /// call `shown`: more is an error, and so is binary content, at its line.
 fn read_bounded(r: impl std::io::Read, shown: &str, max: u64) -> Result<String, String> {
+    utf8(read_bytes_bounded(r, shown, max)?, shown)
+}
+
+/// Reads at most `max` bytes from `r`; more is an error.
+fn read_bytes_bounded(r: impl std::io::Read, shown: &str, max: u64) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     r.take(max + 1)
@@ -50,12 +64,21 @@ fn read_bounded(r: impl std::io::Read, shown: &str, max: u64) -> Result<String, 
             "{shown}: more than {max} bytes; files above {max} bytes are not read"
         ));
     }
+    Ok(bytes)
+}
+
+/// `bytes` as text, or an error at the line of the first bad byte.
+fn utf8(bytes: Vec<u8>, shown: &str) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
         format!("{shown}:{line}: not a text file (invalid UTF-8 at byte {at})")
     })
 }
+
+/// The largest file a job file names (an include, a `read_iolog` text log
+/// or blktrace binary): a blktrace of minutes of IO is this large.
+pub(crate) const MAX_NAMED_BYTES: u64 = 256 << 20;
 
 /// What error messages call a job file read from stdin (`-`).
 pub const STDIN_NAME: &str = "<stdin>";
@@ -131,14 +154,14 @@ pub fn jobs(
         });
     }
     let vars: BTreeMap<String, String> = std::env::vars().collect();
-    let include = |from: &str, name: &str| -> Result<(String, String), String> {
+    let include = |from: &str, name: &str| -> Result<(String, Vec<u8>), String> {
         let beside = Path::new(from).parent().map(|d| d.join(name));
         let ip = match beside {
             Some(b) if !Path::new(name).exists() && from != STDIN_NAME => b,
             _ => PathBuf::from(name),
         };
-        let text = read_text(&ip)?;
-        Ok((ip.display().to_string(), text))
+        let bytes = read_bytes_up_to(&ip, MAX_NAMED_BYTES)?;
+        Ok((ip.display().to_string(), bytes))
     };
     let env = ParseEnv {
         mem_bytes,

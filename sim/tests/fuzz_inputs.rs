@@ -290,7 +290,7 @@ fn has_line(msg: &str, file: &str) -> bool {
 /// includes.
 fn parse(name: &str, text: &str) -> Result<fio::JobFile, String> {
     let vars = BTreeMap::new();
-    let include = |_: &str, inc: &str| -> Result<(String, String), String> {
+    let include = |_: &str, inc: &str| -> Result<(String, Vec<u8>), String> {
         Err(format!("{inc}: includes are not read by the harness"))
     };
     // The machine of `common::scenario_of`: 4 CPUs.

@@ -537,7 +537,7 @@ fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
     .expect("loads");
     let job = "[global]\nruntime=2\ntime_based\nfilesize=64m\n[w]\nrw=randwrite\nbs=4k\nfdatasync=8\n[r]\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\n";
     let vars = std::collections::BTreeMap::new();
-    let include = |_: &str, _: &str| -> Result<(String, String), String> { Err("none".into()) };
+    let include = |_: &str, _: &str| -> Result<(String, Vec<u8>), String> { Err("none".into()) };
     let env = iolab_sim::fio::ParseEnv {
         mem_bytes: 1 << 30,
         ncpus: 4,
@@ -578,7 +578,7 @@ fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
 /// A job that replays `log` (given as the file `trace.log`) on the `null`
 /// device, whose IOs take no time, so the log's timing is all there is.
 fn replay(job: &str, log: &str) -> iolab_sim::RunOutput {
-    let jobs = common::parse_reading(job, &[("trace.log", log)], 1 << 30)
+    let jobs = common::parse_reading(job, &[("trace.log", log.as_bytes())], 1 << 30)
         .unwrap_or_else(|e| panic!("{e}"));
     let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
     run_none(&common::scenario_of(jobs, device, 1 << 30, 1))
@@ -625,7 +625,8 @@ fn a_replayed_log_issues_its_ios_at_its_times() {
     // (its idle timers would take hours), unless replayed without them.
     let far =
         "fio version 3 iolog\n0 data add\n0 data read 0 4096\n40000000000000 data read 0 4096\n";
-    let jobs = common::parse_reading(job, &[("trace.log", far)], 1 << 30).expect("parses");
+    let jobs =
+        common::parse_reading(job, &[("trace.log", far.as_bytes())], 1 << 30).expect("parses");
     let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
     let v = iolab_sim::parse_variant("none").expect("none parses");
     let e = iolab_sim::run(
@@ -647,9 +648,9 @@ fn job_of(out: &iolab_sim::RunOutput) -> &iolab_sim::stats::JobReport {
 
 #[test]
 fn a_bad_log_is_named_at_its_line() {
-    let files = [(
+    let files: [(&str, &[u8]); 1] = [(
         "bad.log",
-        "fio version 2 iolog\nd add\nd read 0 4096\nd scribble 0 1\n",
+        b"fio version 2 iolog\nd add\nd read 0 4096\nd scribble 0 1\n",
     )];
     let err = |job: &str| common::parse_reading(job, &files, 1 << 30).expect_err(job);
     let e = err("[r]\nread_iolog=bad.log\n");
@@ -660,4 +661,38 @@ fn a_bad_log_is_named_at_its_line() {
     assert!(e.message.contains("cannot read iolog 'gone.log'"), "{e}");
     let e = err("[r]\nnumjobs=3\nread_iolog=bad.log:bad.log\n");
     assert!(e.message.contains("2 logs for numjobs=3"), "{e}");
+}
+
+#[test]
+fn a_blktrace_binary_replays_its_queue_events() {
+    // Three queued reads 1 ms apart on device 7:0, with their completions,
+    // as blkparse -d writes them; redirected to one file.
+    let rec = |time: u64, sector: u64, action: u32| {
+        let mut r = Vec::new();
+        r.extend(0x6561_7407u32.to_le_bytes());
+        r.extend(0u32.to_le_bytes());
+        r.extend(time.to_le_bytes());
+        r.extend(sector.to_le_bytes());
+        r.extend(4096u32.to_le_bytes());
+        r.extend(action.to_le_bytes());
+        r.extend([0u8; 12]);
+        r.extend([0u8; 4]);
+        r
+    };
+    let queue = 1 | (1 << 20);
+    let complete = 8 | (1 << 23);
+    let mut trace = Vec::new();
+    for i in 0..3u64 {
+        trace.extend(rec(i * 1_000_000, i * 8, queue));
+        trace.extend(rec(i * 1_000_000 + 50_000, i * 8, complete));
+    }
+    let job = "[r]\nread_iolog=trace.bin\nreplay_redirect=disk\ndirect=1\n";
+    let jobs = common::parse_reading(job, &[("trace.bin", &trace)], 1 << 30)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(jobs[0].replay_logs[0].files, ["disk"]);
+    let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
+    let out = run_none(&common::scenario_of(jobs, device, 1 << 30, 1));
+    assert_eq!(total_ios(&out, Dir::Read), 3);
+    let ms = out.sim_ns / 1_000_000;
+    assert!((2..=3).contains(&ms), "{ms} ms");
 }

@@ -52,7 +52,7 @@ pub struct LogEntry {
 /// A parsed I/O log.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IoLog {
-    /// `2` or `3`.
+    /// `2` or `3`; 0 for a blktrace binary.
     pub version: u8,
     /// The files the log adds, in order.
     pub files: Vec<String>,
@@ -84,6 +84,29 @@ pub struct Replay {
     pub scale: u64,
     /// `replay_align=`: offsets rounded down to a multiple (0: unchanged).
     pub align: u64,
+}
+
+/// Parses a log as `read_iolog` takes it: a blktrace binary (see
+/// [`super::blktrace`]) or a version 2 or 3 text log.
+///
+/// # Errors
+///
+/// As [`parse_iolog`] and [`super::blktrace::parse_blktrace`]; a text that
+/// is not UTF-8 is an error at the line of its first bad byte.
+pub fn parse_log(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> {
+    if super::blktrace::is_blktrace(bytes) {
+        return super::blktrace::parse_blktrace(bytes, replay);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        LogError {
+            line: bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1,
+            message: format!(
+                "neither a text iolog nor a blktrace binary (invalid UTF-8 at byte {at})"
+            ),
+        }
+    })?;
+    parse_iolog(text, replay)
 }
 
 /// Parses `text`, a version 2 or 3 log. Every line fio would skip with a
@@ -286,8 +309,16 @@ impl IoLog {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Each entry's delay, action, offset and length.
+    pub(crate) fn actions(log: &IoLog) -> Vec<(u64, LogAction, u64, u64)> {
+        log.entries
+            .iter()
+            .map(|e| (e.delay_us, e.action, e.offset, e.len))
+            .collect()
+    }
 
     #[test]
     fn version_3_times_each_action_from_the_one_before() {
@@ -295,13 +326,8 @@ mod tests {
                     1440 f write 0 8192\n1500 f datasync 0 0\n1600 f close\n";
         let log = parse_iolog(text, &Replay::default()).expect("parses");
         assert_eq!(log.files, ["f"]);
-        let got: Vec<(u64, LogAction, u64, u64)> = log
-            .entries
-            .iter()
-            .map(|e| (e.delay_us, e.action, e.offset, e.len))
-            .collect();
         assert_eq!(
-            got,
+            actions(&log),
             [
                 (1362, LogAction::OpenClose, 0, 0),
                 (44, LogAction::Read, 4096, 4096),

@@ -40,6 +40,7 @@
 #![allow(clippy::result_large_err)]
 
 mod apply;
+pub mod blktrace;
 mod cosmetic;
 mod engines;
 mod error;
@@ -66,10 +67,11 @@ pub use spec::{
 pub use suggest::closest;
 pub use table::{OptionClass, OptionInfo, classify_option, known_options};
 
-/// Resolves an `include` target, given the display name of the file that
-/// includes it and the target, to `(display name, contents)` or an error
-/// message.
-pub type IncludeFn<'a> = dyn Fn(&str, &str) -> Result<(String, String), String> + 'a;
+/// Reads a file a job file names (an `include`, a `read_iolog`), given the
+/// display name of the file that names it and the name: `(display name,
+/// bytes)` or an error message. An include must be UTF-8 text; a log may
+/// be a blktrace binary.
+pub type IncludeFn<'a> = dyn Fn(&str, &str) -> Result<(String, Vec<u8>), String> + 'a;
 
 /// The machine the job file is parsed for, and how to find included files.
 pub struct ParseEnv<'a> {

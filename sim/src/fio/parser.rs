@@ -366,13 +366,13 @@ impl<'e, 'a> Parser<'e, 'a> {
         spec.read_iolog
             .iter()
             .map(|name| {
-                let (shown, text) = (self.env.include)(file, name).map_err(|e| {
+                let (shown, bytes) = (self.env.include)(file, name).map_err(|e| {
                     loc.err(
                         Some("read_iolog"),
                         format!("cannot read iolog '{name}': {e}"),
                     )
                 })?;
-                super::iolog::parse_iolog(&text, &spec.replay)
+                super::iolog::parse_log(&bytes, &spec.replay)
                     .map(std::sync::Arc::new)
                     .map_err(|e| {
                         Loc {
@@ -406,8 +406,21 @@ impl<'e, 'a> Parser<'e, 'a> {
             return Err(loc.err(Some("include"), "includes nested too deeply"));
         }
         let from = self.stack.last().map_or("", String::as_str);
-        let (display, contents) = (self.env.include)(from, target)
+        let (display, bytes) = (self.env.include)(from, target)
             .map_err(|e| loc.err(Some("include"), format!("cannot include '{target}': {e}")))?;
+        let contents = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            Loc {
+                file: display.clone(),
+                line,
+                section: loc.section.clone(),
+            }
+            .err(
+                Some("include"),
+                format!("not a text file (invalid UTF-8 at byte {at})"),
+            )
+        })?;
         if self.stack.contains(&display) {
             let chain = self.stack.join(" -> ");
             return Err(loc.err(

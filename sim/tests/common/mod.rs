@@ -20,15 +20,15 @@ pub fn scenario(job: &str, device: &str, mem_bytes: u64, seed: u64) -> Scenario 
 /// contents) as includes or logs, on a machine of `mem_bytes` and 4 CPUs.
 pub fn parse_reading(
     job: &str,
-    files: &[(&str, &str)],
+    files: &[(&str, &[u8])],
     mem_bytes: u64,
 ) -> Result<Vec<JobSpec>, Box<fio::ParseError>> {
     let vars = BTreeMap::new();
-    let include = |_: &str, name: &str| -> Result<(String, String), String> {
+    let include = |_: &str, name: &str| -> Result<(String, Vec<u8>), String> {
         files
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .map(|(n, t)| ((*n).to_owned(), t.to_vec()))
             .ok_or_else(|| format!("{name}: no such file in this test"))
     };
     let env = ParseEnv {

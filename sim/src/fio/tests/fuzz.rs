@@ -6,10 +6,13 @@ use super::*;
 
 /// Includes resolve to a small file that itself includes another one, so the
 /// mutated inputs also exercise include chains and loops.
-fn include(_from: &str, name: &str) -> Result<(String, String), String> {
+fn include(_from: &str, name: &str) -> Result<(String, Vec<u8>), String> {
     match name.len() % 3 {
-        0 => Ok((name.to_string(), format!("bs=4k\ninclude {name}\n"))),
-        1 => Ok((format!("{name}.fio"), "iodepth=2\n".to_string())),
+        0 => Ok((
+            name.to_string(),
+            format!("bs=4k\ninclude {name}\n").into_bytes(),
+        )),
+        1 => Ok((format!("{name}.fio"), "iodepth=2\n".into())),
         _ => Err("unreadable".to_string()),
     }
 }

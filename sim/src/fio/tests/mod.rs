@@ -20,7 +20,7 @@ const SEC: u64 = 1_000_000_000;
 /// 16 GiB, 8 CPUs.
 const MEM: u64 = 16 * GIB;
 
-fn no_include(_from: &str, name: &str) -> Result<(String, String), String> {
+fn no_include(_from: &str, name: &str) -> Result<(String, Vec<u8>), String> {
     Err(format!("no such file: {name}"))
 }
 

@@ -593,7 +593,7 @@ fn parenthesised_arithmetic() {
 
 #[test]
 fn includes() {
-    let include = |_: &str, name: &str| -> Result<(String, String), String> {
+    let include = |_: &str, name: &str| -> Result<(String, Vec<u8>), String> {
         match name {
             "common.fio" => Ok((
                 "inc/common.fio".into(),
@@ -634,7 +634,7 @@ fn includes() {
 
 #[test]
 fn include_errors() {
-    let looping = |_: &str, name: &str| -> Result<(String, String), String> {
+    let looping = |_: &str, name: &str| -> Result<(String, Vec<u8>), String> {
         match name {
             "a.fio" => Ok(("a.fio".into(), "bs=4k\ninclude b.fio\n".into())),
             "b.fio" => Ok(("b.fio".into(), "\ninclude a.fio\n".into())),
