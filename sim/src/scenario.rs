@@ -385,17 +385,39 @@ pub fn plan_jobs(
                 ),
             ));
         }
+        if !spec.replay_logs.is_empty() && spec.loops > 1 {
+            return Err(job_err(
+                spec,
+                "loops",
+                "loops with read_iolog: fio replays a log once whatever loops says",
+            ));
+        }
         for log in &spec.replay_logs {
-            let span_us = log
-                .span_us(spec.replay_time_scale)
-                .saturating_mul(u64::from(spec.loops.max(1)));
+            if log.max_len() > MAX_BS {
+                return Err(job_err(
+                    spec,
+                    "read_iolog",
+                    format!(
+                        "the log has an IO of {} bytes, above the {MAX_BS} bytes Linux moves in one read or write",
+                        log.max_len()
+                    ),
+                ));
+            }
+            if log.has(LogAction::Trim) && log.has(LogAction::Write) {
+                return Err(job_err(
+                    spec,
+                    "read_iolog",
+                    "the log trims and writes: trims beside writes are not simulated (as rw=trimwrite)",
+                ));
+            }
+            let span_us = log.span_us(spec.replay_time_scale);
             if !spec.replay_no_stall && span_us > MAX_WAIT_NS / 1000 {
                 return Err(job_err(
                     spec,
                     "read_iolog",
                     format!(
-                        "the log spans {} s (its loops and replay_time_scale included), beyond the \
-                         year a run may simulate; replay_no_stall replays it without its times",
+                        "the log spans {} s (replay_time_scale included), beyond the year a run \
+                         may simulate; replay_no_stall replays it without its times",
                         span_us / 1_000_000
                     ),
                 ));
@@ -692,7 +714,7 @@ fn region_of(
         Some(fio::SizeSpec::Bytes(b)) => Ok(b),
         Some(fio::SizeSpec::Percent(p)) if device => {
             align = true;
-            Ok(capacity / 100 * u64::from(p))
+            Ok((u128::from(capacity) * u128::from(p) / 100) as u64)
         }
         Some(fio::SizeSpec::Percent(p)) => Err(job_err(
             spec,
@@ -704,7 +726,23 @@ fn region_of(
     };
     let first = bytes("offset", spec.offset)?;
     let step = bytes("offset_increment", spec.offset_increment)?;
-    let mut start = first.saturating_add(step.saturating_mul(u64::from(clone)));
+    let beyond = |option: &'static str| {
+        job_err(
+            spec,
+            option,
+            format!("clone {clone} would start beyond the 2^64 bytes a file can have"),
+        )
+    };
+    let mut start = step
+        .checked_mul(u64::from(clone))
+        .and_then(|s| s.checked_add(first))
+        .ok_or_else(|| {
+            beyond(if clone > 0 && step > 0 {
+                "offset_increment"
+            } else {
+                "offset"
+            })
+        })?;
     if align {
         let min_bs = spec.bs[fio::DDIR_READ]
             .min
@@ -715,7 +753,10 @@ fn region_of(
             min_bs
         }
         .max(1);
-        start = start.div_ceil(a).saturating_mul(a);
+        start = start
+            .div_ceil(a)
+            .checked_mul(a)
+            .ok_or_else(|| beyond("offset_align"))?;
     }
     // A misplaced clone is said at the option that moved it there.
     let blame = if clone > 0 && step > 0 {
@@ -737,7 +778,10 @@ fn region_of(
     } else {
         file_size
     };
-    if device && start.saturating_add(region) > capacity {
+    if start.checked_add(region).is_none() {
+        return Err(beyond(blame));
+    }
+    if device && start + region > capacity {
         return Err(job_err(
             spec,
             blame,
@@ -759,7 +803,7 @@ fn zones_fit(
     file_size: u64,
 ) -> Result<(), SimError> {
     for (d, list) in zones.iter().enumerate().filter(|(d, _)| does[*d]) {
-        let end: u64 = list.iter().map(|z| z.size).sum();
+        let end: u64 = list.iter().map(|z| z.size).fold(0, u64::saturating_add);
         if end > file_size {
             let dir = ["reads", "writes", "trims"][d];
             return Err(job_err(
@@ -962,7 +1006,12 @@ fn flush_policy(
                 "O_DIRECT on btrfs-lite is not simulated yet (its ordered extents skip delalloc)",
             ));
         }
+        let log_syncs = j
+            .replay_logs
+            .iter()
+            .any(|l| l.has(LogAction::Sync) || l.has(LogAction::Datasync));
         for (set, option) in [
+            (log_syncs, "read_iolog"),
             (j.fsync > 0, "fsync"),
             (j.fdatasync > 0, "fdatasync"),
             (j.end_fsync, "end_fsync"),

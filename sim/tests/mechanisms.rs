@@ -120,6 +120,9 @@ fn offsets_that_fio_would_misplace_are_errors() {
         e.contains("offset_increment") && e.contains("clone 2"),
         "{e}"
     );
+    // Offsets past 2^64 are refused, not wrapped.
+    let e = err_of("[r]\nrw=read\nsize=1m\noffset=10000p\noffset_increment=10000p\nnumjobs=2\n");
+    assert!(e.contains("beyond the 2^64"), "{e}");
 }
 
 #[test]
@@ -227,6 +230,18 @@ fn zoned_abs_zones_beyond_the_file_are_an_error() {
     let msg = e.to_string();
     assert!(msg.contains("random_distribution"), "{msg}");
     assert!(msg.contains("end at byte 100663296"), "{msg}");
+    // Sizes whose sum passes 2^64 end beyond any file, without a wrap.
+    let huge = scenario(
+        "[r]\nrw=randread\nsize=64m\nrandom_distribution=zoned_abs:50/9223372036854775808:50/9223372036854775808\n",
+        "nvme",
+        1024 * MIB,
+        1,
+    );
+    let e = iolab_sim::run(&huge, &v, &mut |_| {}).expect_err("zones past 2^64");
+    assert!(
+        e.to_string().contains("end at byte 18446744073709551615"),
+        "{e}"
+    );
     // A sequential job does not use the distribution, as in fio.
     let seq = scenario(
         "[r]\nrw=read\nsize=64m\nrandom_distribution=zoned_abs:50/32m:50/64m\n",
@@ -619,27 +634,34 @@ fn a_replayed_log_issues_its_ios_at_its_times() {
     );
     let free = replay(&format!("{job}replay_no_stall=1\n"), &log);
     assert!(free.sim_ns < 5_000_000, "{}", free.sim_ns);
-    let twice = replay(&format!("{job}loops=2\nreplay_no_stall=1\n"), &log);
-    assert_eq!(job_of(&twice).dir(Dir::Read).total_ios, 200);
+    // fio replays a log once: loops with a log is refused, not ignored.
+    let e = replay_err(&format!("{job}loops=2\n"), &log);
+    assert!(e.contains("fio replays a log once"), "{e}");
     // A log whose times span more than a year is refused before the run
     // (its idle timers would take hours), unless replayed without them.
     let far =
-        "fio version 3 iolog\n0 data add\n0 data read 0 4096\n40000000000000 data read 0 4096\n";
-    let jobs =
-        common::parse_reading(job, &[("trace.log", far.as_bytes())], 1 << 30).expect("parses");
-    let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
-    let v = iolab_sim::parse_variant("none").expect("none parses");
-    let e = iolab_sim::run(
-        &common::scenario_of(jobs, device, 1 << 30, 1),
-        &v,
-        &mut |_| {},
-    )
-    .expect_err("a year and more");
-    assert!(e.to_string().contains("the log spans 40000000 s"), "{e}");
+        "fio version 3 iolog\n1 data add\n1 data read 0 4096\n40000000000001 data read 0 4096\n";
+    let e = replay_err(job, far);
+    assert!(e.contains("the log spans 40000000 s"), "{e}");
     let free = replay(&format!("{job}replay_no_stall=1\n"), far);
     assert_eq!(job_of(&free).dir(Dir::Read).total_ios, 2);
     // The file is as large as the log's furthest IO.
     assert!(out.extra["devices"][0]["counters"]["reads"].as_u64() >= Some(100));
+}
+
+/// The error the run of a replaying job ends with.
+fn replay_err(job: &str, log: &str) -> String {
+    let jobs = common::parse_reading(job, &[("trace.log", log.as_bytes())], 1 << 30)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let device = iolab_sim::device::DeviceConfig::preset("null").expect("null preset");
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    iolab_sim::run(
+        &common::scenario_of(jobs, device, 1 << 30, 1),
+        &v,
+        &mut |_| {},
+    )
+    .expect_err(job)
+    .to_string()
 }
 
 fn job_of(out: &iolab_sim::RunOutput) -> &iolab_sim::stats::JobReport {

@@ -478,7 +478,10 @@ fn parse_bssplit(t: &str, kb: u32) -> Result<Vec<(u64, u32)>, String> {
             "the percentages of '{t}' add up to {given}, leaving nothing for the entries without one"
         ));
     }
-    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let share = 100u32
+        .saturating_sub(given)
+        .checked_div(missing)
+        .unwrap_or(0);
     let mut split: Vec<(u64, u32)> = out
         .into_iter()
         .map(|(b, p)| (b, p.unwrap_or(share)))
@@ -615,7 +618,7 @@ fn parse_zones(t: &str, abs: bool, kb: u32) -> Result<Vec<Zone>, String> {
     if out.is_empty() {
         return Err("missing zones".to_string());
     }
-    let access: u32 = out.iter().map(|z| z.0).sum();
+    let access: u32 = out.iter().map(|z| z.0).fold(0, u32::saturating_add);
     if access != 100 {
         return Err(format!(
             "the zones' access percentages add up to {access}, not 100"
@@ -626,7 +629,7 @@ fn parse_zones(t: &str, abs: bool, kb: u32) -> Result<Vec<Zone>, String> {
             "the one zone of '{t}' has no size: fio gives it none (every IO at offset 0); give it one"
         ));
     }
-    let given: u64 = out.iter().filter_map(|z| z.1).sum();
+    let given: u64 = out.iter().filter_map(|z| z.1).fold(0, u64::saturating_add);
     let missing = out.iter().filter(|z| z.1.is_none()).count() as u64;
     if !abs && given > 100 {
         return Err(format!("the zones' sizes add up to {given} %, above 100"));
@@ -636,7 +639,10 @@ fn parse_zones(t: &str, abs: bool, kb: u32) -> Result<Vec<Zone>, String> {
             "the zones' sizes add up to {given} %, leaving nothing for the zones without one"
         ));
     }
-    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let share = 100u64
+        .saturating_sub(given)
+        .checked_div(missing)
+        .unwrap_or(0);
     Ok(out
         .into_iter()
         .map(|(access, size)| Zone {

@@ -13,6 +13,8 @@ use super::iolog::{IoLog, LogAction, LogEntry, LogError, MAX_LOG_ENTRIES, Replay
 
 /// `BLK_IO_TRACE_MAGIC`, in the top 24 bits of a record's first word.
 const MAGIC: u32 = 0x6561_7400;
+/// The record layout fio reads (`SUPPORTED_VERSION`).
+const VERSION: u32 = 7;
 /// One record before its payload.
 const RECORD: usize = 48;
 /// `__BLK_TA_QUEUE`, the action in the low 16 bits.
@@ -63,7 +65,7 @@ pub fn parse_blktrace(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> 
         version: 0,
         ..IoLog::default()
     };
-    let mut devices: Vec<u32> = Vec::new();
+    let mut devices: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
     let mut last_ns: Option<u64> = None;
     let (mut at, mut record) = (0usize, 0usize);
     while at < bytes.len() {
@@ -79,8 +81,15 @@ pub fn parse_blktrace(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> 
                 bytes.len() - at
             )));
         };
-        if u32_at(r, 0) & 0xffff_ff00 != MAGIC {
+        let magic = u32_at(r, 0);
+        if magic & 0xffff_ff00 != MAGIC {
             return Err(err("no blktrace magic: not a blktrace record".to_owned()));
+        }
+        if magic & 0xff != VERSION {
+            return Err(err(format!(
+                "trace version {}, where fio reads version {VERSION}",
+                magic & 0xff
+            )));
         }
         let time = u64_at(r, 8);
         let sector = u64_at(r, 16);
@@ -108,21 +117,19 @@ pub fn parse_blktrace(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> 
         } else {
             LogAction::Read
         };
-        // fio skips (with a warning) a zero-byte read or write.
+        // fio times every queue event, then skips (with a warning) a
+        // zero-byte read or write, and its delay with it.
+        let delay_us = last_ns.map_or(0, |l| time.saturating_sub(l) / 1000);
+        last_ns = Some(time);
         if len == 0 && matches!(kind, LogAction::Read | LogAction::Write) {
             continue;
         }
-        let delay_us = last_ns.map_or(0, |l| time.saturating_sub(l) / 1000);
-        last_ns = Some(time);
         let file = match replay.redirect {
             Some(_) => 0,
-            None => match devices.iter().position(|&d| d == device) {
-                Some(i) => i,
-                None => {
-                    devices.push(device);
-                    devices.len() - 1
-                }
-            },
+            None => {
+                let next = devices.len();
+                *devices.entry(device).or_insert(next)
+            }
         };
         if log.files.len() <= file {
             log.files.push(match &replay.redirect {

@@ -138,7 +138,12 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
         version,
         ..IoLog::default()
     };
-    let mut last_us: Option<u64> = None;
+    // fio's `delay_since_ttime`: a last time of 0 counts as none, so the
+    // line after one at 0 has no delay either; an `add` line's delay is
+    // waited too (here, carried to the next action).
+    let mut last_us = 0u64;
+    let mut carried_us = 0u64;
+    let mut index: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for (idx, raw) in lines {
         let line = idx + 1;
         let mut words = raw.split_whitespace();
@@ -153,9 +158,13 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
                     format!("'{first}' is not a timestamp in microseconds"),
                 )
             })?;
-            // As fio: the first line has no delay, nor one going back.
-            delay_us = last_us.map_or(0, |l| at.saturating_sub(l));
-            last_us = Some(at);
+            // As fio: no delay after a time of 0, nor one going back.
+            delay_us = if last_us == 0 {
+                0
+            } else {
+                at.saturating_sub(last_us)
+            };
+            last_us = at;
             words
                 .next()
                 .ok_or_else(|| err(line, "a timestamp without a file".to_owned()))?
@@ -167,15 +176,16 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
             .next()
             .ok_or_else(|| err(line, format!("'{name}' without an action")))?;
         let rest: Vec<&str> = words.collect();
-        let known = |log: &IoLog| log.files.iter().position(|f| f == name);
         let action = match act {
             "add" => {
                 if !rest.is_empty() {
                     return Err(err(line, "add takes no offset or length".to_owned()));
                 }
-                if known(&log).is_none() {
+                if !index.contains_key(name) {
+                    index.insert(name.to_owned(), log.files.len());
                     log.files.push(name.to_owned());
                 }
+                carried_us = carried_us.saturating_add(delay_us);
                 continue;
             }
             "open" | "close" => LogAction::OpenClose,
@@ -202,12 +212,12 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
                 ));
             }
         };
-        let file = known(&log)
+        let file = *index
+            .get(name)
             .ok_or_else(|| err(line, format!("file '{name}' is used before it is added")))?;
-        let io = matches!(
-            action,
-            LogAction::Read | LogAction::Write | LogAction::Trim | LogAction::WaitUntilMs
-        );
+        // As fio's sscanf counts fields: an IO action (a sync included)
+        // has an offset and a length, a file action neither.
+        let io = action != LogAction::OpenClose;
         let (offset, len) = match (io, rest.as_slice()) {
             (true, [o, l]) => {
                 let num = |w: &str, what: &str| {
@@ -217,10 +227,10 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
                 (num(o, "offset")?, num(l, "length")?)
             }
             (true, _) => return Err(err(line, format!("{act} needs an offset and a length"))),
-            // fio reads the numbers of a sync too, and does not use them.
-            (false, [] | [_, _]) => (0, 0),
-            (false, _) => return Err(err(line, format!("{act}: malformed line"))),
+            (false, []) => (0, 0),
+            (false, _) => return Err(err(line, format!("{act} takes no offset or length"))),
         };
+        let delay_us = delay_us.saturating_add(std::mem::take(&mut carried_us));
         if matches!(action, LogAction::Read | LogAction::Write | LogAction::Trim) && len == 0 {
             return Err(err(line, format!("{act} of 0 bytes")));
         }
@@ -252,10 +262,17 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
             len,
         });
     }
-    if log.entries.is_empty() {
+    // fio refuses a log without a read, a write or a wait ("failed
+    // initializing iolog").
+    if !log.entries.iter().any(|e| {
+        matches!(
+            e.action,
+            LogAction::Read | LogAction::Write | LogAction::WaitUntilMs
+        )
+    }) {
         return Err(err(
             text.lines().count().max(1),
-            "the log has no action to replay".to_owned(),
+            "the log has no read, write or wait to replay, which fio refuses".to_owned(),
         ));
     }
     Ok(log)
@@ -324,6 +341,10 @@ pub(crate) mod tests {
     fn version_3_times_each_action_from_the_one_before() {
         let text = "fio version 3 iolog\n20 f add\n1382 f open\n1426 f read 4096 4096\n\
                     1440 f write 0 8192\n1500 f datasync 0 0\n1600 f close\n";
+        // After a time of 0, no delay (fio's rule); an add's delay carries.
+        let zero = "fio version 3 iolog\n0 f add\n50 f add\n70 f read 0 4096\n";
+        let z = parse_iolog(zero, &Replay::default()).expect("parses");
+        assert_eq!(actions(&z), [(20, LogAction::Read, 0, 4096)]);
         let log = parse_iolog(text, &Replay::default()).expect("parses");
         assert_eq!(log.files, ["f"]);
         assert_eq!(
@@ -391,7 +412,22 @@ pub(crate) mod tests {
             ),
             ("fio version 3 iolog\nabc f add\n", 2, "not a timestamp"),
             ("fio version 2 iolog\nf add\nf read 0 0\n", 3, "of 0 bytes"),
-            ("fio version 2 iolog\nf add\n", 2, "no action to replay"),
+            ("fio version 2 iolog\nf add\n", 2, "no read, write or wait"),
+            (
+                "fio version 2 iolog\nf add\nf open\nf trim 0 4096\n",
+                4,
+                "no read, write or wait",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf sync\n",
+                3,
+                "needs an offset and a length",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf open 0 0\n",
+                3,
+                "takes no offset or length",
+            ),
         ];
         for (text, line, want) in bad {
             let e = parse_iolog(text, &Replay::default()).expect_err(text);

@@ -116,6 +116,13 @@ pub(crate) struct Parser<'e, 'a> {
     /// The next job section starts a stonewall: the first job of every job
     /// file after the first, as fio runs several files one after another.
     stonewall_next: bool,
+    /// Logs already read, by the file naming them, their name and how they
+    /// are replayed, so sections sharing a `[global]` `read_iolog=` read
+    /// it once.
+    iologs: Vec<(
+        (String, String, super::iolog::Replay),
+        std::sync::Arc<super::iolog::IoLog>,
+    )>,
 }
 
 impl<'e, 'a> Parser<'e, 'a> {
@@ -140,6 +147,7 @@ impl<'e, 'a> Parser<'e, 'a> {
             omitted: 0,
             global_engine: None,
             stonewall_next: false,
+            iologs: Vec::new(),
         }
     }
 
@@ -347,7 +355,7 @@ impl<'e, 'a> Parser<'e, 'a> {
     /// environment's file reader (as an include is read, from the file that
     /// names the option); a log's bad line is named in the log.
     fn read_iologs(
-        &self,
+        &mut self,
         spec: &JobSpec,
     ) -> Result<Vec<std::sync::Arc<super::iolog::IoLog>>, ParseError> {
         let (file, line) = spec.where_set("read_iolog");
@@ -363,27 +371,33 @@ impl<'e, 'a> Parser<'e, 'a> {
                 format!("{n} logs for numjobs={}: fio gives each clone its own, so give one log or one per clone", spec.numjobs),
             ));
         }
-        spec.read_iolog
-            .iter()
-            .map(|name| {
-                let (shown, bytes) = (self.env.include)(file, name).map_err(|e| {
-                    loc.err(
-                        Some("read_iolog"),
-                        format!("cannot read iolog '{name}': {e}"),
-                    )
+        let mut logs = Vec::with_capacity(n);
+        for name in &spec.read_iolog {
+            let key = (file.to_string(), name.clone(), spec.replay.clone());
+            if let Some((_, log)) = self.iologs.iter().find(|(k, _)| *k == key) {
+                logs.push(log.clone());
+                continue;
+            }
+            let (shown, bytes) = (self.env.include)(file, name).map_err(|e| {
+                loc.err(
+                    Some("read_iolog"),
+                    format!("cannot read iolog '{name}': {e}"),
+                )
+            })?;
+            let log = super::iolog::parse_log(&bytes, &spec.replay)
+                .map(std::sync::Arc::new)
+                .map_err(|e| {
+                    Loc {
+                        file: shown,
+                        line: e.line,
+                        section: Some(spec.section.clone()),
+                    }
+                    .err(Some("read_iolog"), e.message)
                 })?;
-                super::iolog::parse_log(&bytes, &spec.replay)
-                    .map(std::sync::Arc::new)
-                    .map_err(|e| {
-                        Loc {
-                            file: shown,
-                            line: e.line,
-                            section: Some(spec.section.clone()),
-                        }
-                        .err(Some("read_iolog"), e.message)
-                    })
-            })
-            .collect()
+            self.iologs.push((key, log.clone()));
+            logs.push(log);
+        }
+        Ok(logs)
     }
 
     /// Ends the section being read and starts `[name]` at `file:line`; fio

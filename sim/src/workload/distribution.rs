@@ -64,7 +64,7 @@ impl ZoneIndex {
             let mut table = Box::new([(0u64, 0u64); 100]);
             let (mut access, mut start) = (0usize, 0u64);
             for z in &list {
-                let end = start + z.size;
+                let end = start.saturating_add(z.size);
                 for slot in table.iter_mut().skip(access).take(z.access as usize) {
                     *slot = (start, end);
                 }
@@ -214,7 +214,10 @@ impl Skew {
                 let mut at = sum.div_ceil(12);
                 if stddev > 0 {
                     let mut dev = rng.below(stddev) as i64 - (stddev / 2) as i64;
-                    while at as i64 + dev < 0 || at as i64 + dev >= n as i64 {
+                    // fio's loop halves the deviation until the draw is in
+                    // the file; at the mean's own edge (n) it would halve 0
+                    // for ever, so it stops there and lets the wrap place it.
+                    while dev != 0 && (at as i64 + dev < 0 || at as i64 + dev >= n as i64) {
                         dev /= 2;
                     }
                     at = (at as i64 + dev) as u64;
@@ -353,6 +356,17 @@ mod tests {
         );
         let share = top_share(&got, (n / 6) as usize);
         assert!((0.66..0.75).contains(&share), "{share}");
+        // Two blocks and a deviation that rounds to nothing: fio's loop
+        // would halve 0 for ever at the edge; this one ends.
+        let tiny = draws(
+            &RandomDistribution::Normal {
+                dev: 50.0,
+                center: None,
+            },
+            2,
+            1000,
+        );
+        assert!(tiny.iter().all(|&b| b < 2));
         // A deviation widens it.
         let wide = draws(
             &RandomDistribution::Normal {

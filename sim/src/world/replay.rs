@@ -27,15 +27,12 @@ impl<P: Policy> World<P> {
                         return;
                     }
                     if job.replay_at >= log.entries.len() {
-                        // The log's end: a loop more, or the job is done.
-                        job.loops_done += 1;
-                        if job.loops_done >= job.plan.loops {
-                            job.exhausted = true;
-                            self.job_stop(now, j as u32);
-                            self.ctx_finish(now, c);
-                            return;
-                        }
-                        job.replay_at = 0;
+                        // The log's end: fio replays a log once (its
+                        // read_iolog_get marks the job done), loops or not.
+                        job.exhausted = true;
+                        self.job_stop(now, j as u32);
+                        self.ctx_finish(now, c);
+                        return;
                     }
                     let k = job.replay_at;
                     job.replay_at += 1;
@@ -43,7 +40,8 @@ impl<P: Policy> World<P> {
                     let due = if job.plan.replay_no_stall {
                         now
                     } else if e.action == LogAction::WaitUntilMs {
-                        job.start_ns.saturating_add(e.offset.saturating_mul(MS))
+                        // From the run's start, as fio's mtime_since_genesis.
+                        e.offset.saturating_mul(MS)
                     } else {
                         let wait = u128::from(e.delay_us) * u128::from(US) * 100
                             / u128::from(job.plan.replay_time_scale.max(1));

@@ -316,6 +316,10 @@ fn random_distribution_follows_fio_rules() {
         ("zoned:50/100:50", "leaving nothing"),
         ("zoned:100", "has no size"),
         ("zoned_abs:50/1g:50", "has no size"),
+        (
+            "zoned:4294967295/10:101/90",
+            "add up to 4294967295, not 100",
+        ),
     ];
     for (value, want) in bad {
         let e = err(&format!("[job]\nrandom_distribution={value}\n"));
