@@ -39,6 +39,10 @@ pub struct Snapshot {
     pub flush_active: bool,
     /// Preemptive clamp.
     pub clamp: u32,
+    /// The 2021 preemptive worker is parked: its last step found nothing it
+    /// could do, and it looks again at the next event (where the kernel's
+    /// worker loops until something changes).
+    pub preempt_parked: bool,
     /// Running transaction id and state.
     pub txn: Option<(u64, TxnState)>,
     /// Transaction being written out.
@@ -75,6 +79,7 @@ impl FlushModel {
             tickets_id: self.tickets.tickets_id,
             flush_active: self.tickets.flush_active,
             clamp: self.clamp,
+            preempt_parked: self.preempt.running && self.preempt.parked,
             txn: self.txn.as_ref().map(|t| (t.id, t.state)),
             writing: self.writing.map(|w| w.id),
             completed_txn: self.completed_txn,

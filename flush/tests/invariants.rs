@@ -796,7 +796,10 @@ impl Driver {
                         let started: Vec<&JobId> = self
                             .jobs
                             .keys()
-                            .filter(|j| !ids_before.contains(j) && !self.preempt_jobs.contains(j))
+                            .filter(|j| {
+                                let worker = before.preempt_parked && self.preempt_jobs.contains(j);
+                                !(ids_before.contains(j) || worker)
+                            })
                             .collect();
                         prop_assert!(
                             started.is_empty() && self.jobs.len() >= jobs_before,
