@@ -524,6 +524,15 @@ pub fn plan_jobs(
                 ),
             ));
         }
+        // Each log's file sizes and directions, read once, not per clone.
+        let log_facts: Vec<(Vec<u64>, [bool; 3])> = spec
+            .replay_logs
+            .iter()
+            .map(|l| {
+                let does = [LogAction::Read, LogAction::Write, LogAction::Trim].map(|a| l.has(a));
+                (l.extents(), does)
+            })
+            .collect();
         for clone in 0..spec.numjobs.max(1) {
             let (start, region) = region_of(spec, clone, whole_file, capacity)?;
             if region < PAGE {
@@ -535,22 +544,21 @@ pub fn plan_jobs(
                     ),
                 ));
             }
-            let log = spec
-                .replay_logs
-                .get((clone as usize).min(spec.replay_logs.len().saturating_sub(1)))
-                .cloned();
-            let files = match &log {
-                Some(log) => log
+            let which = (clone as usize).min(spec.replay_logs.len().saturating_sub(1));
+            let log = spec.replay_logs.get(which).cloned();
+            let facts = log_facts.get(which);
+            let files = match (&log, facts) {
+                (Some(log), Some((ends, _))) => log
                     .files
                     .iter()
-                    .zip(log.extents())
-                    .map(|(name, end)| FilePlan {
+                    .zip(ends)
+                    .map(|(name, &end)| FilePlan {
                         name: name.clone(),
                         offset: 0,
                         size: end.max(PAGE).div_ceil(PAGE) * PAGE,
                     })
                     .collect(),
-                None => (0..nrfiles)
+                _ => (0..nrfiles)
                     .map(|k| {
                         let name = if spec.filename.is_empty() {
                             format!("{}.{}.{}", spec.name, clone, k)
@@ -587,15 +595,9 @@ pub fn plan_jobs(
                 engine,
                 iodepth: spec.iodepth.max(1),
                 direct: spec.direct,
-                reads: log
-                    .as_ref()
-                    .map_or(mode.reads(), |l| l.has(LogAction::Read)),
-                writes: log
-                    .as_ref()
-                    .map_or(mode.writes(), |l| l.has(LogAction::Write)),
-                trims: log
-                    .as_ref()
-                    .map_or(mode.trims(), |l| l.has(LogAction::Trim)),
+                reads: facts.map_or(mode.reads(), |f| f.1[0]),
+                writes: facts.map_or(mode.writes(), |f| f.1[1]),
+                trims: facts.map_or(mode.trims(), |f| f.1[2]),
                 random,
                 rw_suffix: if random {
                     u64::from(spec.rw.seq_n.max(1))

@@ -450,22 +450,15 @@ const BSSPLIT_MAX: usize = 64;
 /// any sum above 100 with an entry left to fill.
 fn parse_bssplit(t: &str, kb: u32) -> Result<Vec<(u64, u32)>, String> {
     let mut out: Vec<(u64, Option<u32>)> = Vec::new();
-    for entry in t.split(':') {
-        let entry = entry.trim();
-        if entry.is_empty() {
-            break;
-        }
-        if out.len() == BSSPLIT_MAX {
-            return Err(format!("more than {BSSPLIT_MAX} entries in '{t}'"));
-        }
-        let (bs, perc) = match entry.split_once('/') {
-            Some((bs, p)) => {
-                let p = parse_plain_u32(p.trim())?;
-                (bs, if p == 0 { None } else { Some(p.min(100)) })
+    for (_, bs, perc) in split_entries(t, BSSPLIT_MAX, "entries")? {
+        let perc = match perc {
+            Some(p) => {
+                let p = parse_plain_u32(p)?;
+                if p == 0 { None } else { Some(p.min(100)) }
             }
-            None => (entry, None),
+            None => None,
         };
-        let bs = at_least_u64(parse_bytes(bs.trim(), kb)?, 1)?;
+        let bs = at_least_u64(parse_bytes(bs, kb)?, 1)?;
         out.push((bs, perc));
     }
     if out.is_empty() {
@@ -592,18 +585,8 @@ fn parse_float(t: &str) -> Result<f64, String> {
 /// leave, and all of them add up to at most 100) or, with `abs`, bytes.
 fn parse_zones(t: &str, abs: bool, kb: u32) -> Result<Vec<Zone>, String> {
     let mut out: Vec<(u32, Option<u64>)> = Vec::new();
-    for entry in t.split(':') {
-        let entry = entry.trim();
-        if entry.is_empty() {
-            break;
-        }
-        if out.len() == ZONES_MAX {
-            return Err(format!("more than {ZONES_MAX} zones in '{t}'"));
-        }
-        let (access, size) = match entry.split_once('/') {
-            Some((a, s)) => (a.trim(), Some(s.trim()).filter(|s| !s.is_empty())),
-            None => (entry, None),
-        };
+    for (entry, access, size) in split_entries(t, ZONES_MAX, "zones")? {
+        let size = size.filter(|s| !s.is_empty());
         let access = parse_plain_u32(access)?;
         let size = match size {
             None => None,
@@ -650,6 +633,31 @@ fn parse_zones(t: &str, abs: bool, kb: u32) -> Result<Vec<Zone>, String> {
             size: size.unwrap_or(share),
         })
         .collect())
+}
+
+/// A split option's entry as written, its first part, and its second.
+type SplitEntry<'t> = (&'t str, &'t str, Option<&'t str>);
+
+/// One direction's entries of a split option, `first[/second]:...`, as
+/// fio's `split_parse_ddir` reads them: each entry trimmed, with its two
+/// parts (the second `None` without a slash), up to the first empty entry;
+/// more than `max` is refused, naming them `what`.
+fn split_entries<'t>(t: &'t str, max: usize, what: &str) -> Result<Vec<SplitEntry<'t>>, String> {
+    let mut out = Vec::new();
+    for entry in t.split(':') {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            break;
+        }
+        if out.len() == max {
+            return Err(format!("more than {max} {what} in '{t}'"));
+        }
+        out.push(match entry.split_once('/') {
+            Some((a, b)) => (entry, a.trim(), Some(b.trim())),
+            None => (entry, entry, None),
+        });
+    }
+    Ok(out)
 }
 
 /// `ioengine=`: one of the engines iolab simulates.
