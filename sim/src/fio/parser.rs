@@ -624,7 +624,55 @@ impl<'e, 'a> Parser<'e, 'a> {
             if std::mem::take(&mut self.stonewall_next) {
                 spec.stonewall = true;
             }
+            self.note_without_effect(&spec);
             self.jobs.push(spec);
+        }
+    }
+
+    /// Says the options of a finished job that fio takes and then does
+    /// nothing with in it, so none is dropped unsaid: a
+    /// `random_distribution` of a sequential job, the `replay_*` options
+    /// of a job without `read_iolog`.
+    fn note_without_effect(&mut self, spec: &JobSpec) {
+        const REPLAY: [&str; 5] = [
+            "replay_no_stall",
+            "replay_time_scale",
+            "replay_redirect",
+            "replay_scale",
+            "replay_align",
+        ];
+        let mut idle: Vec<(&str, &str)> = Vec::new();
+        if !spec.random_distribution.is_uniform() && !spec.rw.mode.is_random() {
+            idle.push((
+                "random_distribution",
+                "has no effect: the job's offsets are sequential, and fio draws them only for random ones",
+            ));
+        }
+        if spec.read_iolog.is_empty() {
+            for o in REPLAY {
+                idle.push((
+                    o,
+                    "has no effect: the job replays no log (read_iolog), as in fio",
+                ));
+            }
+        }
+        for (option, why) in idle {
+            let Some(at) = spec.option_at.iter().rev().find(|a| a.option == option) else {
+                continue;
+            };
+            let dup = self.accepted.iter().any(|a| {
+                a.file == at.file && a.line == at.line && a.standing == Standing::Overridden
+            });
+            if !dup {
+                self.accepted.push(Accepted {
+                    file: at.file.clone(),
+                    line: at.line,
+                    section: Some(spec.section.clone()),
+                    option: option.to_string(),
+                    why: why.to_string(),
+                    standing: Standing::Overridden,
+                });
+            }
         }
     }
 

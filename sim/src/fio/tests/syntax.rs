@@ -328,6 +328,31 @@ fn random_distribution_follows_fio_rules() {
 }
 
 #[test]
+fn options_fio_takes_and_then_ignores_are_said() {
+    // A distribution of a sequential job and a replay option without a log:
+    // fio accepts both and does nothing with them; iolab says so.
+    let f = parse("[job]\nrw=read\nrandom_distribution=zipf:1.2\nreplay_no_stall=1\n[rand]\nrw=randread\nrandom_distribution=zipf\n")
+        .expect("parses");
+    let said: Vec<(&str, usize, Standing)> = f
+        .accepted
+        .iter()
+        .map(|a| (a.option.as_str(), a.line, a.standing))
+        .collect();
+    assert_eq!(
+        said,
+        [
+            ("random_distribution", 3, Standing::Overridden),
+            ("replay_no_stall", 4, Standing::Overridden),
+        ]
+    );
+    assert!(
+        f.accepted[0].why.contains("sequential"),
+        "{}",
+        f.accepted[0]
+    );
+}
+
+#[test]
 fn offsets_are_bytes_or_percents() {
     use crate::fio::SizeSpec;
     let j = job("[job]\noffset=4k\noffset_increment=10%\noffset_align=64k\n");
