@@ -20,7 +20,15 @@
 //! crosses the backing store's one data channel, shared by both
 //! directions, at a read's or a write's speed (`read_mb_s`, `write_mb_s`:
 //! a RAM file's page copies, or the host disk's transfers, are not equally
-//! fast both ways), the server held until the transfer ends.
+//! fast both ways), the server held until the transfer ends. The channel's
+//! speed wanders: each direction's speed is scaled by a seeded
+//! log-normal factor of mean 1 (`transfer_sigma`, `write_transfer_sigma`;
+//! the fitted bandwidths stay), one factor for each [`SPEED_EPOCH`] of
+//! time, a transfer taking the one of the time its data is ready. A factor per transfer would not do: the eight 1 MiB
+//! transfers ahead of a read at QD8 would average their spreads out, where
+//! the measured devices' latency there is as spread as one transfer's
+//! (the host's disk and page cache are fast or slow for milliseconds at a
+//! time, not per command).
 //!
 //! With a volatile write cache a FLUSH (the backing file's fsync) takes
 //! `flush_us` (no spread: it is fitted as a mean) and no command submitted
@@ -42,7 +50,7 @@
 //! The completion time of every command is known at submission: no
 //! wake-ups, and all state is sized at construction.
 
-use super::jitter::Jitter;
+use super::jitter::{self, Jitter};
 use super::timeline::Timeline;
 use super::{DevCmd, DevCtx, DevOp, Gate, LoopParams, clamp_range};
 use crate::rng::Stream;
@@ -50,6 +58,32 @@ use crate::time::{Ns, Rate};
 
 fn ns(us: f64) -> Ns {
     (us * 1000.0).round() as Ns
+}
+
+/// How long the channel keeps one speed factor (assumed: the probes
+/// measure the factor's spread, not how long it lasts).
+pub(crate) const SPEED_EPOCH: Ns = 10_000_000;
+
+/// One direction's channel speed: a factor for each [`SPEED_EPOCH`] of
+/// time, a function of the epoch alone, so that a transfer takes the
+/// speed of the time its data is ready, whatever order the transfers are
+/// booked in.
+#[derive(Debug, Clone)]
+struct Speed {
+    spread: Jitter,
+    key: u64,
+}
+
+impl Speed {
+    fn new(mut spread: Jitter) -> Speed {
+        let key = spread.key();
+        Speed { spread, key }
+    }
+
+    /// The factor of the epoch `at` is in.
+    fn at(&self, at: Ns) -> u64 {
+        self.spread.factor_of(self.key ^ (at / SPEED_EPOCH))
+    }
 }
 
 /// File-backed (loop) device model.
@@ -77,6 +111,8 @@ pub struct LoopDev {
     drained: Ns,
     read_spread: Option<Jitter>,
     write_spread: Option<Jitter>,
+    read_speed: Option<Speed>,
+    write_speed: Option<Speed>,
 }
 
 /// Servers that each keep their own queue, dealt commands in turn.
@@ -116,6 +152,15 @@ impl LoopDev {
     /// The model of `p`, its service-time spread (if any) drawn from `stream`.
     pub(crate) fn new(p: &LoopParams, mut stream: Stream) -> LoopDev {
         let writes = stream.fork();
+        // Forked only when used, so a file without transfer spreads draws
+        // what it drew before they existed.
+        let mut speed = |sigma: f64| {
+            (sigma > 0.0)
+                .then(|| Jitter::mean_speed_one(sigma, stream.fork()).map(Speed::new))
+                .flatten()
+        };
+        let read_speed = speed(p.transfer_sigma);
+        let write_speed = speed(p.write_transfer_sigma);
         LoopDev {
             gate: Gate::new(p.queue_depth, true),
             capacity: p.capacity_gb * 1_000_000_000,
@@ -134,6 +179,8 @@ impl LoopDev {
             drained: 0,
             read_spread: Jitter::new(p.service_sigma, stream),
             write_spread: Jitter::new(p.write_sigma, writes),
+            read_speed,
+            write_speed,
         }
     }
 
@@ -213,11 +260,16 @@ impl LoopDev {
         };
         let fixed = jitter.map_or(fixed, |j| j.scale(fixed));
         let media = ready.max(free) + fixed;
-        let rate = match spread {
-            Spread::Read => &mut self.read_rate,
-            Spread::Write | Spread::Exact => &mut self.write_rate,
+        let (rate, speed) = match spread {
+            Spread::Read => (&mut self.read_rate, self.read_speed.as_mut()),
+            Spread::Write | Spread::Exact => (&mut self.write_rate, self.write_speed.as_mut()),
         };
-        let dur = if len == 0 { 0 } else { rate.ns(len) };
+        let dur = if len == 0 {
+            0
+        } else {
+            let exact = rate.ns(len);
+            speed.map_or(exact, |s| jitter::times(exact, s.at(media)))
+        };
         let end = self.link_busy.reserve(now, media, dur) + dur;
         self.servers(spread).free[u] = end;
         end

@@ -136,6 +136,14 @@ pub struct LoopParams {
     pub service_sigma: f64,
     /// σ of the spread of a write's fixed time.
     pub write_sigma: f64,
+    /// σ of the log-normal spread (mean 1, so the bandwidth stays) of the
+    /// channel's speed for reads, one factor per 10 ms of submissions; 0
+    /// (the default, for files fitted before it existed): exact.
+    #[serde(default)]
+    pub transfer_sigma: f64,
+    /// σ of the spread of the channel's speed for writes.
+    #[serde(default)]
+    pub write_transfer_sigma: f64,
 }
 
 /// How the SSD model charges garbage collection.
@@ -566,6 +574,8 @@ const LOOP_DOCS: &[(&str, &str, &str)] = &[
     ("fua", "", "queue/fua"),
     ("service_sigma", "", "measured (iolab calibrate)"),
     ("write_sigma", "", "measured (iolab calibrate)"),
+    ("transfer_sigma", "", "measured (iolab calibrate)"),
+    ("write_transfer_sigma", "", "measured (iolab calibrate)"),
 ];
 
 const NULL_DOCS: &[(&str, &str, &str)] = &[
@@ -994,6 +1004,8 @@ fn validate_loop(p: &LoopParams) -> Result<(), DeviceError> {
     for (k, v) in [
         ("loop.service_sigma", p.service_sigma),
         ("loop.write_sigma", p.write_sigma),
+        ("loop.transfer_sigma", p.transfer_sigma),
+        ("loop.write_transfer_sigma", p.write_transfer_sigma),
     ] {
         if !(v.is_finite() && (0.0..=2.0).contains(&v)) {
             return Err(invalid(k, "must be between 0 and 2"));

@@ -3,9 +3,12 @@
 //! (`service_sigma`), drawn from the device's own stream, so a run stays a
 //! function of `(scenario, seed)`. The factors are 1024 quantiles of the
 //! distribution, computed once: a draw is one uniform index, and the
-//! product stays in integers.
+//! product stays in integers. A spread of a channel's speed
+//! ([`Jitter::mean_speed_one`]) is scaled so that the speeds have mean 1
+//! instead, so that it widens transfers' latencies without moving the
+//! bandwidth they were fitted to.
 
-use crate::rng::Stream;
+use crate::rng::{Stream, splitmix64};
 use crate::time::Ns;
 
 /// Quantiles in the table.
@@ -66,12 +69,55 @@ impl Jitter {
         Some(Jitter { stream, factors })
     }
 
+    /// The spread for `sigma` of a speed rather than a time: the factors
+    /// scale times, and their reciprocals (the speeds) have mean 1, so a
+    /// channel whose factor is redrawn at fixed intervals keeps its
+    /// nominal bandwidth over time. `None` when `sigma` is 0.
+    pub(crate) fn mean_speed_one(sigma: f64, stream: Stream) -> Option<Jitter> {
+        let mut j = Jitter::new(sigma, stream)?;
+        let speed = j
+            .factors
+            .iter()
+            .map(|&f| ONE as f64 / f as f64)
+            .sum::<f64>()
+            / N as f64;
+        for f in j.factors.iter_mut() {
+            *f = ((*f as f64) * speed).round() as u64;
+        }
+        Some(j)
+    }
+
     /// `t` times the next factor.
     #[inline]
     pub(crate) fn scale(&mut self, t: Ns) -> Ns {
-        let f = self.factors[self.stream.below(N as u64) as usize];
-        (u128::from(t) * u128::from(f) / u128::from(ONE)) as Ns
+        let f = self.factor();
+        times(t, f)
     }
+
+    /// The next factor, in units of 1/65536.
+    #[inline]
+    pub(crate) fn factor(&mut self) -> u64 {
+        self.factors[self.stream.below(N as u64) as usize]
+    }
+
+    /// The factor of `key` (its hash picks the quantile; the table's size
+    /// is a power of two, so each is equally likely): the same key gives
+    /// the same factor whenever it is asked, whatever was drawn before.
+    #[inline]
+    pub(crate) fn factor_of(&self, key: u64) -> u64 {
+        self.factors[(splitmix64(key) % N as u64) as usize]
+    }
+
+    /// A key of this spread's own, from its stream, for [`Jitter::factor_of`].
+    pub(crate) fn key(&mut self) -> u64 {
+        self.stream.next_u64()
+    }
+}
+
+/// `t` times a factor of [`Jitter::factor`].
+#[inline]
+pub(crate) fn times(t: Ns, factor: u64) -> Ns {
+    (u128::from(t) * u128::from(factor) / u128::from(ONE)) as Ns
 }
 
 #[cfg(test)]
@@ -100,6 +146,20 @@ mod tests {
         // exp(2.326 · 0.5) = 3.20
         assert!((p99 / p50 - 3.20).abs() < 0.25, "p99/p50 {}", p99 / p50);
         assert!(Jitter::new(0.0, Stream::new(7, Entity::Device(0))).is_none());
+    }
+
+    #[test]
+    fn a_speed_spread_keeps_the_mean_speed() {
+        let mut j = Jitter::mean_speed_one(0.8, Stream::new(3, Entity::Device(0))).expect("spread");
+        let f: Vec<u64> = (0..40_000).map(|_| j.factor()).collect();
+        let speed = f.iter().map(|&f| ONE as f64 / f as f64).sum::<f64>() / f.len() as f64;
+        assert!((speed - 1.0).abs() < 0.03, "mean speed {speed}");
+        // A log-normal's mean is exp(σ²/2) times its median: the median
+        // time factor is exp(0.32) = 1.377 once the speeds' mean is 1.
+        let mut f = f;
+        f.sort_unstable();
+        let p50 = f[20_000] as f64 / ONE as f64;
+        assert!((p50 - 1.377).abs() < 0.04, "median {p50}");
     }
 
     #[test]

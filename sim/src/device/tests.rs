@@ -1034,3 +1034,64 @@ fn a_loop_device_deals_commands_in_turn_and_shares_one_channel() {
     let e = DeviceConfig::from_toml(zero).expect_err("zero read time");
     assert!(e.to_string().contains("loop.read_us"), "{e}");
 }
+
+/// The loop channel's speed wanders by `transfer_sigma`, one factor per
+/// epoch of time, the speeds of mean 1: back-to-back 1 MiB reads keep
+/// the exact bandwidth over time, their times spread as the factor says,
+/// and reads whose data is ready in one epoch move at one speed. Writes, without a spread of
+/// their own, stay exact.
+#[test]
+fn a_loop_channels_speed_wanders_per_epoch_and_keeps_its_mean() {
+    let text = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 2\nwrite_units = 0\nread_us = 20.0\nwrite_us = 30.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nflush_drains = false\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\ntransfer_sigma = 0.3\n";
+    let cfg = DeviceConfig::from_toml(text).expect("loads");
+    let mut d = Device::seeded(&cfg, 1, 0).expect("builds");
+    let mut ctx = Collect::default();
+    let (mut now, mut transfers) = (0, Vec::new());
+    // One at a time, each submitted when the one before ends.
+    for tag in 0..20_000u32 {
+        let cmd = DevCmd {
+            tag: tag % 64,
+            op: DevOp::Read,
+            offset: u64::from(tag % 4096) << 20,
+            len: 1 << 20,
+            fua: false,
+        };
+        d.submit(now, cmd, &mut ctx);
+        let (end, t) = *ctx.done.last().expect("done");
+        d.retire(end, t);
+        transfers.push(end - now - 20_000);
+        now = end;
+    }
+    // 20,000 MiB in the time the exact channel takes.
+    let exact = 20_000.0 * (20_000.0 + 1_048_576.0);
+    assert!(
+        (now as f64 / exact - 1.0).abs() < 0.03,
+        "{now} ns for 20,000 MiB"
+    );
+    // Nine or ten reads fall in each 10 ms epoch and share its speed.
+    let same = transfers.windows(2).filter(|w| w[0] == w[1]).count();
+    assert!(same > transfers.len() * 3 / 4, "{same} repeats");
+    let mut sorted = transfers.clone();
+    sorted.sort_unstable();
+    let (p50, p99) = (sorted[10_000] as f64, sorted[19_800] as f64);
+    // exp(2.326 · 0.3) = 2.01; the epochs are few (about 2,100), so loosely.
+    assert!((1.7..2.4).contains(&(p99 / p50)), "p99/p50 {}", p99 / p50);
+    // Writes have no spread of their own here.
+    let mut d = Device::seeded(&cfg, 1, 0).expect("builds");
+    let mut ctx = Collect::default();
+    let mut now = 0;
+    for tag in 0..100u32 {
+        let cmd = DevCmd {
+            tag: tag % 64,
+            op: DevOp::Write,
+            offset: u64::from(tag) << 20,
+            len: 1 << 20,
+            fua: false,
+        };
+        d.submit(now, cmd, &mut ctx);
+        let (end, t) = *ctx.done.last().expect("done");
+        d.retire(end, t);
+        assert_eq!(end - now, 30_000 + 2_097_152, "write {tag}");
+        now = end;
+    }
+}
