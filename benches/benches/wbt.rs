@@ -1,11 +1,15 @@
 //! blk-wbt costs: the pure core's admit+complete pair, the userspace
 //! `Throttle` uncontended and with two threads, and beside them a
 //! `Mutex`+`Condvar` counting semaphore and a bare atomic pair (issue 3,
-//! part 6).
+//! part 6); the async face polled once (a future that is ready at once)
+//! beside tokio's `Semaphore` doing the same (issue 19, part 3).
 
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::thread;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -109,6 +113,35 @@ fn core_pair(c: &mut Criterion) {
             other.join().expect("no panic");
             // Per pair of operations on one thread.
             start.elapsed() / 2
+        });
+    });
+
+    g.bench_function("throttle_async_uncontended", |b| {
+        let t = Throttle::with_clock(
+            DEV,
+            Variant::Modern,
+            Options::default(),
+            ManualClock::new(1_000_000_000),
+        );
+        let mut cx = Context::from_waker(Waker::noop());
+        b.iter(|| {
+            let future = pin!(t.acquire_async(Op::Write, OpFlags::BACKGROUND));
+            let Poll::Ready(p) = future.poll(&mut cx) else {
+                unreachable!("below the limit")
+            };
+            p.expect("open").complete();
+        });
+    });
+
+    g.bench_function("tokio_semaphore_uncontended", |b| {
+        let s = tokio::sync::Semaphore::new(16);
+        let mut cx = Context::from_waker(Waker::noop());
+        b.iter(|| {
+            let future = pin!(s.acquire());
+            let Poll::Ready(p) = future.poll(&mut cx) else {
+                unreachable!("below the limit")
+            };
+            drop(black_box(p.expect("open")));
         });
     });
 

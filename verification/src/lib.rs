@@ -8,6 +8,11 @@
 //!   raised while threads sleep, permits dropped with sleepers, disabling
 //!   with a sleeper, the close waking a sleeper, racing a grant and
 //!   racing a lockless admission).
+//! * `tests/wbt_async_loom.rs`: loom models of the throttle's futures
+//!   (no lost wakeup for a task; a task and a thread in one FIFO; a
+//!   future dropped while queued, granted but unpolled, or done gives its
+//!   place or slot back; close racing a waiting task's grant; a task
+//!   polled under a second waker is woken through it).
 //! * `tests/wbt_mutants.rs`: historic bugs B2, B3, B4 and B5 (each named
 //!   with its fixing commit there) as loom scenarios; each passes on the
 //!   real code and fails under its `iolab_mutant = "bN"` cfg.

@@ -92,14 +92,22 @@ impl<S: Slots> Wbt<S> {
 
     /// Wake every class that has waiters (kernel: `rwb_wake_all`).
     pub(crate) fn wake_all(&mut self) {
+        for class in Class::ALL {
+            self.wake_class(class);
+        }
+    }
+
+    /// Wake `class`'s waiters as [`wake_all`](Self::wake_all) would, if it
+    /// has any: the userspace face's call after a waiter left the queue
+    /// without a slot (no kernel counterpart: `rq_qos_wait` sleeps
+    /// uninterruptibly), so that those behind it are not held by it.
+    pub(crate) fn wake_class(&mut self, class: Class) {
         let mode = match self.variant {
             Variant::Modern => WakeMode::GrantFifo,
             Variant::V5_2016 => WakeMode::RecheckAll,
         };
-        for class in Class::ALL {
-            if self.slots.waiting(class) > 0 {
-                self.queue_wake(class, mode);
-            }
+        if self.slots.waiting(class) > 0 {
+            self.queue_wake(class, mode);
         }
     }
 

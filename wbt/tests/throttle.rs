@@ -2,6 +2,8 @@
 //! models of the same protocol live in `iolab-verification`.)
 #![cfg(all(feature = "std", not(iolab_loom)))]
 
+mod common;
+
 use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -13,16 +15,7 @@ use iolab_wbt::{
 
 /// Queue depth 2: background limit 1, normal 2, max 2.
 fn throttle(queue_depth: u32) -> Throttle<ManualClock> {
-    Throttle::with_clock(
-        DeviceParams {
-            queue_depth,
-            rotational: false,
-            write_cache: false,
-        },
-        Variant::Modern,
-        Options::default(),
-        ManualClock::new(0),
-    )
+    common::throttle_at(queue_depth, 0)
 }
 
 fn bg(t: &Throttle<ManualClock>) -> Permit<'_, ManualClock> {

@@ -59,6 +59,27 @@
 //! condition variable. The v5 variant's wake modes are served in the same
 //! place (all waiters rechecked in order, or the head only).
 //!
+//! # Async
+//!
+//! [`Throttle::acquire_async`] and [`Throttle::acquire_owned_async`] return
+//! futures built on std's `Future` and `Waker` alone (no runtime is named;
+//! they run under tokio, async-std or a hand-written executor). A task and a
+//! thread wait in the same per-class FIFO and are granted by the same waker
+//! in the same order: the first poll takes the fast path or enqueues an
+//! entry carrying the task's `Waker`, stored under the throttle's lock (so a
+//! grant can never slip between the check and the store); the granting
+//! thread collects the wakers of the entries it granted and wakes them only
+//! after unlocking, so a task's poll never waits for the lock its waker
+//! holds. A later poll replaces the stored waker if the task moved.
+//!
+//! Cancellation is safe: dropping a queued future unlinks its entry (the
+//! place is given up; the class's waiter count drops, and if that lets the
+//! next waiter through it is granted now), and dropping a future whose
+//! entry was already granted gives the slot back as a completion without a
+//! latency sample. [`Throttle::close`] wakes every queued task, whose
+//! future then resolves to [`ThrottleClosed`]. Polling a future after it
+//! resolved panics, as most std futures do.
+//!
 //! # Timer
 //!
 //! The window timer is driven by the caller: call [`Throttle::tick`] when
@@ -112,12 +133,15 @@
 
 mod board;
 mod clock;
+mod future;
 mod gate;
 mod samples;
 
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
+use std::task::Waker;
+use std::vec::Vec;
 
 use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
 use crate::{
@@ -126,6 +150,7 @@ use crate::{
 };
 use board::{Board, Notice};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use future::{Acquire, OwnedAcquire};
 use gate::Gates;
 use samples::{Registry, WriteSamples};
 
@@ -142,6 +167,10 @@ struct Waiter {
     #[cfg(iolab_mutant = "b2")]
     woken: AtomicBool,
     cv: Condvar,
+    /// The task to wake, for a waiter queued by [`Throttle::acquire_async`]
+    /// (a blocking waiter sleeps on `cv` and leaves this empty). Locked
+    /// only with the throttle's lock held, after it.
+    waker: Mutex<Option<Waker>>,
 }
 
 impl Waiter {
@@ -154,6 +183,7 @@ impl Waiter {
             #[cfg(iolab_mutant = "b2")]
             woken: AtomicBool::new(false),
             cv: Condvar::new(),
+            waker: Mutex::new(None),
         }
     }
 
@@ -165,19 +195,45 @@ impl Waiter {
         self.refused.load(Ordering::Relaxed)
     }
 
+    fn issue_ns(&self) -> u64 {
+        self.issue_ns.load(Ordering::Relaxed)
+    }
+
     /// Mark refused and wake the owner (caller holds the lock and unlinks
-    /// the entry).
-    fn refuse(&self) {
+    /// the entry; a task's waker goes to `wakers`, woken once the lock is
+    /// released).
+    fn refuse(&self, wakers: &mut Vec<Waker>) {
         self.refused.store(true, Ordering::Relaxed);
-        self.cv.notify_one();
+        self.notify(wakers);
     }
 
     /// Mark granted at `now` and wake the owner (caller holds the lock and
     /// unlinks the entry).
-    fn grant(&self, now: u64) {
+    fn grant(&self, now: u64, wakers: &mut Vec<Waker>) {
         self.issue_ns.store(now, Ordering::Relaxed);
         self.granted.store(true, Ordering::Relaxed);
+        self.notify(wakers);
+    }
+
+    /// Wake the owner: a thread on `cv`, a task through its waker (caller
+    /// holds the throttle's lock).
+    fn notify(&self, wakers: &mut Vec<Waker>) {
         self.cv.notify_one();
+        if let Some(waker) = self.lock_waker().take() {
+            wakers.push(waker);
+        }
+    }
+
+    /// Remember the task to wake (caller holds the throttle's lock).
+    fn set_waker(&self, waker: &Waker) {
+        let mut slot = self.lock_waker();
+        if !slot.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            *slot = Some(waker.clone());
+        }
+    }
+
+    fn lock_waker(&self) -> MutexGuard<'_, Option<Waker>> {
+        self.waker.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -193,6 +249,9 @@ struct Inner {
     registry: Registry,
     /// [`Throttle::close`] was called: nothing more is admitted.
     closed: bool,
+    /// Tasks granted or refused in this locked section, woken when it ends
+    /// (outside the lock: a waker is the executor's code).
+    wakers: Vec<Waker>,
 }
 
 impl Inner {
@@ -209,7 +268,12 @@ impl Inner {
     /// The waker (kernel: `rq_qos_wake_function`): serve every queued wake in the
     /// caller's context, under the lock.
     fn dispatch(&mut self, now: u64) {
-        let Inner { wbt, queues, .. } = self;
+        let Inner {
+            wbt,
+            queues,
+            wakers,
+            ..
+        } = self;
         while let Some(wake) = wbt.poll_wake() {
             let class = wake.class;
             let q = &mut queues[class.index()];
@@ -220,7 +284,7 @@ impl Inner {
                         if !wbt.try_admit(now, class, head.flags) {
                             break; // head-of-line blocking, by design
                         }
-                        head.grant(now);
+                        head.grant(now, wakers);
                         q.pop_front();
                     }
                 }
@@ -230,20 +294,20 @@ impl Inner {
                 WakeMode::GrantFifo => {
                     for w in q.iter() {
                         w.woken.store(true, Ordering::Relaxed);
-                        w.cv.notify_one();
+                        w.notify(wakers);
                     }
                 }
                 WakeMode::RecheckOne => {
                     if let Some(head) = q.front()
                         && wbt.try_admit(now, class, head.flags)
                     {
-                        head.grant(now);
+                        head.grant(now, wakers);
                         q.pop_front();
                     }
                 }
                 WakeMode::RecheckAll => q.retain(|w| {
                     if wbt.try_admit(now, class, w.flags) {
-                        w.grant(now);
+                        w.grant(now, wakers);
                         false
                     } else {
                         true
@@ -298,6 +362,9 @@ impl<C: Clock> Locked<'_, C> {
     fn wait(&mut self, cv: &Condvar) {
         let mut guard = self.guard.take().expect("the guard is held between waits");
         self.throttle.publish(&mut guard);
+        // No section that sleeps grants today; should one, its tasks are
+        // woken before the sleep rather than forgotten.
+        guard.wakers.drain(..).for_each(Waker::wake);
         let guard = cv.wait(guard).unwrap_or_else(PoisonError::into_inner);
         self.guard = Some(guard);
     }
@@ -322,10 +389,27 @@ impl<C: Clock> DerefMut for Locked<'_, C> {
 
 impl<C: Clock> Drop for Locked<'_, C> {
     fn drop(&mut self) {
-        if let Some(guard) = &mut self.guard {
-            self.throttle.publish(guard);
+        if let Some(mut guard) = self.guard.take() {
+            self.throttle.publish(&mut guard);
+            let wakers = std::mem::take(&mut guard.wakers);
+            drop(guard);
+            wakers.into_iter().for_each(Waker::wake);
         }
     }
+}
+
+/// Where protocol steps 1 to 3 left a request (see [`Throttle::begin`]).
+enum Begun<'a, C: Clock> {
+    /// Admitted or refused.
+    Done(Result<Permit<'a, C>, ThrottleClosed>),
+    /// Queued in `class`'s FIFO, the lock still held; `first` if the queue
+    /// was empty before.
+    Queued {
+        me: Arc<Waiter>,
+        class: Class,
+        first: bool,
+        guard: Locked<'a, C>,
+    },
 }
 
 /// What the fast path did with a request.
@@ -366,6 +450,7 @@ impl<C: Clock> Throttle<C> {
                 published: None,
                 registry: Registry::default(),
                 closed: false,
+                wakers: Vec::new(),
             }),
             gates,
             board: Board::new(),
@@ -492,43 +577,16 @@ impl<C: Clock> Throttle<C> {
     /// [`ThrottleClosed`] if the throttle is closed before the grant (see
     /// [`close`](Self::close)).
     pub fn acquire(&self, op: Op, flags: OpFlags) -> Result<Permit<'_, C>, ThrottleClosed> {
-        // 1. Fast path, lockless or under the lock.
-        let class = match self.fast_admit(op, flags, true) {
-            Fast::Go(p) => return Ok(p),
-            Fast::Wait(class) => class,
-            Fast::Refused | Fast::Locked => {
-                let mut g = self.lock();
-                if g.closed {
-                    return Err(ThrottleClosed);
-                }
-                let now = g.now(&self.clock);
-                match g.wbt.on_throttle(now, op, flags) {
-                    Admit::Go(f) => return Ok(self.go(&mut g, now, op, f)),
-                    Admit::Wait(class) => class,
-                }
-            }
+        let (me, class, first, mut g) = match self.begin(op, flags, None) {
+            Begun::Done(result) => return result,
+            Begun::Queued {
+                me,
+                class,
+                first,
+                guard,
+            } => (me, class, first, guard),
         };
-        // 2. The gap.
-        let me = Arc::new(Waiter::new(flags));
-        let mut g = self.lock();
-        if g.closed {
-            // Counted as a waiter on the way in; never queued.
-            g.wbt.on_wait_cancelled(class);
-            return Err(ThrottleClosed);
-        }
-        // 3. Enqueue, and the first waiter rechecks once (B4 fix).
-        let now = g.now(&self.clock);
-        let first = g.queues[class.index()].is_empty();
-        g.queues[class.index()].push_back(Arc::clone(&me));
-        #[cfg(not(any(iolab_mutant = "b3", iolab_mutant = "b4", iolab_mutant = "b5")))]
-        if first && g.wbt.try_admit(now, class, flags) {
-            g.queues[class.index()].pop_back();
-            return Ok(self.granted(&mut g, op, class, now));
-        }
-        // Mutant B3 (before v5.3): trust the fast path's view of the queue;
-        // never recheck after enqueueing.
-        #[cfg(any(iolab_mutant = "b3", iolab_mutant = "b4", iolab_mutant = "b5"))]
-        let _ = (first, now);
+        let _ = first; // read by mutant B5 only
         // Mutant B4 (v5.3..v5.14): decide "first" after enqueueing, in a
         // separate step, by "am I the only sleeper"; two waiters that both
         // enqueued before looking both see two sleepers.
@@ -566,16 +624,81 @@ impl<C: Clock> Throttle<C> {
             }
             g.wait(&me.cv);
             #[cfg(iolab_mutant = "b2")]
-            if !me.is_granted() && me.woken.swap(false, Ordering::Relaxed) {
+            if self.recheck_woken(&mut g, &me, class) {
                 let now = g.now(&self.clock);
-                if g.wbt.try_admit(now, class, flags) {
-                    g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, &me));
-                    return Ok(self.granted(&mut g, op, class, now));
-                }
+                return Ok(self.granted(&mut g, op, class, now));
             }
         }
-        let issue = me.issue_ns.load(Ordering::Relaxed);
-        Ok(self.granted(&mut g, op, class, issue))
+        Ok(self.granted(&mut g, op, class, me.issue_ns()))
+    }
+
+    /// Protocol steps 1 to 3, shared by the blocking and the async face:
+    /// the fast path (lockless or under the lock), the gap, and the
+    /// enqueue with the first waiter's recheck. A waiter left queued is
+    /// returned with the lock still held; `waker` (the async face's task)
+    /// is stored in its entry before the entry is visible to a waker.
+    fn begin(&self, op: Op, flags: OpFlags, waker: Option<&Waker>) -> Begun<'_, C> {
+        // 1. Fast path, lockless or under the lock.
+        let class = match self.fast_admit(op, flags, true) {
+            Fast::Go(p) => return Begun::Done(Ok(p)),
+            Fast::Wait(class) => class,
+            Fast::Refused | Fast::Locked => {
+                let mut g = self.lock();
+                if g.closed {
+                    return Begun::Done(Err(ThrottleClosed));
+                }
+                let now = g.now(&self.clock);
+                match g.wbt.on_throttle(now, op, flags) {
+                    Admit::Go(f) => return Begun::Done(Ok(self.go(&mut g, now, op, f))),
+                    Admit::Wait(class) => class,
+                }
+            }
+        };
+        // 2. The gap.
+        let me = Arc::new(Waiter::new(flags));
+        if let Some(waker) = waker {
+            me.set_waker(waker);
+        }
+        let mut g = self.lock();
+        if g.closed {
+            // Counted as a waiter on the way in; never queued.
+            g.wbt.on_wait_cancelled(class);
+            return Begun::Done(Err(ThrottleClosed));
+        }
+        // 3. Enqueue, and the first waiter rechecks once (B4 fix).
+        let now = g.now(&self.clock);
+        let first = g.queues[class.index()].is_empty();
+        g.queues[class.index()].push_back(Arc::clone(&me));
+        #[cfg(not(any(iolab_mutant = "b3", iolab_mutant = "b4", iolab_mutant = "b5")))]
+        if first && g.wbt.try_admit(now, class, flags) {
+            g.queues[class.index()].pop_back();
+            return Begun::Done(Ok(self.granted(&mut g, op, class, now)));
+        }
+        // Mutant B3 (before v5.3): trust the fast path's view of the queue;
+        // never recheck after enqueueing.
+        #[cfg(any(iolab_mutant = "b3", iolab_mutant = "b4", iolab_mutant = "b5"))]
+        let _ = now;
+        Begun::Queued {
+            me,
+            class,
+            first,
+            guard: g,
+        }
+    }
+
+    /// Mutant B2: a waiter woken without a grant rechecks for itself and,
+    /// if it fits, leaves the queue with a slot (`true`).
+    #[cfg(iolab_mutant = "b2")]
+    fn recheck_woken(&self, g: &mut Locked<'_, C>, me: &Arc<Waiter>, class: Class) -> bool {
+        if me.is_granted() || !me.woken.swap(false, Ordering::Relaxed) {
+            return false;
+        }
+        let now = g.now(&self.clock);
+        if !g.wbt.try_admit(now, class, me.flags) {
+            return false;
+        }
+        g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, me));
+        true
     }
 
     /// A waiter holds a slot of `class` since `issue_ns`.
@@ -640,6 +763,42 @@ impl<C: Clock> Throttle<C> {
         flags: OpFlags,
     ) -> Result<OwnedPermit<C>, TryAcquireError> {
         self.try_acquire(op, flags).map(|p| p.into_owned(self))
+    }
+
+    /// [`acquire`](Self::acquire) as a future: it resolves when the
+    /// request may go, a task waiting in the same FIFO as blocked threads
+    /// (see the module docs' *Async*).
+    pub fn acquire_async(&self, op: Op, flags: OpFlags) -> Acquire<'_, C> {
+        Acquire::new(Holder::Borrowed(self), op, flags)
+    }
+
+    /// [`acquire_async`](Self::acquire_async) for a throttle in an
+    /// [`std::sync::Arc`]: the future and its permit own a reference count,
+    /// so both may move to a `'static` task.
+    pub fn acquire_owned_async(
+        self: &std::sync::Arc<Self>,
+        op: Op,
+        flags: OpFlags,
+    ) -> OwnedAcquire<C> {
+        Acquire::new(Holder::Owned(std::sync::Arc::clone(self)), op, flags)
+    }
+
+    /// A queued task gave up (its [`Acquire`] was dropped): a slot granted
+    /// meanwhile goes back without a sample, a place in the queue is given
+    /// up and the waiters behind it get their chance.
+    fn abandon(&self, me: &Arc<Waiter>, op: Op, class: Class) {
+        let mut g = self.lock();
+        if me.is_granted() {
+            let permit = self.granted(&mut g, op, class, me.issue_ns());
+            drop(g);
+            permit.cancel();
+        } else if !me.is_refused() {
+            g.queues[class.index()].retain(|w| !Arc::ptr_eq(w, me));
+            g.wbt.on_wait_cancelled(class);
+            g.wbt.wake_class(class);
+            let now = g.now(&self.clock);
+            g.dispatch(now);
+        }
     }
 
     fn release(&self, rq: Rq, issue_ns: Option<u64>) {
@@ -769,7 +928,7 @@ impl<C: Clock> Throttle<C> {
             let queue = std::mem::take(&mut g.queues[class.index()]);
             for waiter in queue {
                 g.wbt.on_wait_cancelled(class);
-                waiter.refuse();
+                waiter.refuse(&mut g.wakers);
             }
         }
         // Dropping the lock publishes the board without its fast path.
@@ -865,6 +1024,16 @@ enum Holder<'a, C: Clock> {
     Owned(std::sync::Arc<Throttle<C>>),
 }
 
+impl<'a, C: Clock> Holder<'a, C> {
+    /// Another holder of the same throttle.
+    fn share(&self) -> Holder<'a, C> {
+        match self {
+            Holder::Borrowed(t) => Holder::Borrowed(t),
+            Holder::Owned(t) => Holder::Owned(std::sync::Arc::clone(t)),
+        }
+    }
+}
+
 impl<C: Clock> Deref for Holder<'_, C> {
     type Target = Throttle<C>;
 
@@ -906,16 +1075,21 @@ impl<C: Clock> Permit<'_, C> {
 
     /// The same permit holding `owner` (the throttle it was granted by)
     /// instead of a borrow.
-    fn into_owned(mut self, owner: &std::sync::Arc<Throttle<C>>) -> OwnedPermit<C> {
-        debug_assert!(std::ptr::eq(&*self.throttle, &**owner));
-        let owned = Permit {
-            throttle: Holder::Owned(std::sync::Arc::clone(owner)),
+    fn into_owned(self, owner: &std::sync::Arc<Throttle<C>>) -> OwnedPermit<C> {
+        self.rehome(Holder::Owned(std::sync::Arc::clone(owner)))
+    }
+
+    /// The same permit reaching its throttle through `holder`.
+    fn rehome<'b>(mut self, holder: Holder<'b, C>) -> Permit<'b, C> {
+        debug_assert!(std::ptr::eq(&*self.throttle, &*holder));
+        let moved = Permit {
+            throttle: holder,
             rq: self.rq,
             issue_ns: self.issue_ns,
             live: self.live,
         };
-        self.live = false; // the owned permit releases it
-        owned
+        self.live = false; // the new permit releases it
+        moved
     }
 
     fn finish(&mut self, sample: bool) {
