@@ -132,7 +132,7 @@ mod snapshot;
 #[cfg(feature = "std")]
 pub mod sync;
 #[cfg(feature = "std")]
-mod throttle;
+pub mod throttle;
 mod trace;
 mod verdict;
 mod wake;

@@ -335,7 +335,8 @@ pub struct ThrottleSnapshot {
 /// WBT for threads: a [`Wbt`] whose per-class counters are atomics, a
 /// lockless fast path, and behind a lock the rest of the core with
 /// per-class FIFO wait queues. Share it by reference or in an `Arc`. See
-/// the module docs for the protocol.
+/// [the module docs](crate::throttle) for the protocol, the timer and
+/// the async face.
 #[derive(Debug)]
 pub struct Throttle<C: Clock = SystemClock> {
     inner: Mutex<Inner>,
@@ -746,8 +747,8 @@ impl<C: Clock> Throttle<C> {
 
     /// [`acquire`](Self::acquire) for a throttle in an [`std::sync::Arc`]:
     /// the permit holds a reference count instead of a borrow, so it may
-    /// move to another thread or a `'static` task (see the module docs'
-    /// "Permits").
+    /// move to another thread or a `'static` task (see [the module docs](crate::throttle)'
+    /// *Permits*).
     pub fn acquire_owned(
         self: &std::sync::Arc<Self>,
         op: Op,
@@ -767,7 +768,7 @@ impl<C: Clock> Throttle<C> {
 
     /// [`acquire`](Self::acquire) as a future: it resolves when the
     /// request may go, a task waiting in the same FIFO as blocked threads
-    /// (see the module docs' *Async*).
+    /// (see [the module docs](crate::throttle)' *Async*).
     pub fn acquire_async(&self, op: Op, flags: OpFlags) -> Acquire<'_, C> {
         Acquire::new(Holder::Borrowed(self), op, flags)
     }
