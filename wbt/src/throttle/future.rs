@@ -71,11 +71,12 @@ impl<'a, C: Clock> Future for Acquire<'a, C> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        let holder = this.throttle.share();
         let t: &Throttle<C> = &this.throttle;
         let (me, class) = match std::mem::replace(&mut this.state, State::Done) {
             State::Start => match t.begin(this.op, this.flags, Some(cx.waker())) {
-                Begun::Done(result) => return Poll::Ready(result.map(|p| p.rehome(holder))),
+                Begun::Done(result) => {
+                    return Poll::Ready(result.map(|p| p.rehome(this.throttle.share())));
+                }
                 Begun::Queued { me, class, .. } => {
                     // The guard drops here: the entry, waker included, is
                     // visible to the waker from now on.
@@ -90,7 +91,7 @@ impl<'a, C: Clock> Future for Acquire<'a, C> {
         if me.is_granted() {
             let permit = t.granted(&mut g, this.op, class, me.issue_ns());
             drop(g);
-            return Poll::Ready(Ok(permit.rehome(holder)));
+            return Poll::Ready(Ok(permit.rehome(this.throttle.share())));
         }
         if me.is_refused() {
             return Poll::Ready(Err(ThrottleClosed));
@@ -100,7 +101,7 @@ impl<'a, C: Clock> Future for Acquire<'a, C> {
             let now = g.now(&t.clock);
             let permit = t.granted(&mut g, this.op, class, now);
             drop(g);
-            return Poll::Ready(Ok(permit.rehome(holder)));
+            return Poll::Ready(Ok(permit.rehome(this.throttle.share())));
         }
         me.set_waker(cx.waker());
         drop(g);
