@@ -353,6 +353,38 @@ fn nvme_carries_fua_natively() {
 }
 
 #[test]
+fn the_log_writes_through_eight_iclog_buffers_and_relogging_spares_the_ail() {
+    // Four fdatasync writers into fallocated files: every write completion
+    // converts an extent, so checkpoints run to many iclogs. No more than
+    // the eight iclog buffers are ever being written; the bmbt leaves are
+    // logged again checkpoint after checkpoint, so the log's tail moves on
+    // without writing them in place, though the log wraps many times.
+    // An 8 GB device: a 64 MiB log, as mkfs.xfs makes it.
+    let mut device = iolab_sim::device::DeviceConfig::preset("nvme").expect("nvme");
+    device.ssd.as_mut().expect("an ssd").capacity_gb = 8;
+    let jobs = common::parse_reading(
+        "[w]\nrw=randwrite\nbs=4k\nfilesize=1g\nfdatasync=256\nnumjobs=4\nruntime=3\ntime_based\n",
+        &[],
+        4096 * MIB,
+    )
+    .expect("job");
+    let out = run_none(&common::scenario_of(jobs, device, 4096 * MIB, 1));
+    let writes = extra_u64(&out, "/journal/log_writes");
+    let log = extra_u64(&out, "/journal/log_bytes");
+    assert_eq!(extra_u64(&out, "/journal/log_writes_max_in_flight"), 8);
+    assert!(
+        writes * 32 * 1024 > 3 * log,
+        "{writes} log writes in a {log}-byte log"
+    );
+    let conversions = extra_u64(&out, "/journal/conversions");
+    let ail = extra_u64(&out, "/journal/ail_writes");
+    assert!(
+        ail * 20 < conversions,
+        "{ail} in-place metadata writes for {conversions} conversions"
+    );
+}
+
+#[test]
 fn o_direct_bypasses_the_cache_and_the_journal_for_reads() {
     let out = run_none(&scenario(
         "[r]\nrw=randread\nbs=4k\ndirect=1\nsize=1g\nruntime=1\ntime_based\n",

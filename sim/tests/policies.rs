@@ -4,8 +4,8 @@
 mod common;
 
 use common::{extra_u64, job, run_as, scenario};
+use iolab_sim::Scenario;
 use iolab_sim::stats::{self, Dir};
-use iolab_sim::{RunOutput, Scenario};
 
 fn wbt_job() -> Scenario {
     common::posted_wbt_job(20)
@@ -78,26 +78,5 @@ fn every_tracked_request_is_released_even_a_bare_flush() {
     assert!(
         inflight <= max,
         "{inflight} tracked requests left in flight, limit {max}"
-    );
-}
-
-#[test]
-fn wbt_gains_on_the_dbench_like_job_at_512_clients() {
-    // Jan Kara's dbench4 row at 512 clients (WBT/base 1.42): the clients'
-    // working sets overflow the cache, reads go to the device during
-    // writeback, and the modern controller raises the bytes moved.
-    let text = include_str!("../../scenarios/dbench-like.fio")
-        .replace("${CLIENTS}", "512")
-        .replace("runtime=60", "runtime=10");
-    let s = scenario(&text, "sata-ssd", 6 << 30, 1);
-    let bytes = |out: &RunOutput| {
-        let d = job(out, "client");
-        d.dir(Dir::Read).io_bytes + d.dir(Dir::Write).io_bytes
-    };
-    let none = bytes(&run_as(&s, "none"));
-    let wbt = bytes(&run_as(&s, "wbt"));
-    assert!(
-        wbt * 100 > none * 115,
-        "wbt: {wbt} bytes against none's {none}, expected a gain above 15 %"
     );
 }

@@ -31,8 +31,9 @@ fn writers_sharing_a_small_file_do_not_stall_the_flusher() {
 
 #[test]
 fn the_ail_writes_back_and_frees_log_space() {
-    // A 16 GB device has a 10 MiB log: a minute of buffered random writes
-    // fills it many times over.
+    // A minute of buffered random writes on a 16 GB device (a 64 MiB log):
+    // the log worker forces the log every 30 s and has the AIL write back
+    // all it holds.
     let mut s = scenario(
         "[w]\nrw=randwrite\nbs=4k\nsize=6g\nruntime=60\ntime_based\n",
         "nvme",

@@ -165,6 +165,14 @@ const PROBES: &[Probe] = &[
         beside: "",
     },
     Probe {
+        name: "randwrite-4k-qd32",
+        rw: "randwrite",
+        bs: "4k",
+        iodepth: 32,
+        extra: "",
+        beside: "",
+    },
+    Probe {
         name: "randwrite-4k-qd1-fsync",
         rw: "randwrite",
         bs: "4k",
@@ -679,7 +687,7 @@ fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
 /// * `read_us`, `write_us`: the QD1 4 KiB read's and write's medians less
 ///   one 4 KiB transfer.
 /// * `units`: QD32 4 KiB read IOPS times the mean read service.
-/// * `write_units`: given (scanned on the mixed probe, see [`fit_all`]),
+/// * `write_units`: given (scanned on the mixed probe and the QD32 random writes, see [`fit_all`]),
 ///   0 without one.
 /// * `flush_us`: what an fsync after each write adds to the QD1 write's
 ///   period (fio's fsync latency overlaps the thread's own time).
@@ -1121,7 +1129,7 @@ fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
 
 /// Probes added after measurements were first kept: a kept measurement
 /// may lack them.
-const LATER_PROBES: [&str; 1] = ["fsync-under-randread-qd32"];
+const LATER_PROBES: [&str; 2] = ["fsync-under-randread-qd32", "randwrite-4k-qd32"];
 
 /// Reads a measurement [`keep_probes`] wrote. Every file is required but
 /// those of [`LATER_PROBES`] (said on stderr when missing); an error
@@ -1277,7 +1285,7 @@ fn of<'a>(real: &'a [(&'static str, Measured)], name: &str) -> Option<&'a Measur
 /// the buffer and then the programs' rate, so the link (and the SSD's
 /// `program_us`) are searched on the simulator (the probe run on the
 /// fitted model until it gives the measured bandwidth). The loop model's
-/// write servers are scanned on the mixed probe ([`scan_write_units`])
+/// write servers are scanned on the mixed probe and the QD32 random writes ([`scan_write_units`])
 /// before its write bandwidth is searched with them. The rest come from
 /// [`fit_loop`]'s or [`fit`]'s formulas. Also returns the notes of
 /// [`body_of`] on the QD1 probes, for stderr.
@@ -1318,18 +1326,32 @@ fn fit_all(
         link,
         ..Searched::default()
     };
-    let wunits = match (model, of(real, "randrw-4k-qd16")) {
-        (Model::Loop, Some(mix)) if mix.iops > 0.0 => Some(scan_write_units(mix, |n| {
-            let trial = WriteUnits {
-                units: n,
-                from: String::new(),
-            };
-            let d = device(&formulas(&Searched {
-                write_units: Some(&trial),
-                ..s
-            }))?;
-            sim_probe(probe("randrw-4k-qd16"), &d, size, runtime, dir)
-        })?),
+    let scanned: Vec<(&str, &Measured)> = WRITE_UNIT_PROBES
+        .iter()
+        .filter_map(|&name| of(real, name).filter(|m| m.iops > 0.0).map(|m| (name, m)))
+        .collect();
+    let wunits = match model {
+        // The mix decides whether writes have servers of their own at all.
+        Model::Loop
+            if scanned
+                .first()
+                .is_some_and(|(n, _)| *n == WRITE_UNIT_PROBES[0]) =>
+        {
+            Some(scan_write_units(&scanned, |n| {
+                let trial = WriteUnits {
+                    units: n,
+                    from: String::new(),
+                };
+                let d = device(&formulas(&Searched {
+                    write_units: Some(&trial),
+                    ..s
+                }))?;
+                scanned
+                    .iter()
+                    .map(|(name, _)| sim_probe(probe(name), &d, size, runtime, dir))
+                    .collect()
+            })?)
+        }
         _ => None,
     };
     s.write_units = wunits.as_ref();
@@ -1504,42 +1526,69 @@ struct WriteUnits {
 /// Most write servers the scan tries.
 const MAX_WRITE_UNITS: u32 = 16;
 
+/// The probes the write servers are scanned on: the mix first, then the
+/// random writes at depth where a measurement has them.
+const WRITE_UNIT_PROBES: [&str; 2] = ["randrw-4k-qd16", "randwrite-4k-qd32"];
+
 /// The count of write servers, 0 (sharing the read servers) to
-/// [`MAX_WRITE_UNITS`], whose simulated mixed probe comes nearest the
-/// measured one: the smallest of the larger relative difference of IOPS
-/// and of median completion latency (the smaller count on a tie), so that
-/// a count which reaches the IOPS only by starving one direction is not
-/// taken. `mix(n)` runs the probe on the model with `n`.
+/// [`MAX_WRITE_UNITS`], whose simulated probes come nearest the measured
+/// ones (`real`, named, the mix first): the smallest of the largest
+/// relative difference of IOPS and of median completion latency over the
+/// probes (the smaller count on a tie), so that a count which reaches the
+/// IOPS only by starving one direction is not taken. The mix alone tells
+/// little of how many writes the device serves at once when writes are a
+/// third of it; the random writes at QD32 tell that directly. `run(n)`
+/// runs the probes, in `real`'s order, on the model with `n`.
 fn scan_write_units(
-    real: &Measured,
-    mut mix: impl FnMut(u32) -> Result<Measured, Failure>,
+    real: &[(&str, &Measured)],
+    mut run: impl FnMut(u32) -> Result<Vec<Measured>, Failure>,
 ) -> Result<WriteUnits, Failure> {
-    let miss = |m: &Measured| {
-        pct(m.iops, real.iops)
-            .abs()
-            .max(pct(m.p50_ns, real.p50_ns).abs())
+    let miss = |sim: &[Measured]| {
+        sim.iter().zip(real).fold(0.0_f64, |worst, (m, (_, r))| {
+            worst
+                .max(pct(m.iops, r.iops).abs())
+                .max(pct(m.p50_ns, r.p50_ns).abs())
+        })
     };
-    let shared = mix(0)?;
-    let (mut best, mut best_m) = (0, shared);
+    let shared = run(0)?;
+    let (mut best, mut best_m) = (0, shared.clone());
     for n in 1..=MAX_WRITE_UNITS {
-        let m = mix(n)?;
+        let m = run(n)?;
         if miss(&m) < miss(&best_m) {
             (best, best_m) = (n, m);
         }
     }
     let figures = |m: &Measured| format!("{:.0} IOPS, p50 {:.1} us", m.iops, m.p50_ns / 1000.0);
+    let mut measured = real
+        .iter()
+        .map(|(name, m)| format!("{name}: {}", figures(m)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for name in WRITE_UNIT_PROBES {
+        if !real.iter().any(|(n, _)| *n == name) {
+            let _ = write!(measured, " (no {name} probe)");
+        }
+    }
+    // One probe: its figures; several: each named.
+    let sim = |ms: &[Measured]| match ms {
+        [one] => figures(one),
+        _ => ms
+            .iter()
+            .zip(real)
+            .map(|(m, (name, _))| format!("{name} {}", figures(m)))
+            .collect::<Vec<_>>()
+            .join(" and "),
+    };
     let from = if best == 0 {
         format!(
-            "randrw-4k-qd16: {}; the model's writes sharing the read servers give {}, nearer than any count of their own (1 to {MAX_WRITE_UNITS})",
-            figures(real),
-            figures(&shared)
+            "{measured}; the model's writes sharing the read servers give {}, nearer than any count of their own (1 to {MAX_WRITE_UNITS})",
+            sim(&shared)
         )
     } else {
         format!(
-            "randrw-4k-qd16: {}; {best} write servers of their own give {}, the nearest of 0 to {MAX_WRITE_UNITS} (sharing the read servers: {})",
-            figures(real),
-            figures(&best_m),
-            figures(&shared)
+            "{measured}; {best} write servers of their own give {}, the nearest of 0 to {MAX_WRITE_UNITS} (sharing the read servers: {})",
+            sim(&best_m),
+            sim(&shared)
         )
     };
     Ok(WriteUnits { units: best, from })
@@ -1652,6 +1701,44 @@ mod tests {
         assert_eq!(m.bw, 4098048.0 + 40960.0);
         assert_eq!(m.sync_mean_ns, 1500.0);
         assert!(measured(&serde_json::json!({"jobs": []})).is_none());
+    }
+
+    /// The write servers are scanned on every probe given: a count the
+    /// mix alone would take (it hardly sees the writes' concurrency) is
+    /// passed over when the random writes at QD32 miss with it, and the
+    /// text names both probes.
+    #[test]
+    fn the_write_servers_fit_the_mix_and_the_writes_at_depth() {
+        let m = |iops: f64, p50_us: f64| Measured {
+            iops,
+            p50_ns: p50_us * 1000.0,
+            ..Measured::default()
+        };
+        // A stand-in for the simulator: the mix is nearly flat in the
+        // count (best at 1), the writes at depth scale with it up to 6.
+        let model = |n: u32| {
+            let n = f64::from(n);
+            vec![
+                m(40_000.0 + 400.0 * (n - 1.0).abs(), 250.0),
+                m(11_000.0 * n.clamp(0.5, 6.0), 3_000.0 / n.clamp(0.5, 6.0)),
+            ]
+        };
+        let (mix, writes) = (m(40_000.0, 250.0), m(66_000.0, 500.0));
+        let alone = scan_write_units(&[("randrw-4k-qd16", &mix)], |n| {
+            Ok(model(n).into_iter().take(1).collect())
+        })
+        .expect("scan");
+        assert_eq!(alone.units, 1);
+        let want = "randrw-4k-qd16: 40000 IOPS, p50 250.0 us (no randwrite-4k-qd32 probe); 1 write";
+        assert!(alone.from.starts_with(want), "{}", alone.from);
+        let both = scan_write_units(
+            &[("randrw-4k-qd16", &mix), ("randwrite-4k-qd32", &writes)],
+            |n| Ok(model(n)),
+        )
+        .expect("scan");
+        assert_eq!(both.units, 6);
+        let want = "randwrite-4k-qd32: 66000 IOPS, p50 500.0 us; 6 write servers of their own give randrw-4k-qd16 ";
+        assert!(both.from.contains(want), "{}", both.from);
     }
 
     /// Most IOs completing inside their submission leave a median of a

@@ -11,12 +11,31 @@ use super::{Actor, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
-use crate::fs::journal::{BMBT_ITEM_BYTES, ICLOG_BYTES, INODE_ITEM_BYTES, inode_key, leaf_key};
+use crate::fs::journal::{
+    BMBT_ITEM_BYTES, ICLOG_BUFS, ICLOG_BYTES, INODE_ITEM_BYTES, inode_key, leaf_key,
+};
 use crate::fs::raid::LOG_BLOCKS_PER_FSYNC;
 use crate::rng::splitmix64;
 use crate::time::Ns;
 
+/// How often the log worker runs: `fs.xfs.xfssyncd_centisecs`, 3000 by
+/// default (`xfs_log_work_queue` in `fs/xfs/xfs_log.c`).
+pub(crate) const LOG_WORKER_INTERVAL_NS: Ns = 30 * crate::time::SEC;
+
 impl<P: Policy> World<P> {
+    /// The log worker (`xfs_log_worker`): it forces the log and then has
+    /// the AIL write back everything logged so far (`xfs_ail_push_all`),
+    /// so that metadata does not stay dirty in memory however little the
+    /// log fills.
+    pub(crate) fn on_log_worker(&mut self, now: Ns) {
+        if self.journal.cil_bytes > 0 {
+            self.checkpoint(Origin::Fs);
+        }
+        self.jn.push_all = true;
+        self.maybe_start_ail();
+        self.journal_pump(now);
+    }
+
     /// A write reached pages `[first, first + count)` of `file`: unwritten
     /// blocks become written in one transaction.
     pub(crate) fn on_data_written(&mut self, now: Ns, file: u32, first: u32, count: u32) {
@@ -70,45 +89,82 @@ impl<P: Policy> World<P> {
         self.journal.stats.transactions += 1;
     }
 
-    /// Writes the open CIL as a checkpoint: iclog bios, the first with
-    /// PREFLUSH, all FUA.
-    fn checkpoint_bios(&mut self, origin: Origin, out: &mut dyn FnMut(Bio)) -> u64 {
+    /// Writes the open CIL as a checkpoint, queued for the [`ICLOG_BUFS`]
+    /// iclog buffers (see [`Self::iclog_pump`]); returns its sequence (0:
+    /// the CIL was empty). The cache flushes follow Linux 5.14 and later
+    /// ("xfs: journal IO cache flush reductions", linux-xfs, February
+    /// 2021): the checkpoint's first iclog carries PREFLUSH (the metadata
+    /// written back before it, which let the log tail move, must be stable
+    /// before the log is overwritten), the ones after it nothing, and the
+    /// last, the commit record, PREFLUSH and FUA, written only when the
+    /// checkpoint's other iclogs are done (`xlog_cil_push_work`). A
+    /// checkpoint of one iclog is that iclog with both.
+    fn checkpoint(&mut self, origin: Origin) -> u64 {
         let seq = self.journal.cil_seq;
         let bytes = self.journal.push();
         if bytes == 0 {
             return 0;
         }
-        self.jn
-            .ckpt_out
-            .push_back((seq, bytes.div_ceil(ICLOG_BYTES) as u32));
-        let dev = 0;
-        let mut left = bytes;
-        let mut first = true;
-        while left > 0 {
-            let n = left.min(ICLOG_BYTES);
-            let mut flags = Flags::SYNC.with(Flags::META).with(Flags::FUA);
-            if first {
+        let count = bytes.div_ceil(ICLOG_BYTES);
+        self.jn.ckpt_out.push_back((seq, count as u32));
+        for k in 0..count {
+            let n = (bytes - k * ICLOG_BYTES).min(ICLOG_BYTES);
+            // SYNC with IDLE: never throttled by wbt behind the writeback
+            // it waits for (`xlog_write_iclog`).
+            let mut flags = Flags::SYNC.with(Flags::IDLE).with(Flags::META);
+            if k == 0 || k + 1 == count {
                 flags = flags.with(Flags::PREFLUSH);
-                first = false;
+            }
+            if k + 1 == count {
+                flags = flags.with(Flags::FUA);
             }
             let offset = self.journal.place(n);
-            out(Bio {
+            self.jn.iclogs.push_back(Bio {
                 op: Op::Write,
                 flags,
-                dev,
+                dev: 0,
                 offset,
                 len: n,
                 origin,
                 cgroup: 0,
                 payload: Payload::Log { seq },
             });
-            left -= n;
         }
         seq
     }
 
-    /// An iclog write of checkpoint `seq` completed.
+    /// Submits queued iclog writes while an iclog buffer is free: a
+    /// buffer is busy from its write's submission to its completion, so
+    /// no more than [`ICLOG_BUFS`] log writes are ever in flight. A commit
+    /// record (the one FUA iclog of a checkpoint) waits until every iclog
+    /// before it is done.
+    fn iclog_pump(&mut self, now: Ns) {
+        while self.jn.iclogs_in_flight < ICLOG_BUFS {
+            let Some(&bio) = self.jn.iclogs.front() else {
+                return;
+            };
+            if bio.flags.contains(Flags::FUA) && self.jn.iclogs_in_flight > 0 {
+                return;
+            }
+            self.jn.iclogs.pop_front();
+            self.jn.iclogs_in_flight += 1;
+            let stats = &mut self.journal.stats;
+            stats.log_writes += 1;
+            stats.log_writes_max_in_flight =
+                stats.log_writes_max_in_flight.max(self.jn.iclogs_in_flight);
+            if !self.submit(now, Actor::Journal, bio, false) {
+                self.jn.blocked = true;
+                return;
+            }
+        }
+    }
+
+    /// An iclog write of checkpoint `seq` completed: its buffer is free.
     pub(crate) fn on_log_write_done(&mut self, now: Ns, seq: u64) {
+        self.jn.iclogs_in_flight -= 1;
+        if !self.jn.iclogs.is_empty() {
+            self.journal_pump(now);
+        }
         if let Some(e) = self.jn.ckpt_out.iter_mut().find(|e| e.0 == seq) {
             e.1 -= 1;
         }
@@ -136,7 +192,7 @@ impl<P: Policy> World<P> {
     /// Starts writing back the oldest checkpoint if the log is short of
     /// space. Its bios join the journal actor's queue.
     fn maybe_start_ail(&mut self) {
-        if self.journal.needs_ail_push() && !self.jn.ail_running {
+        if (self.journal.needs_ail_push() || self.jn.push_all) && !self.jn.ail_running {
             self.start_ail_push();
         }
     }
@@ -161,7 +217,7 @@ impl<P: Policy> World<P> {
         let mut target = if self.journal_on { seq } else { 0 };
         if force {
             self.journal.stats.forces += 1;
-            target = self.checkpoint_bios(origin, &mut |b| bios.push_back((b, false)));
+            target = self.checkpoint(origin);
             self.maybe_start_ail();
         }
         if target > self.jn.durable_seq {
@@ -199,7 +255,7 @@ impl<P: Policy> World<P> {
             ));
         }
         self.ctxs[c as usize].queue = bios;
-        if !self.jn.queue.is_empty() {
+        if !self.jn.queue.is_empty() || !self.jn.iclogs.is_empty() {
             self.journal_pump(now);
         }
         self.ctxs[c as usize].phase = Phase::SyncLog;
@@ -270,15 +326,20 @@ impl<P: Policy> World<P> {
 
     /// Background CIL push by the journal actor.
     fn background_push(&mut self, now: Ns) {
-        let mut q = std::mem::take(&mut self.jn.queue);
-        self.checkpoint_bios(Origin::Fs, &mut |b| q.push_back(b));
-        self.jn.queue = q;
+        self.checkpoint(Origin::Fs);
         self.maybe_start_ail();
         self.journal_pump(now);
     }
 
     /// Writes the oldest checkpoint's items in place.
     fn start_ail_push(&mut self) {
+        self.journal.free_relogged();
+        if self.journal.checkpoints.is_empty() {
+            self.jn.push_all = false;
+        }
+        if !self.journal.needs_ail_push() && !self.jn.push_all {
+            return;
+        }
         let Some(ck) = self.journal.checkpoints.front().copied() else {
             return;
         };
@@ -310,11 +371,9 @@ impl<P: Policy> World<P> {
         self.jn.ail_left -= 1;
         self.journal.stats.ail_done += 1;
         if self.jn.ail_left == 0 {
-            if let Some(ck) = self.journal.checkpoints.pop_front() {
-                self.journal.used -= ck.bytes;
-            }
+            self.journal.oldest_written();
             self.jn.ail_running = false;
-            if self.journal.needs_ail_push() {
+            if self.journal.needs_ail_push() || self.jn.push_all {
                 self.start_ail_push();
                 self.journal_pump(now);
             }
@@ -323,6 +382,10 @@ impl<P: Policy> World<P> {
 
     /// Submits the journal actor's queued bios.
     pub(crate) fn journal_pump(&mut self, now: Ns) {
+        if self.jn.blocked {
+            return;
+        }
+        self.iclog_pump(now);
         if self.jn.blocked {
             return;
         }

@@ -35,6 +35,7 @@ use crate::fs::raid::{PartStat, Raid};
 use crate::slab::Slab;
 use crate::time::Ns;
 use crate::world::job::Phase;
+use crate::world::journal::LOG_WORKER_INTERVAL_NS;
 
 pub(crate) use btrfs::BtrfsState;
 pub(crate) use job::{Ctx, Job};
@@ -92,6 +93,8 @@ pub(crate) enum Ev {
     JobStart { job: u32 },
     /// The periodic writeback timer.
     Kupdate,
+    /// xfs-lite's periodic log work (`xfs_log_worker`).
+    LogWorker,
     /// Re-check a held-back cache flush.
     FlushKick { dev: u16 },
     /// The policy's deadline.
@@ -238,8 +241,15 @@ pub(crate) struct JournalActor {
     pub queue: VecDeque<Bio>,
     pub ail_left: u32,
     pub ail_running: bool,
+    /// The log worker asked for every checkpoint to be written back
+    /// (`xfs_ail_push_all`), not only enough to keep a quarter free.
+    pub push_all: bool,
     /// Checkpoints being written: (sequence, iclog writes outstanding).
     pub ckpt_out: VecDeque<(u64, u32)>,
+    /// iclog writes waiting for a free iclog buffer, in log order.
+    pub iclogs: VecDeque<Bio>,
+    /// iclog writes submitted and not yet completed.
+    pub iclogs_in_flight: u32,
     /// Every checkpoint up to this sequence is on the device.
     pub durable_seq: u64,
     /// Contexts waiting for a checkpoint: (sequence, context).
@@ -428,6 +438,9 @@ impl<P: Policy> World<P> {
         self.policy.cgroups(0, cgroups);
         self.arm_policy_timer();
         self.q.push(WRITEBACK_INTERVAL_NS, Ev::Kupdate);
+        if self.journal_on {
+            self.q.push(LOG_WORKER_INTERVAL_NS, Ev::LogWorker);
+        }
         self.start_wall(0);
         let mut next_progress: Ns = 0;
         while !self.stop {
@@ -475,6 +488,10 @@ impl<P: Policy> World<P> {
             Ev::Deadline { job } => self.on_deadline(now, job),
             Ev::RampEnd { job } => self.on_ramp_end(now, job),
             Ev::JobStart { job } => self.on_job_start(now, job),
+            Ev::LogWorker => {
+                self.on_log_worker(now);
+                self.q.push(now + LOG_WORKER_INTERVAL_NS, Ev::LogWorker);
+            }
             Ev::Kupdate => {
                 self.flusher.kupdate = true;
                 self.flusher_wake(now);
@@ -685,6 +702,8 @@ impl<P: Policy> World<P> {
                 "conversions": j.conversions,
                 "forces": j.forces,
                 "checkpoints": j.checkpoints,
+                "log_writes": j.log_writes,
+                "log_writes_max_in_flight": j.log_writes_max_in_flight,
                 "bare_flushes": j.bare_flushes,
                 "ail_writes": j.ail_writes,
                 "ail_done": j.ail_done,
