@@ -8,8 +8,9 @@
 //! * A buffered `write()` logs a timestamp change (inode core): `fsync`
 //!   must force it, `fdatasync` need not.
 //! * Logged items gather in the CIL; a force writes the CIL as a
-//!   checkpoint of iclog-sized `SYNC|META|FUA` writes, the first with
-//!   `PREFLUSH`, through [`ICLOG_BUFS`] buffers. The CIL is also pushed in
+//!   checkpoint of iclog-sized `SYNC|IDLE|META` writes through
+//!   [`ICLOG_BUFS`] buffers, the first with `PREFLUSH`, the commit record
+//!   (the last) with `PREFLUSH` and `FUA`. The CIL is also pushed in
 //!   the background above [`Journal::cil_space_limit`]. With nothing to
 //!   force, `fsync` issues a bare cache flush.
 //! * Checkpoints occupy log space until their items are written in place;
