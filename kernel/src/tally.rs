@@ -23,6 +23,8 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
+use iolab_sim::stats::{Occupancy, OccupancySummary};
+
 use crate::trace::{Dev, Event, Item, Reader, Rq, TraceError};
 
 /// A distribution's summary: count and nearest-rank percentiles.
@@ -117,7 +119,7 @@ pub struct DirtyTally {
 }
 
 /// One device's queue, from the block events.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueTally {
     /// Reads issued.
     pub reads: u64,
@@ -133,6 +135,11 @@ pub struct QueueTally {
     pub flush_ns: Spread,
     /// The writes issued and not yet completed when each read was issued.
     pub writes_at_read: Spread,
+    /// The same when each FLUSH was issued.
+    pub writes_at_flush: Spread,
+    /// The writes in flight over time, from the first write's issue to the
+    /// last block event.
+    pub writes_in_flight: OccupancySummary,
     /// Reads issued while a FLUSH was in flight.
     pub reads_under_flush: u64,
     /// Most flushes in flight at once.
@@ -143,7 +150,7 @@ pub struct QueueTally {
 }
 
 /// Everything counted.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tally {
     /// Records read.
     pub records: u64,
@@ -168,6 +175,10 @@ struct InFlight {
     /// Issue times of flushes, oldest first.
     flushes: VecDeque<u64>,
     writes: u64,
+    /// The writes in flight over time, and the last event's time.
+    occupancy: Occupancy,
+    last_ts: u64,
+    writes_at_flush: Vec<u64>,
     read_ns: Vec<u64>,
     write_ns: Vec<u64>,
     flush_ns: Vec<u64>,
@@ -176,9 +187,11 @@ struct InFlight {
 
 impl InFlight {
     fn issue(&mut self, q: &mut QueueTally, r: &Rq, ts: u64) {
+        self.last_ts = self.last_ts.max(ts);
         match r.rwbs.op() {
             b'F' => {
                 q.flushes += 1;
+                self.writes_at_flush.push(self.writes);
                 self.flushes.push_back(ts);
                 q.max_flushes_in_flight = q.max_flushes_in_flight.max(self.flushes.len() as u64);
                 return;
@@ -193,6 +206,7 @@ impl InFlight {
             b'W' => {
                 q.writes += 1;
                 self.writes += 1;
+                self.occupancy.set(ts, self.writes);
             }
             _ => return,
         }
@@ -203,6 +217,7 @@ impl InFlight {
     }
 
     fn complete(&mut self, q: &mut QueueTally, r: &Rq, ts: u64) {
+        self.last_ts = self.last_ts.max(ts);
         let op = r.rwbs.op();
         let (issued, times) = match op {
             b'F' => (self.flushes.pop_front(), &mut self.flush_ns),
@@ -225,6 +240,7 @@ impl InFlight {
         times.push(ts.saturating_sub(at));
         if op == b'W' {
             self.writes = self.writes.saturating_sub(1);
+            self.occupancy.set(ts, self.writes);
         }
     }
 
@@ -233,6 +249,8 @@ impl InFlight {
         q.write_ns = Spread::of(&mut self.write_ns);
         q.flush_ns = Spread::of(&mut self.flush_ns);
         q.writes_at_read = Spread::of(&mut self.writes_at_read);
+        q.writes_at_flush = Spread::of(&mut self.writes_at_flush);
+        q.writes_in_flight = self.occupancy.summary(self.last_ts);
     }
 }
 
@@ -468,6 +486,12 @@ mod tests {
         // Two writes in flight at the first read, one at the second.
         assert_eq!((q.writes_at_read.p50, q.writes_at_read.max), (1, 2));
         assert_eq!((q.reads_under_flush, q.max_flushes_in_flight), (1, 1));
+        assert_eq!((q.writes_at_flush.n, q.writes_at_flush.p50), (1, 2));
+        // From the first write's issue to the last event, 2.4 ms: one write
+        // for 1.6 ms, two for 0.4, none for 0.4.
+        let w = q.writes_in_flight;
+        assert_eq!((w.ns, w.p10, w.p50, w.p90), (2_400_000, 0, 1, 2));
+        assert!((w.mean - 1.0).abs() < 1e-9, "{}", w.mean);
         let other = &t.queues[&Dev {
             major: 254,
             minor: 0,

@@ -613,6 +613,14 @@ fn a_devices_queue_figures_match_its_counters_and_its_flush_time() {
     );
     assert_eq!(n(&q["writes_at_read"]["n"]), n(&q["reads"]));
     assert!(n(&q["writes_at_read"]["max"]) <= 16, "{q}");
+    assert_eq!(n(&q["writes_at_flush"]["n"]), n(&q["flushes"]));
+    // Over time: the whole run, levels no deeper than the tags, in order.
+    let w = &q["writes_in_flight"];
+    assert!(n(&w["ns"]) > 1_900_000_000, "{q}");
+    let (p10, p50, p90) = (n(&w["p10"]), n(&w["p50"]), n(&w["p90"]));
+    assert!(p10 <= p50 && p50 <= p90 && p90 <= 16, "{q}");
+    let mean = w["mean"].as_f64().expect("a mean");
+    assert!(mean > 0.0 && mean <= 16.0, "{q}");
     // The loop worker's fsync: 100 µs, no spread, on no server.
     assert_eq!(n(&q["flush_ns"]["max"]), 100_000, "{q}");
     assert!(n(&q["flush_ns"]["p50"]).abs_diff(100_000) <= 100, "{q}");

@@ -286,6 +286,8 @@ fn tally_json(t: &Tally) -> Value {
             "write_ns": spread_json(&q.write_ns),
             "flush_ns": spread_json(&q.flush_ns),
             "writes_at_read": spread_json(&q.writes_at_read),
+            "writes_at_flush": spread_json(&q.writes_at_flush),
+            "writes_in_flight": q.writes_in_flight.json(),
             "reads_under_flush": q.reads_under_flush,
             "max_flushes_in_flight": q.max_flushes_in_flight,
             "unmatched": q.unmatched,
@@ -549,7 +551,7 @@ fn normal(v: &Value) -> String {
         let us = |k: &str, p: &str| q[k][p].as_f64().unwrap_or(0.0) / 1e3;
         let _ = writeln!(
             s,
-            "queue {} (block events): {} reads, {} writes, {} flushes issued; issue to completion p50/p99 µs: reads {:.1}/{:.1}, writes {:.1}/{:.1}, flushes {:.1}/{:.1}; writes in flight at a read's issue p50/p90/p99/max {}/{}/{}/{}; {} reads issued during a flush",
+            "queue {} (block events): {} reads, {} writes, {} flushes issued; issue to completion p50/p99 µs: reads {:.1}/{:.1}, writes {:.1}/{:.1}, flushes {:.1}/{:.1}; writes in flight at a read's issue p50/p90/p99/max {}/{}/{}/{}, at a flush's p50/p90 {}/{}, over time p10/p50/p90 {}/{}/{} (mean {:.1}); {} reads issued during a flush",
             q["dev"].as_str().unwrap_or("?"),
             q["reads"],
             q["writes"],
@@ -564,6 +566,12 @@ fn normal(v: &Value) -> String {
             q["writes_at_read"]["p90"],
             q["writes_at_read"]["p99"],
             q["writes_at_read"]["max"],
+            q["writes_at_flush"]["p50"],
+            q["writes_at_flush"]["p90"],
+            q["writes_in_flight"]["p10"],
+            q["writes_in_flight"]["p50"],
+            q["writes_in_flight"]["p90"],
+            q["writes_in_flight"]["mean"].as_f64().unwrap_or(0.0),
             q["reads_under_flush"],
         );
     }

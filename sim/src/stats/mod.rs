@@ -32,6 +32,7 @@ mod columns;
 mod fio_log;
 mod fio_out;
 mod mmtests;
+pub mod occupancy;
 mod report;
 mod spread;
 mod summary;
@@ -50,6 +51,7 @@ pub use mmtests::{
     latency_samples, mmtests_table, mmtests_table_of_runs, mmtests_table_with, pdiff, pndiff,
     quantile, quantile_index, stddev,
 };
+pub use occupancy::{Occupancy, OccupancySummary};
 pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,
     JobSeries, LAT_BUCKETS, LatSummary, RunReport, SampleSummary, SyncReport, lat_bucket,

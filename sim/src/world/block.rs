@@ -388,7 +388,7 @@ impl<P: Policy> World<P> {
                 d.owner[tag as usize] = rq;
                 match op {
                     DevOp::Read => d.issue.read_issued(),
-                    DevOp::Write => d.issue.write_issued(),
+                    DevOp::Write => d.issue.write_issued(now),
                     _ => {}
                 }
                 let r = &mut self.rqs[rq];
@@ -457,7 +457,7 @@ impl<P: Policy> World<P> {
                 Op::Write => {
                     c.writes += 1;
                     c.write_bytes += r.bio.len;
-                    d.issue.write_done(now - r.issue_ns);
+                    d.issue.write_done(now, now - r.issue_ns);
                 }
                 Op::Discard => c.discards += 1,
             }

@@ -3,10 +3,10 @@
 //! summary` counts in a real trace (`iolab_kernel::tally::QueueTally`),
 //! so the two sides of a comparison are the same figures. Reads, writes
 //! and flushes issued to the device, each one's time from issue to
-//! completion, the writes in flight at each read's issue, and the reads
-//! issued while a FLUSH is.
+//! completion, the writes in flight at each read's and each FLUSH's issue
+//! and over time, and the reads issued while a FLUSH is.
 
-use crate::stats::LatAcc;
+use crate::stats::{LatAcc, Occupancy};
 use crate::time::Ns;
 
 /// One device's issue statistics.
@@ -19,6 +19,9 @@ pub(crate) struct IssueStats {
     write_ns: LatAcc,
     flush_ns: LatAcc,
     writes_at_read: LatAcc,
+    writes_at_flush: LatAcc,
+    /// The writes in flight over time.
+    writes_time: Occupancy,
     reads_under_flush: u64,
     /// Writes issued and not completed.
     writes_in_flight: u64,
@@ -78,16 +81,18 @@ impl IssueStats {
         }
     }
 
-    /// A write was issued.
-    pub(crate) fn write_issued(&mut self) {
+    /// A write was issued at `now`.
+    pub(crate) fn write_issued(&mut self, now: Ns) {
         self.writes += 1;
         self.writes_in_flight += 1;
+        self.writes_time.set(now, self.writes_in_flight);
     }
 
     /// A FLUSH was issued at `now`.
     pub(crate) fn flush_issued(&mut self, now: Ns) {
         self.flushes += 1;
         self.flush_since = Some(now);
+        self.writes_at_flush.record(self.writes_in_flight);
     }
 
     /// A read issued `took` ns ago completed.
@@ -95,9 +100,10 @@ impl IssueStats {
         self.read_ns.record(took);
     }
 
-    /// A write issued `took` ns ago completed.
-    pub(crate) fn write_done(&mut self, took: Ns) {
+    /// A write issued `took` ns before `now` completed.
+    pub(crate) fn write_done(&mut self, now: Ns, took: Ns) {
         self.writes_in_flight = self.writes_in_flight.saturating_sub(1);
+        self.writes_time.set(now, self.writes_in_flight);
         self.write_ns.record(took);
     }
 
@@ -112,7 +118,7 @@ impl IssueStats {
     /// `trace.queues[]` but `dev`, `max_flushes_in_flight` (the block
     /// layer here sends one FLUSH at a time) and `unmatched` (every
     /// completion here has its issue).
-    pub(crate) fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self, now: Ns) -> serde_json::Value {
         serde_json::json!({
             "reads": self.reads,
             "writes": self.writes,
@@ -121,6 +127,8 @@ impl IssueStats {
             "write_ns": self.write_ns.spread_json(),
             "flush_ns": self.flush_ns.spread_json(),
             "writes_at_read": self.writes_at_read.spread_json(),
+            "writes_at_flush": self.writes_at_flush.spread_json(),
+            "writes_in_flight": self.writes_time.summary(now).json(),
             "reads_under_flush": self.reads_under_flush,
         })
     }

@@ -619,7 +619,7 @@ impl<P: Policy> World<P> {
                     "capacity": d.dev.capacity(),
                     "queue_depth": d.dev.queue_depth(),
                     "counters": d.counters,
-                    "queue": d.issue.json(),
+                    "queue": d.issue.json(self.q.now()),
                     "disk": d.issue.disk_json(self.q.now()),
                 })
             })
