@@ -67,7 +67,8 @@
 //! [`Pool::reserve`] until their ticket is granted or fails
 //! ([`Pool::reserve_cancellable`] adds the kill-signal path), a flusher
 //! thread loops on [`Pool::wait_work`] / [`Pool::work_done`], and the
-//! commit timer is driven through [`Pool::tick`]. Time comes from an
+//! commit timer is driven through [`Pool::tick`] (the protocol, shutdown and
+//! owned reservations: [the `pool` module](crate::pool)). Time comes from an
 //! injected [`Clock`] ([`SystemClock`], [`ManualClock`]). Its sync types
 //! come from [`sync`], which swaps in loom under `--cfg iolab_loom`
 //! (models in `verification/tests/flush_loom.rs`). Without the feature the crate is `no_std`
@@ -160,7 +161,7 @@ mod kind;
 pub mod knob;
 mod machine;
 #[cfg(feature = "std")]
-mod pool;
+pub mod pool;
 mod preempt;
 mod priority;
 mod reclaim;

@@ -323,7 +323,9 @@ impl Shared {
     }
 }
 
-/// A thread-safe reservation pool around one [`FlushModel`].
+/// A thread-safe reservation pool around one [`FlushModel`]. How
+/// reservers, the flusher and the timer work together, what closing does
+/// and how a reservation outlives a borrow: [the module docs](crate::pool).
 #[derive(Debug)]
 pub struct Pool<C: Clock = SystemClock> {
     shared: Mutex<Shared>,
