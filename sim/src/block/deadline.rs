@@ -1,6 +1,6 @@
 //! mq-deadline, as pure state: per-direction sector order and FIFO
 //! deadlines, read preference with write starvation, batches
-//! (kernel `block/mq-deadline.c`; constants [S16]).
+//! (kernel `block/mq-deadline.c`; constants \[S16\]).
 //!
 //! Requests are named by `u32` ids. Queues are sorted `Vec`s that keep
 //! their capacity, so steady state allocates nothing.

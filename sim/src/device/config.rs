@@ -86,12 +86,12 @@ pub struct DeviceConfig {
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NullParams {
-    /// Size in 10^9 bytes. null_blk `gb` default 250 [S8].
+    /// Size in 10^9 bytes. null_blk `gb` default 250 \[S8\].
     pub capacity_gb: u64,
-    /// Tags. null_blk `hw_queue_depth` default 64 [S8].
+    /// Tags. null_blk `hw_queue_depth` default 64 \[S8\].
     pub queue_depth: u32,
     /// Fixed completion delay of every command. null_blk `completion_nsec` default
-    /// 10,000 ns in timer mode [S8].
+    /// 10,000 ns in timer mode \[S8\].
     pub completion_ns: u64,
 }
 
@@ -173,28 +173,28 @@ pub enum Precondition {
 pub struct SsdParams {
     /// User capacity in 10^9 bytes. nvme 1000 / sata-ssd 512: device class *(assumed)*.
     pub capacity_gb: u64,
-    /// Tags the host may keep outstanding. nvme 1024: Linux `nvme.io_queue_depth` [S10];
-    /// sata-ssd 32: NCQ [S39].
+    /// Tags the host may keep outstanding. nvme 1024: Linux `nvme.io_queue_depth` \[S10\];
+    /// sata-ssd 32: NCQ \[S39\].
     pub queue_depth: u32,
-    /// Flash channels (each a shared bus). nvme 8 [S5][S6]; sata-ssd 4 (16 units, *assumed*).
+    /// Flash channels (each a shared bus). nvme 8 \[S5\]\[S6\]; sata-ssd 4 (16 units, *assumed*).
     pub channels: u32,
-    /// LUNs (dies) per channel; units = channels × LUNs. nvme 8 → 64 units [S5][S6];
+    /// LUNs (dies) per channel; units = channels × LUNs. nvme 8 → 64 units \[S5\]\[S6\];
     /// sata-ssd 4 → 16 units *(assumed)*.
     pub luns_per_channel: u32,
-    /// Program unit. 16 KiB *(assumed; MQSim uses 8 KiB MLC [S5])*.
+    /// Program unit. 16 KiB *(assumed; MQSim uses 8 KiB MLC \[S5\])*.
     pub page_kib: u64,
     /// Static striping unit of LBAs over units for reads. 16 KiB *(assumed)*.
     pub stripe_kib: u64,
-    /// Media read time tR per page. 60 µs, between FEMU 40 µs and MQSim 75 µs [S5][S6].
+    /// Media read time tR per page. 60 µs, between FEMU 40 µs and MQSim 75 µs \[S5\]\[S6\].
     pub read_us: u64,
-    /// Program time tPROG per page. 600 µs, between FEMU 200 µs and MQSim 750 µs [S5][S6].
+    /// Program time tPROG per page. 600 µs, between FEMU 200 µs and MQSim 750 µs \[S5\]\[S6\].
     pub program_us: u64,
-    /// Block erase time (only used by GC). 3 ms, MQSim 3.8 ms / FEMU 2 ms [S5][S6].
+    /// Block erase time (only used by GC). 3 ms, MQSim 3.8 ms / FEMU 2 ms \[S5\]\[S6\].
     pub erase_us: u64,
-    /// Channel bus rate in 10^6 B/s. 333: MQSim 333 MT/s × 1 byte [S5].
+    /// Channel bus rate in 10^6 B/s. 333: MQSim 333 MT/s × 1 byte \[S5\].
     pub channel_mb_s: u64,
     /// Controller + driver time added to every command. nvme 15 µs *(assumed:
-    /// gives QD1 4 KiB random read ≈ 80–90 µs, in line with [S37])*; sata-ssd 30 µs
+    /// gives QD1 4 KiB random read ≈ 80–90 µs, in line with \[S37\])*; sata-ssd 30 µs
     /// *(assumed)*.
     pub cmd_overhead_us: u64,
     /// Host link rate in 10^6 B/s. nvme 3500: PCIe 3.0 ×4 class;
@@ -207,7 +207,7 @@ pub struct SsdParams {
     /// Link carries both directions at once. nvme true (PCIe is full duplex); sata-ssd
     /// false (SATA moves one FIS at a time).
     pub link_full_duplex: bool,
-    /// DRAM/SLC write buffer. nvme 256 MiB: MQSim `Data_Cache_Capacity` [S5]; sata-ssd
+    /// DRAM/SLC write buffer. nvme 256 MiB: MQSim `Data_Cache_Capacity` \[S5\]; sata-ssd
     /// 64 MiB *(assumed: most DRAM of a consumer SATA drive holds the FTL map)*.
     pub buffer_mib: u64,
     /// Latency from the end of the link transfer to the ack of a buffered write.
@@ -217,18 +217,18 @@ pub struct SsdParams {
     /// *(assumed)*. false = every write completes only once programmed.
     pub write_cache: bool,
     /// FLUSH is an ordinary queued command. nvme true (NVMe Flush is an I/O command);
-    /// sata-ssd false: FLUSH CACHE is non-NCQ [F4].
+    /// sata-ssd false: FLUSH CACHE is non-NCQ \[F4\].
     pub flush_queued: bool,
     /// Device honours FUA natively. nvme true; sata-ssd false (libata default before
-    /// v6.x) [F4].
+    /// v6.x) \[F4\].
     pub fua: bool,
     /// Power-loss protection: FLUSH/FUA cost only `plp_flush_us`. Consumer class: false.
     pub plp: bool,
     /// Fixed flush cost after the buffered data is programmed.
     /// nvme 1100 µs: QD1 4 KiB write+flush pair ≈ 1.74 ms (≈574 pairs/s, Samsung 980,
-    /// `fsync=1`) [F11]; sata-ssd 1450 µs: pair ≈ 2.1 ms, consumer SATA drives in
+    /// `fsync=1`) \[F11\]; sata-ssd 1450 µs: pair ≈ 2.1 ms, consumer SATA drives in
     /// S. Han's journal test (840/850 EVO 1.9 MB/s ≈ 470 O_DSYNC 4 KiB writes/s; 850 Pro
-    /// 1.2–1.5 MB/s; MX200 3.7 MB/s) [F11].
+    /// 1.2–1.5 MB/s; MX200 3.7 MB/s) \[F11\].
     pub flush_fixed_us: u64,
     /// FLUSH latency when `plp = true`. 5 µs *(assumed: power-loss-protected drives
     /// flush in µs)*.
@@ -237,13 +237,13 @@ pub struct SsdParams {
     pub gc: GcMode,
     /// Initial flash state, `fob` or `steady`.
     pub precondition: Precondition,
-    /// Spare flash beyond user capacity, percent. 7: MQSim default [S5].
+    /// Spare flash beyond user capacity, percent. 7: MQSim default \[S5\].
     pub over_provisioning_pct: u32,
-    /// Free-space share below which GC runs, percent. 5: MQSim default [S5].
+    /// Free-space share below which GC runs, percent. 5: MQSim default \[S5\].
     pub gc_threshold_pct: u32,
     /// Write amplification while GC runs. 2.5 *(assumed: random-write default)*.
     pub waf: f64,
-    /// Pages per erase block. 256: MQSim default [S5].
+    /// Pages per erase block. 256: MQSim default \[S5\].
     pub pages_per_block: u32,
     /// Spread of the service times: each read's media time, each program and each
     /// write's ack takes its nominal time times a log-normal factor of median 1 and this
@@ -257,31 +257,31 @@ pub struct SsdParams {
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HddParams {
-    /// Capacity in 10^9 bytes. 4000 (HC310 class) [S21].
+    /// Capacity in 10^9 bytes. 4000 (HC310 class) \[S21\].
     pub capacity_gb: u64,
-    /// NCQ tags. 32 [S39].
+    /// NCQ tags. 32 \[S39\].
     pub queue_depth: u32,
-    /// Spindle speed. 7200 → 8.33 ms revolution [S21].
+    /// Spindle speed. 7200 → 8.33 ms revolution \[S21\].
     pub rpm: u32,
     /// Recording surfaces (heads); only sets the cylinder count. 8 *(assumed: 4 platters)*.
     pub heads: u32,
     /// Recording zones, sectors per track falling linearly outer → inner. 20
     /// *(assumed)*.
     pub zones: u32,
-    /// Media rate of the outermost zone, 10^6 B/s. 250: outer:inner ≈ 2:1 [S24], mean
-    /// ≈ 174–178 MB/s as in the blk-iocost HDD profile [S11].
+    /// Media rate of the outermost zone, 10^6 B/s. 250: outer:inner ≈ 2:1 \[S24\], mean
+    /// ≈ 174–178 MB/s as in the blk-iocost HDD profile \[S11\].
     pub outer_mb_s: u64,
-    /// Media rate of the innermost zone, 10^6 B/s. 120 [S24][S11].
+    /// Media rate of the innermost zone, 10^6 B/s. 120 \[S24\]\[S11\].
     pub inner_mb_s: u64,
-    /// Single-track seek, reads. 0.23 ms [S21].
+    /// Single-track seek, reads. 0.23 ms \[S21\].
     pub seek_track_us: u64,
-    /// Average (one-third stroke) seek, reads. 7.4 ms [S21].
+    /// Average (one-third stroke) seek, reads. 7.4 ms \[S21\].
     pub seek_avg_us: u64,
-    /// Full-stroke seek. 16 ms *(assumed; a 5400 rpm laptop drive states 20–21 ms [S23])*.
+    /// Full-stroke seek. 16 ms *(assumed; a 5400 rpm laptop drive states 20–21 ms \[S23\])*.
     pub seek_full_us: u64,
-    /// Single-track seek, writes (longer settle). 0.32 ms [S21].
+    /// Single-track seek, writes (longer settle). 0.32 ms \[S21\].
     pub seek_track_write_us: u64,
-    /// Average seek, writes. 8.2 ms [S21][S22].
+    /// Average seek, writes. 8.2 ms \[S21\]\[S22\].
     pub seek_avg_write_us: u64,
     /// Command decode time before positioning starts. 0.1 ms *(assumed)*.
     pub cmd_overhead_us: u64,
@@ -292,9 +292,9 @@ pub struct HddParams {
     pub write_cache: bool,
     /// Write cache size. 64 MiB *(assumed)*.
     pub cache_mib: u64,
-    /// FLUSH is queued. false: FLUSH CACHE is non-NCQ on SATA [F4].
+    /// FLUSH is queued. false: FLUSH CACHE is non-NCQ on SATA \[F4\].
     pub flush_queued: bool,
-    /// Native FUA. false: libata default before v6.x [F4].
+    /// Native FUA. false: libata default before v6.x \[F4\].
     pub fua: bool,
     /// Commands older than this are served first, whatever their position. 1 s
     /// *(assumed)*.

@@ -5,7 +5,7 @@
 //! track size falls linearly from the outer to the inner rate; an offset maps to
 //! (cylinder, angle). Seek: DiskSim's 3-point curve `seek(d) = c + a(d-1) + b·sqrt(d-1)`,
 //! with `c` the single-track time and `a`, `b` solved so that seek(N/3) is the average
-//! and seek(N-1) the full-stroke time [S20]; reads and writes have separate curves.
+//! and seek(N-1) the full-stroke time \[S20\]; reads and writes have separate curves.
 //! Rotation is deterministic: the platter angle at time `t` is `t mod T_rev`, so
 //! back-to-back contiguous accesses stream without losing a revolution and no RNG is
 //! needed. Track and cylinder switches inside a transfer are free (skew hides them).

@@ -14,7 +14,7 @@
 //! - all per-command state lives in structures sized from `queue_depth` at construction,
 //!   so the hot path does not allocate.
 //!
-//! Non-queued FLUSH (SATA, [F4]): when `flush_queued` is false the host may
+//! Non-queued FLUSH (SATA, \[F4\]): when `flush_queued` is false the host may
 //! dispatch a FLUSH only with nothing in flight, and while it runs `can_accept` refuses
 //! everything.
 
@@ -106,7 +106,7 @@ pub enum DeviceError {
 
 impl DeviceError {
     /// The dotted key (or table) the error is about, if it names one:
-    /// where [`line_of_key`](crate::device::line_of_key) finds it in the
+    /// where [`line_of_key`] finds it in the
     /// file.
     pub fn key(&self) -> Option<String> {
         match self {

@@ -1,4 +1,4 @@
-//! null_blk-like device [S8]: every command completes a fixed delay after
+//! null_blk-like device \[S8\]: every command completes a fixed delay after
 //! submission, infinitely parallel, no write cache.
 
 use super::{DevCmd, DevCtx, Gate, NullParams};

@@ -25,7 +25,7 @@
 //! FLUSH: the partial page is programmed now; the flush completes when every page
 //! holding data buffered before it is programmed, plus `flush_fixed_us` if anything was
 //! written since the previous flush (drives without power-loss protection commit their
-//! mapping tables; calibrated on [F11]). With `plp` it costs `plp_flush_us`. A FUA write (or
+//! mapping tables; calibrated on \[F11\]). With `plp` it costs `plp_flush_us`. A FUA write (or
 //! any write with `write_cache = false`) completes once its own pages are programmed
 //! (conservatively: once every page up to its last one is).
 //!

@@ -234,7 +234,7 @@ fn sata_sequential_read_bandwidth() {
     assert!((450.0..=560.0).contains(&bw), "seq read {bw} MB/s");
 }
 
-/// Cross-check against blk-iocost's default SSD profile [S11].
+/// Cross-check against blk-iocost's default SSD profile \[S11\].
 #[test]
 fn sata_iocost_cross_check() {
     let cap = dev("sata-ssd").capacity();
