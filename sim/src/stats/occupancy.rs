@@ -33,11 +33,7 @@ impl Occupancy {
     /// The count became `level` at `now` (ns, not before the last call).
     pub fn set(&mut self, now: u64, level: u64) {
         if self.started {
-            let at = (self.level as usize).min(MAX_LEVEL);
-            if self.ns.len() <= at {
-                self.ns.resize(at + 1, 0);
-            }
-            self.ns[at] += now.saturating_sub(self.since);
+            add_at(&mut self.ns, self.level, now.saturating_sub(self.since));
         }
         self.started = true;
         self.level = level;
@@ -48,11 +44,7 @@ impl Occupancy {
     pub fn summary(&self, now: u64) -> OccupancySummary {
         let mut ns = self.ns.clone();
         if self.started {
-            let at = (self.level as usize).min(MAX_LEVEL);
-            if ns.len() <= at {
-                ns.resize(at + 1, 0);
-            }
-            ns[at] += now.saturating_sub(self.since);
+            add_at(&mut ns, self.level, now.saturating_sub(self.since));
         }
         let total: u64 = ns.iter().sum();
         if total == 0 {
@@ -82,6 +74,15 @@ impl Occupancy {
             p90: level_at(0.90),
         }
     }
+}
+
+/// Adds `t` ns at `level` (at most [`MAX_LEVEL`]) to `ns`.
+fn add_at(ns: &mut Vec<u64>, level: u64, t: u64) {
+    let at = (level as usize).min(MAX_LEVEL);
+    if ns.len() <= at {
+        ns.resize(at + 1, 0);
+    }
+    ns[at] += t;
 }
 
 impl OccupancySummary {

@@ -192,7 +192,7 @@ impl<P: Policy> World<P> {
     /// Starts writing back the oldest checkpoint if the log is short of
     /// space. Its bios join the journal actor's queue.
     fn maybe_start_ail(&mut self) {
-        if (self.journal.needs_ail_push() || self.jn.push_all) && !self.jn.ail_running {
+        if self.ail_wanted() && !self.jn.ail_running {
             self.start_ail_push();
         }
     }
@@ -331,13 +331,19 @@ impl<P: Policy> World<P> {
         self.journal_pump(now);
     }
 
+    /// Whether the AIL should write back: the log is short of space, or
+    /// the log worker asked for everything.
+    fn ail_wanted(&self) -> bool {
+        self.journal.needs_ail_push() || self.jn.push_all
+    }
+
     /// Writes the oldest checkpoint's items in place.
     fn start_ail_push(&mut self) {
         self.journal.free_relogged();
         if self.journal.checkpoints.is_empty() {
             self.jn.push_all = false;
         }
-        if !self.journal.needs_ail_push() && !self.jn.push_all {
+        if !self.ail_wanted() {
             return;
         }
         let Some(ck) = self.journal.checkpoints.front().copied() else {
@@ -373,7 +379,7 @@ impl<P: Policy> World<P> {
         if self.jn.ail_left == 0 {
             self.journal.oldest_written();
             self.jn.ail_running = false;
-            if self.journal.needs_ail_push() || self.jn.push_all {
+            if self.ail_wanted() {
                 self.start_ail_push();
                 self.journal_pump(now);
             }
