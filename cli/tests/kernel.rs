@@ -744,6 +744,32 @@ fn a_capture_takes_no_device_but_one_the_user_names_or_makes() {
         &o,
         "raw.fio:3: filename: with --fs raw the job must say filename=${IOLAB_DEV}",
     );
+    // A raw job that writes to a device the user named needs consent,
+    // found before the device is even looked at (a name that is no
+    // device: were the check missing, the run stops at "not a block
+    // device" and writes nothing).
+    let write = dir.join("write.fio");
+    std::fs::write(
+        &write,
+        "[w]\nrw=randwrite\nfilename=${IOLAB_DEV}\nsize=1m\n",
+    )
+    .expect("write");
+    let o = iolab(&[
+        "kernel",
+        "capture",
+        write.to_str().expect("utf-8"),
+        "--out",
+        out_s,
+        "--dev",
+        "/dev/iolab-no-such-device",
+        "--fs",
+        "raw",
+    ]);
+    refused(
+        &o,
+        "writes to /dev/iolab-no-such-device (--fs raw), destroying its data there; add --destroy-data",
+    );
+    assert!(!out.exists());
     assert_eq!(before, machine_state());
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }

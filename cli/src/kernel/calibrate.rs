@@ -18,6 +18,8 @@ use iolab_sim::{FsKind, Scenario, SchedKind};
 use serde_json::Value;
 
 use super::capture::{self, CaptureFs, Target};
+use super::preflight;
+use super::procs::{self, FioChild};
 use super::undo::{self, Undo};
 use crate::Failure;
 
@@ -976,6 +978,11 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
             miss.join("; ")
         )));
     }
+    preflight::machine_is_ours()?;
+    if let (Some(l), Some(spec)) = (&loop_spec, &args.loop_spec) {
+        preflight::image_fits(spec, l)?;
+    }
+    procs::become_subreaper().map_err(capture::sys_err)?;
 
     // Ctrl-C reaches fio too (it ends, and its probe fails); the handler
     // keeps this process alive long enough to put everything back.
@@ -984,7 +991,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
         let flag = std::sync::Arc::clone(&interrupted);
         let _ = ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst));
     }
-    let mut undo = Undo::default();
+    let mut undo = Undo::new("calibrate").map_err(capture::sys_err)?;
     let r = run_probes(args, loop_spec.as_ref(), user, &mut undo, &interrupted);
     let failed = undo.unwind();
     if !failed.is_empty() {
@@ -1032,19 +1039,39 @@ fn run_probes(
     };
     let scratch = PathBuf::from(format!("/tmp/iolab-calibrate-{}", std::process::id()));
     undo.create_tree(&scratch).map_err(sys)?;
-    let fio = |job: &Path, json: &Path| -> Result<(Value, String), Failure> {
-        let o = Command::new("fio")
-            .arg("--output-format=json")
+    let (setpriv, fio_tool) = (
+        undo::tool("setpriv").map_err(sys)?,
+        undo::tool("fio").map_err(sys)?,
+    );
+    undo.fio_device(&t.node).map_err(sys)?;
+    let mut fio = |job: &Path, json: &Path| -> Result<(Value, String), Failure> {
+        let err = json.with_extension("stderr");
+        let mut cmd = Command::new("fio");
+        cmd.arg("--output-format=json")
             .arg(format!("--output={}", json.display()))
             .arg(job)
             .stdin(Stdio::null())
-            .output()
-            .map_err(|e| sys(format!("starting fio: {e}")))?;
-        if !o.status.success() {
+            .stdout(Stdio::null())
+            .stderr(
+                std::fs::File::create(&err).map_err(|e| sys(format!("{}: {e}", err.display())))?,
+            );
+        let mut child = FioChild::spawn(&setpriv, &fio_tool, cmd).map_err(sys)?;
+        undo.fio_started(child.id()).map_err(sys)?;
+        let status = loop {
+            if let Some(s) = child.try_wait().map_err(sys)? {
+                break s;
+            }
+            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+                child.end();
+                return Err(Failure::input("interrupted; everything put back"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        if !status.success() {
             return Err(sys(format!(
                 "fio {} failed: {}",
                 job.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
+                std::fs::read_to_string(&err).unwrap_or_default().trim()
             )));
         }
         let text =

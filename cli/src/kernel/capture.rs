@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::bundle::{self, BundleDevice, BundleMeta};
+use super::preflight;
+use super::procs::{self, FioChild, TraceReader};
 use super::undo::{self, Undo};
 use crate::Failure;
 
@@ -65,7 +67,10 @@ pub struct CaptureArgs {
     #[arg(long = "loop", value_name = "SIZE[@PATH]")]
     pub loops: Vec<String>,
     /// A block device you name instead (never any other is touched). Its
-    /// data is destroyed unless --fs raw; say so with --destroy-data.
+    /// data is destroyed by mkfs (every --fs but raw), or, with --fs raw,
+    /// wherever a job that writes (any rw= but read and randread) writes
+    /// it; either needs --destroy-data. A raw job that only reads leaves
+    /// it as it was.
     #[arg(long = "dev", value_name = "/dev/X", conflicts_with = "loops")]
     pub devs: Vec<String>,
     /// Filesystem to make.
@@ -92,7 +97,8 @@ pub struct CaptureArgs {
     /// Per-CPU trace buffer in KiB while capturing.
     #[arg(long, default_value_t = 65536)]
     pub buffer_kb: u32,
-    /// Allow making a filesystem on a --dev device (destroys its data).
+    /// Allow destroying a --dev device's data: by mkfs, or by a raw job
+    /// that writes to it.
     #[arg(long)]
     pub destroy_data: bool,
 }
@@ -178,42 +184,41 @@ pub(super) fn missing(fs: CaptureFs, loops: bool, tracing: bool) -> Vec<String> 
     if uid.as_deref() != Some("0") {
         miss.push("root (tracing, loop devices and mounts need it)".to_owned());
     }
-    if which("fio").is_none() {
-        miss.push("fio (Debian: apt-get install fio)".to_owned());
-    }
-    if let Some(tool) = fs.mkfs()
-        && which(tool).is_none()
-    {
+    let mut need = |tool: &str, pkg: &str| {
+        if undo::tool(tool).is_err() {
+            miss.push(format!("{tool} (Debian: apt-get install {pkg})"));
+        }
+    };
+    need("fio", "fio");
+    need("setpriv", "util-linux");
+    if let Some(tool) = fs.mkfs() {
         let pkg = match fs {
             CaptureFs::Xfs => "xfsprogs",
             CaptureFs::Btrfs => "btrfs-progs",
             _ => "e2fsprogs",
         };
-        miss.push(format!("{tool} (Debian: apt-get install {pkg})"));
+        need(tool, pkg);
+        need("mount", "mount");
+        need("umount", "mount");
     }
-    if fs == CaptureFs::Btrfs && which("btrfs").is_none() {
-        miss.push("btrfs (Debian: apt-get install btrfs-progs)".to_owned());
+    if fs == CaptureFs::Btrfs {
+        need("btrfs", "btrfs-progs");
+        need("blkid", "util-linux");
     }
     if loops {
-        if which("losetup").is_none() {
-            miss.push("losetup (Debian: apt-get install mount)".to_owned());
-        }
-        if !Path::new("/dev/loop-control").exists() {
-            miss.push("loop device support (/dev/loop-control)".to_owned());
-        }
+        need("losetup", "mount");
+    }
+    if tracing && tracefs_mounted().is_none() {
+        need("mount", "mount");
+        need("umount", "mount");
+    }
+    if loops && !Path::new("/dev/loop-control").exists() {
+        miss.push("loop device support (/dev/loop-control)".to_owned());
     }
     if tracing && tracefs_mounted().is_none() && !empty_dir(Path::new("/sys/kernel/tracing")) {
         miss.push("tracefs (neither mounted nor mountable at /sys/kernel/tracing)".to_owned());
     }
     miss
-}
-
-fn which(tool: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
-        .map(|d| d.join(tool))
-        .find(|p| p.is_file())
 }
 
 fn empty_dir(p: &Path) -> bool {
@@ -537,6 +542,17 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
     }
     let job_text = crate::load::read_text(Path::new(&args.job)).map_err(Failure::input)?;
     check_job(&args.job, &job_text, args.fs)?;
+    if !args.devs.is_empty()
+        && args.fs == CaptureFs::Raw
+        && !args.destroy_data
+        && preflight::job_writes(&job_text)
+    {
+        return Err(Failure::input(format!(
+            "--dev: {} writes to {} (--fs raw), destroying its data there; add --destroy-data if that is what you want",
+            args.job,
+            args.devs.join(" and ")
+        )));
+    }
     let loops: Vec<LoopSpec> = args
         .loops
         .iter()
@@ -573,6 +589,15 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
             miss.join("; ")
         )));
     }
+    preflight::machine_is_ours()?;
+    preflight::fio_parses(
+        &args.job,
+        args.devs.first().map_or("/dev/loop0", String::as_str),
+    )?;
+    for (l, spec) in loops.iter().zip(&args.loops) {
+        preflight::image_fits(spec, l)?;
+    }
+    procs::become_subreaper().map_err(sys_err)?;
 
     let interrupted = Arc::new(AtomicBool::new(false));
     {
@@ -597,7 +622,7 @@ pub fn capture(args: &CaptureArgs) -> Result<(), Failure> {
     let out = std::fs::canonicalize(&out)
         .map_err(|e| Failure::input(format!("--out {}: {e}", args.out)))?;
     let result = (|| {
-        let mut undo = Undo::default();
+        let mut undo = Undo::new("kernel capture").map_err(sys_err)?;
         let r = run_capture(
             args,
             &out,
@@ -644,14 +669,7 @@ fn run_capture(
             p
         }
     };
-    let set_event = undo::read(&tracing.join("set_event")).map_err(sys_err)?;
-    let tracer = undo::read(&tracing.join("current_tracer")).map_err(sys_err)?;
-    if !set_event.is_empty() || tracer != "nop" {
-        return Err(Failure::input(format!(
-            "tracing is in use (tracer '{tracer}', events '{}'): the capture does not take it over",
-            set_event.replace('\n', " ")
-        )));
-    }
+    // Tracing in use was refused before anything changed (preflight).
     for ev in events {
         let path = match ev.split_once(':') {
             Some((sys, name)) => tracing.join("events").join(sys).join(name),
@@ -708,7 +726,7 @@ fn run_capture(
     let mount_dir = PathBuf::from(format!("/tmp/iolab-capture-{}", std::process::id()));
     let nodes: Vec<&str> = targets.iter().map(|t| t.node.as_str()).collect();
     if let Some(tool) = args.fs.mkfs() {
-        let mut cmd = Command::new(tool);
+        let mut cmd = Command::new(undo::tool(tool).map_err(sys_err)?);
         match args.fs {
             CaptureFs::Xfs => cmd.args(["-q", "-f"]),
             CaptureFs::Btrfs if args.mirror => cmd.args(["-q", "-f", "-d", "raid1", "-m", "raid1"]),
@@ -718,7 +736,7 @@ fn run_capture(
         cmd.args(&nodes);
         if args.fs == CaptureFs::Btrfs {
             for n in &nodes {
-                undo.btrfs_registered(n);
+                undo.btrfs_registered(n).map_err(sys_err)?;
             }
         }
         undo::run(&mut cmd).map_err(sys_err)?;
@@ -778,13 +796,7 @@ fn run_capture(
     }
     let trace_file = std::fs::File::create(out.join("trace.txt"))
         .map_err(|e| sys_err(format!("creating trace.txt: {e}")))?;
-    let reader = Command::new("cat")
-        .arg(tracing.join("trace_pipe"))
-        .stdout(trace_file)
-        .stdin(Stdio::null())
-        .spawn()
-        .map_err(|e| sys_err(format!("reading trace_pipe: {e}")))?;
-    undo.spawned(reader);
+    let reader = TraceReader::start(&tracing.join("trace_pipe"), trace_file).map_err(sys_err)?;
     tw(undo, "tracing_on", "1")?;
     check("before fio started")?;
 
@@ -799,32 +811,29 @@ fn run_capture(
         .stdout(Stdio::null())
         .stderr(fio_err)
         .env("IOLAB_DEV", nodes[0]);
-    if args.fs != CaptureFs::Raw {
+    if args.fs == CaptureFs::Raw {
+        undo.fio_device(nodes[0]).map_err(sys_err)?;
+    } else {
         fio.current_dir(&mount_dir);
     }
-    let mut child = fio
-        .spawn()
-        .map_err(|e| sys_err(format!("starting fio: {e}")))?;
+    let tool = |name: &str| undo::tool(name).map_err(sys_err);
+    let mut child = FioChild::spawn(&tool("setpriv")?, &tool("fio")?, fio).map_err(sys_err)?;
+    undo.fio_started(child.id()).map_err(sys_err)?;
     let status = loop {
-        if let Some(s) = child
-            .try_wait()
-            .map_err(|e| sys_err(format!("waiting for fio: {e}")))?
-        {
+        if let Some(s) = child.try_wait().map_err(sys_err)? {
             break s;
         }
         if check("while fio ran").is_err() {
-            let _ = child.kill();
-            let _ = child.wait();
+            child.end();
             return check("while fio ran");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    // Drain: stop recording, let the reader catch up, then end it.
+    // Drain: stop recording, let the reader empty the ring, then end it.
     std::fs::write(tracing.join("tracing_on"), "0")
         .map_err(|e| sys_err(format!("stopping the trace: {e}")))?;
-    std::thread::sleep(Duration::from_millis(500));
-    undo.end_children();
-    // Ctrl-C reaches fio too: say why it ended.
+    reader.finish().map_err(sys_err)?;
+    drop(child);
     check("while fio ran")?;
     if !status.success() {
         let err = std::fs::read_to_string(out.join("fio.stderr")).unwrap_or_default();
@@ -839,8 +848,7 @@ fn run_capture(
     snapshot(out, &targets, "after")?;
     let mut fsid = None;
     if args.fs == CaptureFs::Btrfs
-        && let Ok(uuid) =
-            undo::run(Command::new("blkid").args(["-s", "UUID", "-o", "value", nodes[0]]))
+        && let Ok(uuid) = undo::run_tool("blkid", &["-s", "UUID", "-o", "value", nodes[0]])
     {
         let uuid = uuid.trim().to_owned();
         let sysfs = Path::new("/sys/fs/btrfs").join(&uuid);
@@ -852,16 +860,11 @@ fn run_capture(
         }
         // The chunk map as committed: which device is each chunk's stripe
         // 0 decides what raid1's read policies read.
-        let dumped = undo::run(
-            Command::new("btrfs")
-                .args(["filesystem", "sync"])
-                .arg(&mount_dir),
-        )
-        .and_then(|_| {
-            undo::run(
-                Command::new("btrfs")
-                    .args(["inspect-internal", "dump-tree", "-t", "chunk"])
-                    .arg(nodes[0]),
+        let mount = mount_dir.display().to_string();
+        let dumped = undo::run_tool("btrfs", &["filesystem", "sync", &mount]).and_then(|_| {
+            undo::run_tool(
+                "btrfs",
+                &["inspect-internal", "dump-tree", "-t", "chunk", nodes[0]],
             )
         });
         match dumped {
@@ -871,7 +874,7 @@ fn run_capture(
         }
         fsid = Some(uuid);
     }
-    let fio_version = undo::run(Command::new("fio").arg("--version")).unwrap_or_default();
+    let fio_version = undo::run_tool("fio", &["--version"]).unwrap_or_default();
     let meta = BundleMeta {
         kernel: undo::read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default(),
         fio: fio_version.trim().to_owned(),

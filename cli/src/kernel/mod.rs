@@ -7,6 +7,9 @@
 mod bundle;
 mod calibrate;
 mod capture;
+mod journal;
+mod preflight;
+mod procs;
 mod replay;
 mod replay_dirty;
 mod summary;
@@ -38,6 +41,12 @@ pub enum KernelCmd {
     /// commits, flush states and ticket waits, dirty-throttling passes and
     /// pauses.
     Summary(summary::SummaryArgs),
+    /// Put back what a capture or calibrate that was killed (SIGKILL, the
+    /// OOM killer, a lost session) left changed: every change listed in
+    /// the journals of dead runs under /run/iolab (knobs, tracing, fio's
+    /// processes, mounts, loop devices, files), saying what it did. A run
+    /// that still runs is left alone. Needs root.
+    Cleanup(journal::CleanupArgs),
 }
 
 pub fn run(cmd: KernelCmd) -> Result<(), Failure> {
@@ -46,5 +55,6 @@ pub fn run(cmd: KernelCmd) -> Result<(), Failure> {
         KernelCmd::ReplayWbt(a) => replay::replay_wbt(a),
         KernelCmd::ReplayDirty(a) => replay_dirty::replay_dirty(a),
         KernelCmd::Summary(a) => summary::summary(&a),
+        KernelCmd::Cleanup(a) => journal::cleanup(&a),
     }
 }

@@ -1,36 +1,35 @@
-//! Everything a capture changes on the machine, recorded as it is changed
-//! and put back in reverse order: knobs written back, mounts unmounted,
-//! loop devices detached, files and directories removed. Put back on
-//! success, on error and on Ctrl-C alike (the stack runs when it is
-//! dropped).
+//! Everything a capture or calibrate changes on the machine, journaled
+//! before it is made ([`super::journal`]) and put back in reverse order:
+//! knobs written back, mounts unmounted, loop devices detached, files and
+//! directories removed. Put back on success, on error and on a signal
+//! alike (the stack runs when it is dropped); a run killed outright
+//! leaves its journal to `iolab kernel cleanup`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 
-/// One change and how to take it back.
+use super::journal::{self, Entry, Journal};
+
+/// The stack of changes, kept in the run's journal.
 #[derive(Debug)]
-enum Change {
-    /// A sysfs or tracefs file was written; its earlier value.
-    Wrote {
-        path: PathBuf,
-        before: String,
-    },
-    Mounted(PathBuf),
-    /// A loop device was set up (its node).
-    Loop(String),
-    /// A btrfs device was registered with the kernel's device list.
-    BtrfsScanned(String),
-    CreatedFile(PathBuf),
-    CreatedDir(PathBuf),
-    /// A scratch directory, removed with everything in it.
-    CreatedTree(PathBuf),
-    Spawned(Child),
+pub struct Undo {
+    journal: Option<Journal>,
 }
 
-/// The stack of changes.
-#[derive(Debug, Default)]
-pub struct Undo {
-    changes: Vec<Change>,
+/// Where a tool the real runs need is: `PATH`, then the sbin and bin
+/// directories (root's tools are often outside a user's `PATH`).
+pub fn tool(name: &str) -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{name} is not on PATH nor in /usr/sbin, /sbin, /usr/bin or /bin"))
+}
+
+/// Runs the tool `name` (found by [`tool`]) with `args`.
+pub fn run_tool(name: &str, args: &[&str]) -> Result<String, String> {
+    run(Command::new(tool(name)?).args(args))
 }
 
 /// Runs a command to its end; an error names it and says what it printed.
@@ -54,13 +53,13 @@ pub fn read(path: &Path) -> Result<String, String> {
         .map_err(|e| format!("reading {}: {e}", path.display()))
 }
 
-fn write_raw(path: &Path, value: &str) -> Result<(), String> {
+pub fn write_raw(path: &Path, value: &str) -> Result<(), String> {
     std::fs::write(path, value).map_err(|e| format!("writing '{value}' to {}: {e}", path.display()))
 }
 
 /// The value to write back for what a knob reads as: a scheduler list
 /// reads `none [mq-deadline]`, a filter `none` (cleared by writing 0).
-fn restorable(path: &Path, before: &str) -> String {
+pub fn restorable(path: &Path, before: &str) -> String {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     // Files that list their choices with the one in force in brackets.
     if (name == "scheduler" || name == "trace_clock")
@@ -84,27 +83,53 @@ fn restorable(path: &Path, before: &str) -> String {
 }
 
 impl Undo {
+    /// A new stack with its journal in [`journal::DIR`]; refuses while
+    /// another run's changes are on the machine.
+    pub fn new(command: &str) -> Result<Undo, String> {
+        let dir = Path::new(journal::DIR);
+        journal::refuse_if_dirty(dir)?;
+        Ok(Undo {
+            journal: Some(Journal::create(dir, command)?),
+        })
+    }
+
+    fn journal(&mut self) -> Result<&mut Journal, String> {
+        self.journal
+            .as_mut()
+            .ok_or_else(|| "the change journal is closed".to_owned())
+    }
+
+    fn note(&mut self, e: Entry) -> Result<(), String> {
+        self.journal()?.append(e)
+    }
+
     /// Write `value` to `path`, remembering what it read before.
     pub fn write(&mut self, path: &Path, value: &str) -> Result<(), String> {
         let before = read(path)?;
-        write_raw(path, value)?;
-        self.changes.push(Change::Wrote {
+        self.note(Entry::Wrote {
             path: path.to_owned(),
             before: restorable(path, &before),
-        });
-        Ok(())
+        })?;
+        write_raw(path, value)
     }
 
     /// Mount: `mount [args] SOURCE TARGET`.
     pub fn mount(&mut self, args: &[&str], target: &Path) -> Result<(), String> {
-        run(Command::new("mount").args(args).arg(target))?;
-        self.changes.push(Change::Mounted(target.to_owned()));
+        self.note(Entry::Mounted {
+            target: target.to_owned(),
+        })?;
+        run(Command::new(tool("mount")?).args(args).arg(target))?;
         Ok(())
     }
 
-    /// Set up a loop device with direct IO over `file`; its node.
+    /// Set up a loop device with direct IO over `file`, then delete the
+    /// file (the device holds it; its space goes when the device is
+    /// detached, so putting back costs no time); the device's node.
     pub fn loop_device(&mut self, file: &Path) -> Result<String, String> {
-        let node = run(Command::new("losetup")
+        self.note(Entry::Loop {
+            file: file.to_owned(),
+        })?;
+        let node = run(Command::new(tool("losetup")?)
             .args(["--direct-io=on", "--find", "--show"])
             .arg(file))?
         .trim()
@@ -112,23 +137,48 @@ impl Undo {
         if !node.starts_with("/dev/loop") {
             return Err(format!("losetup printed '{node}', not a loop device"));
         }
-        self.changes.push(Change::Loop(node.clone()));
+        std::fs::remove_file(file).map_err(|e| format!("removing {}: {e}", file.display()))?;
         Ok(node)
     }
 
-    /// `mkfs.btrfs` registered `node`; forget it afterwards.
-    pub fn btrfs_registered(&mut self, node: &str) {
-        self.changes.push(Change::BtrfsScanned(node.to_owned()));
+    /// `mkfs.btrfs` is about to register `node`; forget it afterwards.
+    pub fn btrfs_registered(&mut self, node: &str) -> Result<(), String> {
+        self.note(Entry::BtrfsScanned {
+            node: node.to_owned(),
+        })
+    }
+
+    /// fio has started as `pid`: journaled so that a cleanup after a kill
+    /// ends it and the processes it started.
+    pub fn fio_started(&mut self, pid: u32) -> Result<(), String> {
+        let start = super::procs::start_time(pid)
+            .ok_or_else(|| format!("fio (PID {pid}) ended as it started"))?;
+        self.note(Entry::Fio { pid, start })
+    }
+
+    /// fio is about to write to the block device `node`.
+    pub fn fio_device(&mut self, node: &str) -> Result<(), String> {
+        self.note(Entry::FioDevice {
+            node: node.to_owned(),
+        })
     }
 
     /// Create `path` as a sparse file of `size` bytes; it must not exist.
+    /// Journaled once made (what the journal names is always ours to
+    /// remove).
     pub fn create_file(&mut self, path: &Path, size: u64) -> Result<(), String> {
         let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
             .map_err(|e| format!("creating {}: {e}", path.display()))?;
-        self.changes.push(Change::CreatedFile(path.to_owned()));
+        let noted = self.note(Entry::CreatedFile {
+            path: path.to_owned(),
+        });
+        if let Err(e) = noted {
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
         f.set_len(size)
             .map_err(|e| format!("sizing {} to {size} bytes: {e}", path.display()))
     }
@@ -136,64 +186,43 @@ impl Undo {
     /// Create the directory `path`; it must not exist.
     pub fn create_dir(&mut self, path: &Path) -> Result<(), String> {
         std::fs::create_dir(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
-        self.changes.push(Change::CreatedDir(path.to_owned()));
-        Ok(())
+        self.note(Entry::CreatedDir {
+            path: path.to_owned(),
+        })
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir(path);
+        })
     }
 
     /// Create the scratch directory `path` (it must not exist); it is
     /// removed with its contents.
     pub fn create_tree(&mut self, path: &Path) -> Result<(), String> {
         std::fs::create_dir(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
-        self.changes.push(Change::CreatedTree(path.to_owned()));
-        Ok(())
+        self.note(Entry::CreatedTree {
+            path: path.to_owned(),
+        })
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir(path);
+        })
     }
 
-    /// A child process to end if it still runs when the stack unwinds.
-    pub fn spawned(&mut self, child: Child) {
-        self.changes.push(Change::Spawned(child));
-    }
-
-    /// End every spawned child still running: kill, reap.
-    pub fn end_children(&mut self) {
-        for c in self.changes.iter_mut() {
-            if let Change::Spawned(child) = c {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
-
-    /// Take every change back, newest first; what could not be put back.
+    /// Take every change back, newest first (fio's processes before
+    /// all); what could not be put back. The journal goes when all is
+    /// back, and stays (for `iolab kernel cleanup`) otherwise.
     pub fn unwind(&mut self) -> Vec<String> {
-        let mut failed = Vec::new();
-        while let Some(c) = self.changes.pop() {
-            let r =
-                match c {
-                    Change::Wrote { path, before } => write_raw(&path, &before),
-                    Change::Mounted(p) => umount(&p),
-                    Change::Loop(node) => detach(&node),
-                    Change::BtrfsScanned(node) => {
-                        // Forgetting fails harmlessly if the kernel never kept it.
-                        let _ = run(Command::new("btrfs")
-                            .args(["device", "scan", "--forget"])
-                            .arg(&node));
-                        Ok(())
-                    }
-                    Change::CreatedFile(p) => std::fs::remove_file(&p)
-                        .map_err(|e| format!("removing {}: {e}", p.display())),
-                    Change::CreatedDir(p) => std::fs::remove_dir(&p)
-                        .map_err(|e| format!("removing {}: {e}", p.display())),
-                    Change::CreatedTree(p) => std::fs::remove_dir_all(&p)
-                        .map_err(|e| format!("removing {}: {e}", p.display())),
-                    Change::Spawned(mut child) => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        Ok(())
-                    }
-                };
-            if let Err(e) = r {
+        let Some(j) = self.journal.take() else {
+            return Vec::new();
+        };
+        let (_, mut failed) = journal::take_back_all(j.changes());
+        if failed.is_empty() {
+            if let Err(e) = j.remove() {
                 failed.push(e);
             }
+        } else {
+            failed.push(format!(
+                "the rest is listed in {}; `iolab kernel cleanup` tries again",
+                j.path().display()
+            ));
         }
         failed
     }
@@ -201,10 +230,10 @@ impl Undo {
 
 /// Unmount, retrying briefly while the filesystem is still busy (a
 /// process that used it may take a moment to exit).
-fn umount(p: &Path) -> Result<(), String> {
+pub fn umount(p: &Path) -> Result<(), String> {
     let mut last = String::new();
     for _ in 0..50 {
-        match run(Command::new("umount").arg(p)) {
+        match run(Command::new(tool("umount")?).arg(p)) {
             Ok(_) => return Ok(()),
             Err(e) => last = e,
         }
@@ -213,10 +242,10 @@ fn umount(p: &Path) -> Result<(), String> {
     Err(last)
 }
 
-fn detach(node: &str) -> Result<(), String> {
+pub fn detach(node: &str) -> Result<(), String> {
     let mut last = String::new();
     for _ in 0..50 {
-        match run(Command::new("losetup").arg("-d").arg(node)) {
+        match run(Command::new(tool("losetup")?).arg("-d").arg(node)) {
             Ok(_) => return Ok(()),
             Err(e) => last = e,
         }
