@@ -46,6 +46,100 @@ pub(crate) fn read_bytes_up_to(path: &Path, max: u64) -> Result<Vec<u8>, String>
     read_bytes_bounded(file, &shown.to_string(), max)
 }
 
+/// The longest line [`for_each_line`] takes.
+const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Calls `f` with each line of the regular file `path` (1-based number,
+/// text without its line end), reading a block at a time: memory stays a
+/// block and a line, whatever the file's size. Refused as
+/// [`read_text_up_to`] refuses a file: not a regular file, more than
+/// `max` bytes (checked before and while reading), not UTF-8 (at its
+/// line); a line above 1 MiB is refused at its number.
+pub(crate) fn for_each_line<E: From<String>>(
+    path: &Path,
+    max: u64,
+    mut f: impl FnMut(usize, &str) -> Result<(), E>,
+) -> Result<(), E> {
+    use std::io::Read as _;
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{shown}: not a regular file").into());
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{shown}: {} bytes; files above {max} bytes are not read",
+            meta.len()
+        )
+        .into());
+    }
+    let mut file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut carry: Vec<u8> = Vec::new();
+    let (mut lineno, mut total) = (0usize, 0u64);
+    // Whole lines, validated as one block (the bad line named).
+    let mut emit = |block: &[u8], lineno: &mut usize| -> Result<(), E> {
+        let text = std::str::from_utf8(block).map_err(|e| {
+            let at = e.valid_up_to();
+            let line = *lineno + block[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            format!("{shown}:{line}: not a text file (invalid UTF-8)")
+        })?;
+        for l in text.split('\n') {
+            *lineno += 1;
+            f(*lineno, l.strip_suffix('\r').unwrap_or(l))?;
+        }
+        Ok(())
+    };
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("{shown}: {e}").into()),
+        };
+        total += n as u64;
+        if total > max {
+            return Err(format!(
+                "{shown}: more than {max} bytes; files above {max} bytes are not read"
+            )
+            .into());
+        }
+        let mut chunk = &buf[..n];
+        if !carry.is_empty() {
+            match chunk.iter().position(|&b| b == b'\n') {
+                None => {
+                    carry.extend_from_slice(chunk);
+                    if carry.len() > MAX_LINE_BYTES {
+                        return Err(format!(
+                            "{shown}:{}: a line of more than {MAX_LINE_BYTES} bytes",
+                            lineno + 1
+                        )
+                        .into());
+                    }
+                    continue;
+                }
+                Some(i) => {
+                    carry.extend_from_slice(&chunk[..i]);
+                    let line = std::mem::take(&mut carry);
+                    emit(&line, &mut lineno)?;
+                    chunk = &chunk[i + 1..];
+                }
+            }
+        }
+        match chunk.iter().rposition(|&b| b == b'\n') {
+            Some(i) => {
+                emit(&chunk[..i], &mut lineno)?;
+                carry.extend_from_slice(&chunk[i + 1..]);
+            }
+            None => carry.extend_from_slice(chunk),
+        }
+    }
+    if !carry.is_empty() {
+        emit(&carry, &mut lineno)?;
+    }
+    Ok(())
+}
+
 /// Reads at most `max` bytes of UTF-8 text from `r`, which error messages
 /// call `shown`: more is an error, and so is binary content, at its line.
 fn read_bounded(r: impl std::io::Read, shown: &str, max: u64) -> Result<String, String> {

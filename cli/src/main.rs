@@ -253,6 +253,14 @@ pub struct Failure {
     pub message: String,
 }
 
+/// A message about what the user gave (a file that cannot be read as
+/// one, say): exit 2, as [`Failure::input`].
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::input(message)
+    }
+}
+
 impl Failure {
     pub fn input(message: impl Into<String>) -> Self {
         Self {

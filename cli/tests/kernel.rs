@@ -64,6 +64,55 @@ fn the_core_makes_the_kernels_decision_on_every_window_of_every_bundle() {
     assert!(scaled_down, "one bundle goes through scale-down to step 4");
 }
 
+/// A sparse writer (`kernel/fixtures/sparse-idle.fio`) on a RAM-backed
+/// loop device: its windows start from an idle timer.
+const SPARSE_IDLE: &str = "kernel/fixtures/sparse-idle-shm";
+/// `mixed.fio` at `wbt_lat_usec` 75 on a disk-backed loop device: scale
+/// down to step 4, and a write that raced an expiry.
+const SCALE_DOWN: &str = "kernel/fixtures/scaledown-disk-lat75";
+
+#[test]
+fn windows_that_start_from_an_idle_timer_are_rebuilt_as_the_kernel_arms_them() {
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        SPARSE_IDLE,
+        "--output-format",
+        "json",
+    ]);
+    let r = assert_all_agree(&o, SPARSE_IDLE);
+    // Every write of the job finds the timer idle and arms it; each such
+    // window outlasts its 100 ms (the timer wheel rounds it up), so one
+    // rebuilt as the 100 ms before its expiry would miss the write.
+    let idle = r["from_idle"].as_u64().expect("from_idle");
+    assert!(idle >= 15, "{r:#}");
+    assert_eq!(r["from_idle_longer"], r["from_idle"], "{r:#}");
+    assert!(
+        r["inputs"]["rebuilt"].as_u64().expect("rebuilt") > 100,
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_scale_down_capture_and_a_write_that_raced_its_expiry_replay_in_full() {
+    let o = iolab(&[
+        "kernel",
+        "replay-wbt",
+        SCALE_DOWN,
+        "--output-format",
+        "json",
+    ]);
+    let r = assert_all_agree(&o, SCALE_DOWN);
+    assert!(r["windows"].as_u64().expect("windows") > 100, "{r:#}");
+    assert!(r["raced"].as_u64().expect("raced") >= 1, "{r:#}");
+    let trace = std::fs::read_to_string(root().join(SCALE_DOWN).join("trace.txt")).expect("trace");
+    assert!(
+        trace.contains("scale down: step=4"),
+        "scales down to step 4"
+    );
+    assert!(trace.contains("scale up: step=3"), "and back up");
+}
+
 const BTRFS_BUNDLE: &str = "kernel/fixtures/btrfs-mirror";
 
 #[test]

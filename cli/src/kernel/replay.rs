@@ -4,13 +4,14 @@
 use std::path::Path;
 
 use iolab_kernel::replay::wbt::{self, Config, Decision, Divergence, Report, Source};
-use iolab_kernel::trace::Dev;
+use iolab_kernel::trace::{Dev, LineReader};
 use serde_json::{Value, json};
 
 use super::bundle::{BundleDevice, BundleMeta};
 use crate::{Failure, Format, pretty, write_out};
 
-/// The largest trace read (it is held in memory whole).
+/// The largest trace read (the wbt replay streams it; `summary` and
+/// `replay-dirty` hold it in memory whole).
 const MAX_TRACE_BYTES: u64 = 4 << 30;
 
 #[derive(clap::Args, Debug)]
@@ -94,9 +95,9 @@ pub fn bundle_device<'m>(
     Ok((device, dev))
 }
 
-/// The trace text and the replay's configuration, from a bundle's
+/// The trace's path and the replay's configuration, from a bundle's
 /// metadata or the flags alone.
-fn configure(a: &ReplayArgs) -> Result<(String, String, Config), Failure> {
+fn configure(a: &ReplayArgs) -> Result<(std::path::PathBuf, Config), Failure> {
     let (path, dev_flag) = trace_arg(&a.trace, a.dev.as_deref())?;
     let (trace_path, dev, qd, lat, rot) = if path.is_dir() {
         let meta = super::bundle::read(path)?;
@@ -132,11 +133,8 @@ fn configure(a: &ReplayArgs) -> Result<(String, String, Config), Failure> {
             "--lat-usec: 0 means wbt was off, and an off wbt traces no windows",
         ));
     }
-    let text = read_trace(&trace_path)?;
-    let shown = trace_path.display().to_string();
     Ok((
-        text,
-        shown,
+        trace_path,
         Config {
             dev,
             queue_depth: qd,
@@ -147,9 +145,22 @@ fn configure(a: &ReplayArgs) -> Result<(String, String, Config), Failure> {
 }
 
 pub fn replay_wbt(a: ReplayArgs) -> Result<(), Failure> {
-    let (text, trace, cfg) = configure(&a)?;
-    let report = wbt::replay(&text, &cfg)
-        .map_err(|e| Failure::input(format!("{trace}:{}: {}", e.line, e.message)))?;
+    let (path, cfg) = configure(&a)?;
+    let trace = path.display().to_string();
+    // Streamed: a line is read, typed and replayed, then dropped.
+    let mut lines = LineReader::new(Some(cfg.dev));
+    let mut replayer = wbt::Replayer::new(&cfg);
+    crate::load::for_each_line(&path, MAX_TRACE_BYTES, |n, line| {
+        match lines.line(n, line) {
+            Ok(Some(item)) => replayer.push(&item),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Failure::input(format!("{trace}:{}: {}", e.line, e.message)));
+            }
+        }
+        Ok(())
+    })?;
+    let report = replayer.finish(lines.skipped());
     if report.windows + report.adopted == 0 {
         return Err(Failure::input(format!(
             "{trace}: no wbt_timer records of device {} ({} lines name other devices): is --dev right, and were the wbt events enabled?",
@@ -219,6 +230,9 @@ pub fn report_json(r: &Report) -> Value {
         "first_divergence": r.first_divergence.as_ref().map(divergence_json),
         "divergences": r.divergences,
         "adopted": r.adopted,
+        "raced": r.raced,
+        "from_idle": r.from_idle,
+        "from_idle_longer": r.from_idle_longer,
         "inputs": {
             "printed": r.printed,
             "rebuilt": r.rebuilt,
@@ -297,6 +311,18 @@ fn report_text(trace: &str, cfg: &Config, r: &Report) -> String {
         s.push_str(&format!(
             "rebuilt vs printed over {} windows: read counts exact {}, write counts exact {} (largest differences {} and {}), read minimum on the other side of the target {}\n",
             c.windows, c.reads_exact, c.writes_exact, c.max_read_diff, c.max_write_diff, c.read_min_flips
+        ));
+    }
+    if r.from_idle > 0 {
+        s.push_str(&format!(
+            "from idle        {} windows started when a write armed the idle timer ({} of them longer than their length)\n",
+            r.from_idle, r.from_idle_longer
+        ));
+    }
+    if r.raced > 0 {
+        s.push_str(&format!(
+            "raced            {} windows printed the new step's window length (a write armed the timer while the expiry ran)\n",
+            r.raced
         ));
     }
     if r.lost_markers > 0 {

@@ -15,6 +15,11 @@ pub(crate) struct Expiry {
     pub timer: Option<(usize, u64, WbtTimer)>,
     /// `wbt_step`: (line, record).
     pub step: Option<(usize, WbtStep)>,
+    /// A tracked-direction write was issued between `wbt_timer` and the
+    /// end of the expiry: its `wbt_wait` found the timer inactive (the
+    /// callback was running) and armed it with the step of that moment,
+    /// so `wbt_step` may print the new step's window length.
+    pub raced: bool,
 }
 
 /// Gathers `wbt_*` records into expiries.
@@ -85,6 +90,14 @@ impl Assembler {
         }
         self.open.step = Some((line, step));
         Fed::Taken
+    }
+
+    /// A write was issued: the expiry being gathered raced it if its
+    /// timer ran and its step is not printed yet.
+    pub fn write_issued(&mut self) {
+        if self.open.timer.is_some() && self.open.step.is_none() {
+            self.open.raced = true;
+        }
     }
 
     /// The last expiry, if it has its timer.

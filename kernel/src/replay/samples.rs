@@ -17,6 +17,17 @@
 //! completion within a few microseconds of the window's edge may fall in
 //! the neighbouring window. The replay reports how well rebuilt counts
 //! match the kernel's on every window the kernel did print.
+//!
+//! A window that starts from an idle timer (the expiry before it did not
+//! re-arm: step 0 and nothing in flight) starts when the kernel arms the
+//! timer again: at the first tracked write after it (kernel: `wbt_wait`
+//! calls `rwb_arm_timer` when the stat callback is not active), and lasts
+//! its timeout rounded to the timer wheel's jiffies, so 100–104 ms on a
+//! 250 Hz kernel rather than 100. Until then no completion is counted.
+//! The trace does not show the arming; [`Rebuild::armed_at`] takes the
+//! issue of the first write at most [`ARM_SLACK_NS`] longer before the
+//! expiry than the window's length (a direct write, which wbt does not
+//! track and which arms nothing, may come earlier).
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -79,9 +90,14 @@ fn bucket(op: u8) -> Option<Bucket> {
     }
 }
 
-/// Requests in flight and completions since the last expiry.
 /// Completed requests remembered for a second, zero-length ending.
 const ENDED: usize = 8192;
+
+/// How much longer than its length a window from an idle timer may last:
+/// one jiffy of rounding at 100 Hz (10 ms) and the timer softirq's delay.
+pub(crate) const ARM_SLACK_NS: u64 = 12_000_000;
+
+/// Requests in flight and completions since the last expiry.
 
 #[derive(Debug, Default)]
 pub(crate) struct Rebuild {
@@ -91,10 +107,19 @@ pub(crate) struct Rebuild {
     /// Later requests of a key already in flight, oldest first (rare: the
     /// same sectors issued again before the first completes).
     again: Vec<(Key, u64)>,
-    /// The last [`ENDED`] completed requests: (operation, sector, issue).
+    /// The last [`ENDED`] completed requests, oldest first: (operation,
+    /// sector, their number in completion order).
     ended: VecDeque<(u8, u64, u64)>,
+    /// The latest of [`Rebuild::ended`] for each (operation, sector): its
+    /// issue time and number (looked up, never iterated).
+    ended_last: HashMap<(u8, u64), (u64, u64), BuildHasherDefault<KeyHasher>>,
+    /// Completed requests numbered so far.
+    ended_count: u64,
     /// (completion time, bucket, latency) since the last expiry, in order.
     done: Vec<(u64, Bucket, u64)>,
+    /// Issue times of write-bucket requests since the last expiry, in
+    /// order: where a window from an idle timer may have started.
+    writes_issued: Vec<u64>,
     /// Completions with no issue seen (issued before the trace began, or a
     /// second completion of one request).
     pub unpaired: u64,
@@ -103,8 +128,10 @@ pub(crate) struct Rebuild {
 impl Rebuild {
     pub fn issue(&mut self, ts: u64, rq: &Rq) {
         let op = rq.rwbs.op();
-        if bucket(op).is_none() {
-            return;
+        match bucket(op) {
+            None => return,
+            Some(Bucket::Write) => self.writes_issued.push(ts),
+            Some(Bucket::Read) => {}
         }
         let key = Key {
             op,
@@ -134,22 +161,39 @@ impl Rebuild {
             self.issued.insert(key, next);
         }
         if issued.is_none() && rq.nr_sector == 0 {
-            issued = self
-                .ended
-                .iter()
-                .rev()
-                .find(|(o, sector, _)| *o == op && *sector == rq.sector)
-                .map(|e| e.2);
+            issued = self.ended_last.get(&(op, rq.sector)).map(|&(t, _)| t);
         } else if let Some(t) = issued {
-            if self.ended.len() == ENDED {
-                self.ended.pop_front();
+            if self.ended.len() == ENDED
+                && let Some((o, sector, n)) = self.ended.pop_front()
+                && self
+                    .ended_last
+                    .get(&(o, sector))
+                    .is_some_and(|&(_, m)| m == n)
+            {
+                self.ended_last.remove(&(o, sector));
             }
-            self.ended.push_back((op, rq.sector, t));
+            let n = self.ended_count;
+            self.ended_count += 1;
+            self.ended.push_back((op, rq.sector, n));
+            self.ended_last.insert((op, rq.sector), (t, n));
         }
         match issued {
             Some(t) => self.done.push((ts, b, ts.saturating_sub(t))),
             None => self.unpaired += 1,
         }
+    }
+
+    /// When a window of `window_ns` that ends at `end` and started from an
+    /// idle timer was armed: the first write issued since the last expiry
+    /// within [`ARM_SLACK_NS`] over its length before `end`, just before
+    /// that issue (the kernel arms the timer as the write is submitted).
+    pub fn armed_at(&self, end: u64, window_ns: u64) -> Option<u64> {
+        let earliest = end.saturating_sub(window_ns.saturating_add(ARM_SLACK_NS));
+        self.writes_issued
+            .iter()
+            .copied()
+            .find(|&t| t >= earliest && t <= end)
+            .map(|t| t.saturating_sub(1))
     }
 
     /// The statistics of the window `(start, end]` (all completions up to
@@ -178,6 +222,7 @@ impl Rebuild {
             }
         }
         self.done.truncate(keep);
+        self.writes_issued.retain(|&t| t > end);
         stats
     }
 }

@@ -184,3 +184,61 @@ fn a_flush_sequenced_write_counts_twice_as_the_kernel_counts_it() {
     assert_eq!((r.windows, r.agree, r.rebuilt), (2, 2, 2), "{r:?}");
     assert_eq!(r.unpaired_completions, 0);
 }
+
+#[test]
+fn a_window_from_an_idle_timer_starts_at_the_write_that_armed_it() {
+    // Expiry at 1.0 s: step 0, nothing in flight, no step: the timer is
+    // not re-armed. A write at 1.2990 s arms it; the kernel's timer wheel
+    // ends the window 100.9 ms later, at 1.3999 s. The write and its
+    // flush completed before 1.2999 s, a 100 ms window's start: the
+    // kernel counted them (UNKNOWN_WRITES, scale up to step -1).
+    let t = [
+        timer(1_000_000, 2, 0, 0),
+        rq(1_299_000, true, "WS", 100, 8),
+        rq(1_299_080, false, "WS", 100, 8),
+        rq(1_299_100, true, "WSM", 900, 8),
+        rq(1_299_150, false, "WSM", 900, 8),
+        timer(1_399_900, 3, 0, 0),
+        step(1_399_901, "up", -1, 100_000, 8, 16, 31),
+    ]
+    .concat();
+    let r = replay(&t, &CFG).expect("replays");
+    assert_eq!((r.windows, r.agree, r.rebuilt), (2, 2, 2), "{r:?}");
+    // A write long before the expiry (a direct write, which arms nothing)
+    // does not start the window: its completion is outside it.
+    let t = [
+        timer(1_000_000, 2, 0, 0),
+        rq(1_100_000, true, "WS", 100, 8),
+        rq(1_100_080, false, "WS", 100, 8),
+        timer(1_399_900, 2, 0, 0),
+    ]
+    .concat();
+    let r = replay(&t, &CFG).expect("replays");
+    assert_eq!((r.windows, r.agree), (2, 2), "{r:?}");
+}
+
+#[test]
+fn a_write_armed_while_the_expiry_ran_prints_the_new_step_s_window() {
+    // At step 4 (45.7 ms windows) an OK window scales up to step 3. A
+    // write issued between wbt_timer and wbt_step armed the timer with
+    // step 3's length, which wbt_step printed: 50 ms.
+    let cfg = Config {
+        lat_usec: 75,
+        ..CFG
+    };
+    let t = [
+        timer(1_000_000, 2, 4, 1),
+        stat(1_048_000, 60_000, 3, 20),
+        timer(1_048_001, 1, 4, 1),
+        rq(1_048_005, true, "WS", 100, 8),
+        step(1_048_010, "up", 3, 50_000, 1, 2, 2),
+    ]
+    .concat();
+    let r = replay(&t, &cfg).expect("replays");
+    assert_eq!((r.windows, r.agree, r.raced), (2, 2, 1), "{r:?}");
+    // Without the write between them the same record is a divergence.
+    let quiet = t.replace(&rq(1_048_005, true, "WS", 100, 8), "");
+    let r = replay(&quiet, &cfg).expect("replays");
+    assert_eq!(r.divergences, 1, "{r:?}");
+    assert_eq!(r.first_divergence.map(|d| d.field), Some("window"));
+}

@@ -44,7 +44,7 @@ use iolab_wbt::{
 
 use super::expiry::{Assembler, Expiry, Fed};
 use super::samples::Rebuild;
-use crate::trace::{Dev, Event, Item, Reader, Record, StepMsg, TraceError, WindowFields};
+use crate::trace::{Dev, Event, Item, Reader, Record, Skipped, StepMsg, TraceError, WindowFields};
 
 /// What the replay needs to know about the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,6 +156,17 @@ pub struct Report {
     /// Expiries where the core joined the kernel's step because its
     /// UNKNOWN count was not known (see the module docs).
     pub adopted: u64,
+    /// Windows that started from an idle timer, at the write that armed
+    /// it (see `samples`).
+    pub from_idle: u64,
+    /// Those of them longer than their nominal length (the timer wheel's
+    /// rounding): a window rebuilt as that length before its expiry would
+    /// miss their first completions.
+    pub from_idle_longer: u64,
+    /// Agreeing windows whose `wbt_step` printed the new step's window
+    /// length because a write armed the timer while the callback ran (a
+    /// write issued between `wbt_timer` and `wbt_step`).
+    pub raced: u64,
     /// `wbt_step` records with no `wbt_timer` before them.
     pub orphan_steps: u64,
     /// `wbt_lat`/`wbt_stat` records with no `wbt_timer` after them.
@@ -185,18 +196,55 @@ impl Report {
 
 /// Replay `text` (a whole trace) for `cfg`.
 pub fn replay(text: &str, cfg: &Config) -> Result<Report, TraceError> {
-    let mut r = Replay::new(cfg);
+    let mut r = Replayer::new(cfg);
     let mut reader = Reader::new(text, Some(cfg.dev));
     for item in reader.by_ref() {
-        match item? {
-            Item::Record(rec) => r.record(&rec),
-            Item::Lost { events, .. } => r.lost(events),
+        r.push(&item?);
+    }
+    Ok(r.finish(reader.skipped()))
+}
+
+/// The replay fed one item at a time, for a caller that streams a trace
+/// through a [`crate::trace::LineReader`] of `cfg.dev`: memory stays that
+/// of the requests in flight and one window's completions, whatever the
+/// trace's length.
+pub struct Replayer {
+    inner: Replay,
+}
+
+impl Replayer {
+    /// A replay of the device `cfg` describes.
+    pub fn new(cfg: &Config) -> Replayer {
+        Replayer {
+            inner: Replay::new(cfg),
         }
     }
-    let mut report = r.finish();
-    report.unknown_event_lines = reader.skipped().unknown_total();
-    report.other_device_lines = reader.skipped().other_devices;
-    Ok(report)
+
+    /// The trace's next item, in the trace's order.
+    pub fn push(&mut self, item: &Item<'_>) {
+        match item {
+            Item::Record(rec) => self.inner.record(rec),
+            Item::Lost { events, .. } => self.inner.lost(*events),
+        }
+    }
+
+    /// The report, once the trace has ended; `skipped` is what its reader
+    /// passed over.
+    pub fn finish(self, skipped: &Skipped) -> Report {
+        let mut report = self.inner.finish();
+        report.unknown_event_lines = skipped.unknown_total();
+        report.other_device_lines = skipped.other_devices;
+        report
+    }
+}
+
+/// How the window being gathered started.
+#[derive(Clone, Copy, Debug)]
+enum WindowStart {
+    /// The expiry at this time re-armed the timer.
+    At(u64),
+    /// The last expiry left the timer idle: the next tracked write arms it.
+    Idle,
 }
 
 struct Replay {
@@ -205,8 +253,8 @@ struct Replay {
     asm: Assembler,
     rebuild: Rebuild,
     block_seen: bool,
-    /// Start of the running window, if it began at the last expiry.
-    window_start: Option<u64>,
+    /// How the running window started, once an expiry has been seen.
+    window_start: Option<WindowStart>,
     /// The core's state must be taken from the next `wbt_timer`.
     resync: bool,
     /// The core's UNKNOWN count is not known yet.
@@ -251,6 +299,9 @@ impl Replay {
             Event::WbtStep(s) => self.asm.step(rec.line, *s),
             Event::RqIssue(rq) => {
                 self.block_seen = true;
+                if matches!(rq.rwbs.op(), b'W' | b'D') {
+                    self.asm.write_issued();
+                }
                 self.rebuild.issue(rec.ts_ns, rq);
                 Fed::Taken
             }
@@ -302,9 +353,24 @@ impl Replay {
             self.core.resume_at(timer.step, 0);
             self.resync = false;
         }
-        let start = self
-            .window_start
-            .or_else(|| Some(ts.saturating_sub(window_ns(self.core.step()))));
+        // A window the last expiry re-armed started there; one from an
+        // idle timer when a write armed it; else (the trace's first) its
+        // length before the expiry.
+        let length = window_ns(self.core.step());
+        let start = match self.window_start {
+            Some(WindowStart::At(t)) => Some(t),
+            Some(WindowStart::Idle) => match self.rebuild.armed_at(ts, length) {
+                Some(armed) => {
+                    self.report.from_idle += 1;
+                    if ts.saturating_sub(armed) > length {
+                        self.report.from_idle_longer += 1;
+                    }
+                    Some(armed)
+                }
+                None => Some(ts.saturating_sub(length)),
+            },
+            None => Some(ts.saturating_sub(length)),
+        };
         let rebuilt = self.rebuild.window(start, ts);
         let lat_ns = self.cfg.lat_usec.saturating_mul(1000);
         let (stats, source) = match e.stat {
@@ -369,9 +435,23 @@ impl Replay {
                 max: s.max,
             }),
         };
-        let core = decision(&outcome);
+        let mut core = decision(&outcome);
         let kernel_step_after = kernel.step.map_or(timer.step, |s| s.step);
-        match first_difference(&kernel, &core) {
+        let mut difference = first_difference(&kernel, &core);
+        // A write's `wbt_wait` that ran while the callback did re-armed the
+        // timer with the new step, and `wbt_step` printed that window.
+        if difference == Some("window")
+            && e.raced
+            && let (Some(ks), Some(cs)) = (kernel.step, core.step.as_mut())
+            && ks.window_us == window_ns(ks.step) / 1000
+        {
+            cs.window_us = ks.window_us;
+            difference = first_difference(&kernel, &core);
+            if difference.is_none() {
+                self.report.raced += 1;
+            }
+        }
+        match difference {
             None => {
                 self.report.windows += 1;
                 self.report.agree += 1;
@@ -406,8 +486,14 @@ impl Replay {
         if kernel.step.is_some() {
             self.warming = false;
         }
+        // kernel: wb_timer_fn re-arms while the step is not 0 or
+        // requests are in flight.
         let rearmed = kernel_step_after != 0 || timer.inflight > 0;
-        self.window_start = rearmed.then_some(ts);
+        self.window_start = Some(if rearmed {
+            WindowStart::At(ts)
+        } else {
+            WindowStart::Idle
+        });
     }
 
     fn count_source(&mut self, source: Source) {

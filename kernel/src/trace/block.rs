@@ -2,6 +2,7 @@
 //! `DEV RWBS [BYTES] (CMD) SECTOR + NR [IOPRIO] [COMM|ERROR]`.
 
 use super::Dev;
+use super::fields::{Tokens, decimal};
 
 /// A request's `rwbs` column: flags and operation as letters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,9 +68,7 @@ pub struct Rq {
 }
 
 pub(super) fn rq(payload: &str, with_bytes: bool) -> Result<Rq, String> {
-    let mut toks = payload
-        .split(|c: char| c.is_ascii_whitespace())
-        .filter(|t| !t.is_empty());
+    let mut toks = Tokens::new(payload);
     let mut next = |what: &str| {
         toks.next()
             .ok_or_else(|| format!("cut short before its {what}"))
@@ -80,10 +79,7 @@ pub(super) fn rq(payload: &str, with_bytes: bool) -> Result<Rq, String> {
     let rwbs = Rwbs::new(r).ok_or_else(|| format!("'{r}' is not an rwbs column"))?;
     let bytes = if with_bytes {
         let b = next("bytes")?;
-        Some(
-            b.parse()
-                .map_err(|_| format!("bytes '{b}' is not a number"))?,
-        )
+        Some(decimal(b).ok_or_else(|| format!("bytes '{b}' is not a number"))?)
     } else {
         None
     };
@@ -96,16 +92,14 @@ pub(super) fn rq(payload: &str, with_bytes: bool) -> Result<Rq, String> {
         cmd = next("end of the command column")?;
     }
     let s = next("sector")?;
-    let sector = s
-        .parse()
-        .map_err(|_| format!("sector '{s}' is not a number"))?;
+    let sector = decimal(s).ok_or_else(|| format!("sector '{s}' is not a number"))?;
     if next("'+'")? != "+" {
         return Err("expected 'SECTOR + NR'".into());
     }
     let n = next("sector count")?;
-    let nr_sector = n
-        .parse()
-        .map_err(|_| format!("sector count '{n}' is not a number"))?;
+    let nr_sector = decimal(n)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| format!("sector count '{n}' is not a number"))?;
     // Optional `class,level,hint` (6.x), then `[comm]` or `[error]`.
     let mut last = next("final [..] column")?;
     if !last.starts_with('[') {

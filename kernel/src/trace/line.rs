@@ -43,9 +43,9 @@ pub(crate) fn split(text: &str) -> Split<'_> {
     let Some((task, pid)) = task_pid(&text[..open]) else {
         return Split::Bad("not a trace line: no TASK-PID before the [CPU] column".into());
     };
-    let cpu = match text[open + 1..close].parse() {
-        Ok(c) => c,
-        Err(_) => return Split::Bad("CPU number out of range".into()),
+    let cpu = match super::fields::decimal(&text[open + 1..close]).map(u32::try_from) {
+        Some(Ok(c)) => c,
+        _ => return Split::Bad("CPU number out of range".into()),
     };
     let rest = text[close + 1..].trim_ascii_start();
     // Optional irq-state flags (`..s1.`), then `SECONDS.FRACTION:`.
@@ -158,18 +158,15 @@ fn timestamp(tok: &str) -> Option<u64> {
         Some((s, f)) => (s, Some(f)),
         None => (tok, None),
     };
-    if secs.is_empty() || !secs.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let secs: u64 = secs.parse().ok()?;
+    let secs = super::fields::decimal(secs)?;
     match frac {
         None => Some(secs),
         Some(f) => {
-            if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+            if f.len() > 9 {
                 return None;
             }
             let scale = 10u64.pow(9 - f.len() as u32);
-            let frac: u64 = f.parse().ok()?;
+            let frac = super::fields::decimal(f)?;
             secs.checked_mul(1_000_000_000)?.checked_add(frac * scale)
         }
     }

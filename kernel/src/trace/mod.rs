@@ -52,13 +52,10 @@ impl Dev {
     /// `MAJ` and `MIN` separated by `sep` (`:` in `wbt_*`, `,` in `block_*`).
     pub(crate) fn parse_sep(text: &str, sep: char) -> Option<Dev> {
         let (maj, min) = text.split_once(sep)?;
-        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        if !digits(maj) || !digits(min) {
-            return None;
-        }
+        let num = |s: &str| fields::decimal(s).and_then(|v| u32::try_from(v).ok());
         Some(Dev {
-            major: maj.parse().ok()?,
-            minor: min.parse().ok()?,
+            major: num(maj)?,
+            minor: num(min)?,
         })
     }
 }
@@ -188,46 +185,53 @@ impl std::error::Error for TraceError {}
 
 /// What a [`Reader`] passed over without returning it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Skipped<'a> {
+pub struct Skipped {
     /// Comment, header and blank lines.
     pub header_lines: u64,
     /// Lines of events this reader does not type, by event name.
-    pub unknown_events: BTreeMap<&'a str, u64>,
+    pub unknown_events: BTreeMap<String, u64>,
     /// Lines of events that name another device than the one asked for.
     pub other_devices: u64,
 }
 
-impl Skipped<'_> {
+impl Skipped {
     /// Lines of unknown events in all.
     pub fn unknown_total(&self) -> u64 {
         self.unknown_events.values().sum()
     }
 }
 
-/// Reads a trace text line by line; see the module docs.
-pub struct Reader<'a> {
-    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+/// Reads a trace one line at a time, for a caller that streams it (a
+/// trace need not fit in memory); see the module docs. Its state is the
+/// device asked for and what it skipped.
+#[derive(Clone, Debug, Default)]
+pub struct LineReader {
     dev: Option<Dev>,
-    skipped: Skipped<'a>,
+    skipped: Skipped,
 }
 
-impl<'a> Reader<'a> {
-    /// A reader of `text` keeping only events of `dev` (and those that name
-    /// no device); every device's with `None`.
-    pub fn new(text: &'a str, dev: Option<Dev>) -> Reader<'a> {
-        Reader {
-            lines: text.lines().enumerate(),
+impl LineReader {
+    /// A reader keeping only events of `dev` (and those that name no
+    /// device); every device's with `None`.
+    pub fn new(dev: Option<Dev>) -> LineReader {
+        LineReader {
             dev,
             skipped: Skipped::default(),
         }
     }
 
     /// What was passed over so far.
-    pub fn skipped(&self) -> &Skipped<'a> {
+    pub fn skipped(&self) -> &Skipped {
         &self.skipped
     }
 
-    fn read(&mut self, lineno: usize, text: &'a str) -> Result<Option<Item<'a>>, TraceError> {
+    /// Line `lineno` (1-based) of the trace, without its line end: its
+    /// item, `None` for a line passed over, or what is wrong with it.
+    pub fn line<'t>(
+        &mut self,
+        lineno: usize,
+        text: &'t str,
+    ) -> Result<Option<Item<'t>>, TraceError> {
         let err = |message: String| TraceError {
             line: lineno,
             message,
@@ -248,7 +252,14 @@ impl<'a> Reader<'a> {
         };
         let event = match parse_event(parsed.event, parsed.payload) {
             Parsed::Unknown => {
-                *self.skipped.unknown_events.entry(parsed.event).or_insert(0) += 1;
+                match self.skipped.unknown_events.get_mut(parsed.event) {
+                    Some(n) => *n += 1,
+                    None => {
+                        self.skipped
+                            .unknown_events
+                            .insert(parsed.event.to_owned(), 1);
+                    }
+                }
                 return Ok(None);
             }
             Parsed::Bad(why) => {
@@ -277,13 +288,35 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Reads a whole trace text line by line ([`LineReader`] over its lines).
+pub struct Reader<'a> {
+    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+    inner: LineReader,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `text` keeping only events of `dev` (and those that name
+    /// no device); every device's with `None`.
+    pub fn new(text: &'a str, dev: Option<Dev>) -> Reader<'a> {
+        Reader {
+            lines: text.lines().enumerate(),
+            inner: LineReader::new(dev),
+        }
+    }
+
+    /// What was passed over so far.
+    pub fn skipped(&self) -> &Skipped {
+        self.inner.skipped()
+    }
+}
+
 impl<'a> Iterator for Reader<'a> {
     type Item = Result<Item<'a>, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let (i, text) = self.lines.next()?;
-            match self.read(i + 1, text) {
+            match self.inner.line(i + 1, text) {
                 Ok(None) => continue,
                 Ok(Some(item)) => return Some(Ok(item)),
                 Err(e) => return Some(Err(e)),
