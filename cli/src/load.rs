@@ -42,8 +42,11 @@ pub(crate) fn read_bytes_up_to(path: &Path, max: u64) -> Result<Vec<u8>, String>
         ));
     }
     let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    crate::outputs::note_input(path);
     // Bounded again while reading: the file may grow after the check.
-    read_bytes_bounded(file, &shown.to_string(), max)
+    let bytes = read_bytes_bounded(file, &shown.to_string(), max)?;
+    crate::outputs::note_input_bytes(&bytes);
+    Ok(bytes)
 }
 
 /// The longest line [`for_each_line`] takes.
@@ -74,6 +77,7 @@ pub(crate) fn for_each_line<E: From<String>>(
         .into());
     }
     let mut file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    crate::outputs::note_input(path);
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     let (mut lineno, mut total) = (0usize, 0u64);
@@ -523,18 +527,6 @@ pub fn peak_rss() -> Option<String> {
         .map(|l| l.trim_start_matches("VmHWM:").trim().to_owned())
 }
 
-/// Creates the trace file `path` if it is missing, before a run, so a
-/// path that cannot be written is refused at once, not after the
-/// simulation (an existing file is left as it is until the run ends).
-pub fn open_trace(path: &str) -> Result<(), Failure> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map(drop)
-        .map_err(|e| Failure::input(format!("--trace {path}: {e}")))
-}
-
 /// Writes the policy's trace records (`extra.policy_report.trace`) as JSON
 /// lines to `path`; a policy without traces writes an empty file.
 pub fn write_trace(path: &str, extra: &serde_json::Value) -> Result<(), Failure> {
@@ -548,9 +540,9 @@ pub fn write_trace(path: &str, extra: &serde_json::Value) -> Result<(), Failure>
             text.push('\n');
         }
     }
-    std::fs::write(path, text).map_err(|e| Failure {
+    crate::outputs::write_atomic(Path::new(path), text.as_bytes()).map_err(|e| Failure {
         code: 1,
-        message: format!("--trace {path}: {e}"),
+        message: format!("--trace {e}"),
     })
 }
 

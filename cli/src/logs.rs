@@ -107,7 +107,11 @@ impl Logs {
     /// for a command of one run), made if under `--log-dir`. Refused
     /// before any run: several runs without `--log-dir`, an absolute prefix
     /// under it, a prefix whose directory does not exist.
-    pub fn prepare(&self, suffix: &str) -> Result<PathBuf, Failure> {
+    pub fn prepare(
+        &self,
+        suffix: &str,
+        claims: &mut crate::outputs::Claims,
+    ) -> Result<PathBuf, Failure> {
         let sub = suffix.trim_start_matches('.');
         let dir = match (&self.base, sub.is_empty()) {
             (None, true) => PathBuf::new(),
@@ -127,6 +131,7 @@ impl Logs {
                 dir
             }
         };
+        let mut claimed: Vec<PathBuf> = Vec::new();
         for w in &self.wanted {
             if self.base.is_some() && Path::new(&w.prefix).is_absolute() {
                 return Err(Failure::input(format!(
@@ -151,6 +156,11 @@ impl Logs {
                     w.origin,
                     path.display()
                 )));
+            }
+            // Several jobs may share one file (per_job_logs=0).
+            if !claimed.contains(&path) {
+                claims.file(&w.origin, &path)?;
+                claimed.push(path);
             }
         }
         Ok(dir)
@@ -185,10 +195,8 @@ impl Logs {
             write_log(&mut files[at].1, &series[w.job], w.kind);
         }
         for (path, text) in &files {
-            std::fs::write(path, text).map_err(|e| Failure {
-                code: 1,
-                message: format!("{}: {e}", path.display()),
-            })?;
+            crate::outputs::write_atomic(path, text.as_bytes())
+                .map_err(|message| Failure { code: 1, message })?;
         }
         Ok(files.len())
     }

@@ -4,6 +4,7 @@
 mod kernel;
 mod load;
 mod logs;
+mod outputs;
 mod plot;
 mod progress;
 mod render;
@@ -171,8 +172,10 @@ struct Common {
     #[arg(long, value_enum, default_value_t = Format::Normal)]
     output_format: Format,
     /// Write the output (the tables, the JSON or a shard document) to FILE
-    /// instead of stdout, as fio's --output does; the file is made before
-    /// the runs start, so a path that cannot be written stops nothing late.
+    /// instead of stdout, as fio's --output does. The path is checked
+    /// before the runs start (not an input, not a directory or device, in
+    /// a directory that can be written), and the file is replaced only
+    /// when the output is whole.
     #[arg(long, value_name = "FILE")]
     output: Option<String>,
     /// Run only the job file's section [NAME] (again for several), as
@@ -299,9 +302,10 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             output,
         } => {
             let m = shard::merge(&files)?;
-            let inputs: Vec<&str> = files.iter().map(String::as_str).collect();
-            let mut out = Output::open(output.as_deref(), &inputs)?;
+            let mut claims = outputs::Claims::default();
+            let mut out = Output::open(output.as_deref(), &mut claims)?;
             if let Some(dir) = &plot {
+                claims.dir("--plot", std::path::Path::new(dir), ".svg")?;
                 draw(dir, &m.policies, &m.variants, &m.outs, m.seeds.as_deref())?;
             }
             let text = render::render(m.kind, &m.policies, &m.variants, m.seeds, m.format, m.outs)?;
@@ -360,8 +364,13 @@ fn run_or_compare(
         ));
     }
     let scenario = build_scenario(common)?;
-    let inputs: Vec<&str> = common.job_files.iter().map(String::as_str).collect();
-    let mut out = Output::open(common.output.as_deref(), &inputs)?;
+    // Every input is read by now: the outputs are checked against them
+    // before any run.
+    let mut claims = outputs::Claims::default();
+    let mut out = Output::open(common.output.as_deref(), &mut claims)?;
+    if let Some(dir) = &common.plot {
+        claims.dir("--plot", std::path::Path::new(dir), ".svg")?;
+    }
     let mut notes = Vec::new();
     let logs = logs::Logs::plan(&scenario.jobs, common.log_dir.as_deref(), &mut notes);
     if let (false, Some(dir)) = (logs.any(), &common.log_dir) {
@@ -386,6 +395,7 @@ fn run_or_compare(
         numbered,
         slice,
         &logs,
+        &mut claims,
     )?;
     let text = match slice {
         Some((i, n)) => {
@@ -405,6 +415,7 @@ fn run_or_compare(
                 format: common.output_format,
                 identity: identity(common),
                 job_hash: shard::fnv_hex(&job),
+                inputs_digest: outputs::inputs_digest(),
             };
             shard::document(&cmd, i, n, total, outs)
         }
@@ -430,39 +441,34 @@ fn run_or_compare(
     out.write(&text)
 }
 
-/// Where a command's output goes: stdout, or the `--output` file, made
-/// (empty) before the runs start.
+/// Where a command's output goes: stdout, or the `--output` file,
+/// claimed before the runs and written whole at the end.
 enum Output {
     Stdout,
-    File(String, std::fs::File),
+    File(String),
 }
 
 impl Output {
-    /// Makes the `--output` file; one of the command's `inputs` (its job
-    /// file, the shard documents) is refused rather than overwritten.
-    fn open(path: Option<&str>, inputs: &[&str]) -> Result<Self, Failure> {
-        let same = |a: &str, b: &str| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
+    /// Claims the `--output` file (see [`outputs::Claims::file`]): an
+    /// input of the command is refused rather than overwritten.
+    fn open(path: Option<&str>, claims: &mut outputs::Claims) -> Result<Self, Failure> {
         match path {
             None => Ok(Output::Stdout),
-            Some(p) if inputs.iter().any(|i| same(p, i)) => Err(Failure::input(format!(
-                "--output {p}: that is an input of this command; give another file"
-            ))),
-            Some(p) => std::fs::File::create(p)
-                .map(|f| Output::File(p.to_owned(), f))
-                .map_err(|e| Failure::input(format!("--output {p}: {e}"))),
+            Some(p) => {
+                claims.file("--output", std::path::Path::new(p))?;
+                Ok(Output::File(p.to_owned()))
+            }
         }
     }
 
     fn write(&mut self, text: &str) -> Result<(), Failure> {
         match self {
             Output::Stdout => write_out(&mut std::io::stdout().lock(), text),
-            Output::File(p, f) => f.write_all(text.as_bytes()).map_err(|e| Failure {
-                code: 1,
-                message: format!("--output {p}: {e}"),
-            }),
+            Output::File(p) => outputs::write_atomic(std::path::Path::new(p), text.as_bytes())
+                .map_err(|e| Failure {
+                    code: 1,
+                    message: format!("--output {e}"),
+                }),
         }
     }
 }
@@ -522,9 +528,10 @@ const MAX_JOBS: usize = 1024;
 /// Runs every variant over the seeds (the scenario's own seed without
 /// `--seeds`), or only slice `(I, N)` of those runs (the runs whose index
 /// is I modulo N), on `--jobs` threads, after checking every variant and
-/// creating every trace file, and returns `(index, output)` in plan order:
+/// claiming every trace and log file, and returns `(index, output)` in plan order:
 /// by variant, then seed. `numbered` names trace files by variant as a
 /// comparison does.
+#[allow(clippy::too_many_arguments)]
 fn execute(
     c: &Common,
     scenario: &Scenario,
@@ -533,6 +540,7 @@ fn execute(
     numbered: bool,
     slice: Option<(usize, usize)>,
     logs: &logs::Logs,
+    claims: &mut outputs::Claims,
 ) -> Result<Vec<(usize, iolab_sim::RunOutput)>, Failure> {
     let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
     let jobs = match c.jobs {
@@ -577,10 +585,10 @@ fn execute(
             }
             let trace = c.trace.as_ref().map(|base| format!("{base}{suffix}"));
             if let Some(path) = &trace {
-                load::open_trace(path)?;
+                claims.file("--trace", std::path::Path::new(path))?;
             }
             if logs.any() {
-                log_dirs.push(logs.prepare(&suffix)?);
+                log_dirs.push(logs.prepare(&suffix, claims)?);
             }
             plan.push(runs::Planned {
                 scenario: Scenario {

@@ -486,7 +486,10 @@ pub fn write(
             message: format!("--plot: drawing {}: {e}", f.file),
         })?;
         let path = dir.join(&f.file);
-        std::fs::write(&path, svg).map_err(|e| io(&path, e))?;
+        crate::outputs::write_atomic(&path, svg.as_bytes()).map_err(|e| Failure {
+            code: 1,
+            message: format!("--plot {e}"),
+        })?;
         written.push(path);
     }
     Ok(written)

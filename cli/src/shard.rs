@@ -59,16 +59,14 @@ pub struct Command {
     pub identity: String,
     /// FNV-1a of the job file's bytes, in hex.
     pub job_hash: String,
+    /// Digest of every file the command read (job files, includes,
+    /// replayed logs, device files), contents only.
+    pub inputs_digest: String,
 }
 
 /// FNV-1a, 64 bits, of `bytes`, in hex.
 pub fn fnv_hex(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", crate::outputs::fnv(bytes))
 }
 
 fn format_name(f: Format) -> &'static str {
@@ -99,8 +97,12 @@ pub fn document(
             })
         })
         .collect();
+    let runs = serde_json::Value::Array(runs);
+    let digest = runs_digest(&runs);
     let mut text = serde_json::json!({
         "iolab_shard": VERSION,
+        "iolab_build": crate::outputs::build_id(),
+        "runs_digest": digest,
         "command": {
             "kind": cmd.kind.name(),
             "policies": cmd.policies,
@@ -108,6 +110,7 @@ pub fn document(
             "output_format": format_name(cmd.format),
             "identity": cmd.identity,
             "job_hash": cmd.job_hash,
+            "inputs_digest": cmd.inputs_digest,
         },
         "shard": shard,
         "of": of,
@@ -118,6 +121,15 @@ pub fn document(
     text.push('\n');
     text
 }
+
+/// Digest of a shard's runs as serialized: a document edited after it
+/// was written no longer matches it.
+fn runs_digest(runs: &serde_json::Value) -> String {
+    format!("{:016x}", crate::outputs::fnv(runs.to_string().as_bytes()))
+}
+
+/// The largest shard document read.
+const MAX_SHARD_BYTES: u64 = 1 << 30;
 
 /// One shard file read back.
 struct Read {
@@ -131,13 +143,29 @@ struct Read {
 
 fn read(path: &str) -> Result<Read, Failure> {
     let bad = |why: String| Failure::input(format!("{path}: {why}"));
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    // Bounded, regular files only (a FIFO or a device is refused, not
+    // read for ever).
+    let text = crate::load::read_text_up_to(std::path::Path::new(path), MAX_SHARD_BYTES)
+        .map_err(Failure::input)?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| bad(format!("not an iolab shard document ({e})")))?;
     if v["iolab_shard"] != VERSION {
         return Err(bad(format!(
             "not an iolab shard document of version {VERSION} (a sharded run's output)"
         )));
+    }
+    let build = crate::outputs::build_id();
+    if v["iolab_build"] != build.as_str() {
+        return Err(bad(format!(
+            "written by iolab build '{}', not this one ('{build}'); merge with the build that ran the shards",
+            v["iolab_build"].as_str().unwrap_or("(none)")
+        )));
+    }
+    if v["runs_digest"] != runs_digest(&v["runs"]).as_str() {
+        return Err(bad(
+            "its runs do not match the digest written with them: the document was changed after it was written"
+                .into(),
+        ));
     }
     let count = |key: &str| {
         v[key]

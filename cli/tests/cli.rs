@@ -889,7 +889,7 @@ fn sections_and_an_output_file_work_as_in_fio() {
     );
     let itself = iolab(&["run", j, "--device", "nvme", "--output", j]);
     assert_eq!(itself.status.code(), Some(2));
-    assert!(stderr(&itself).contains("that is an input of this command"));
+    assert!(stderr(&itself).contains("an input of this command"));
     assert!(std::fs::read_to_string(&job).expect("kept").contains("[c]"));
     let nowhere = iolab(&[
         "run",

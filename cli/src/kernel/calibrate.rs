@@ -934,6 +934,8 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
             args.out
         )));
     }
+    // Its directory can be written, before any probe runs.
+    crate::outputs::Claims::default().file("--out", &out)?;
     if let Some(dir) = &args.from {
         let probed = read_kept(Path::new(dir))?;
         let scratch = PathBuf::from(format!("/tmp/iolab-refit-{}", std::process::id()));
@@ -941,7 +943,7 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
             .map_err(|e| capture::sys_err(format!("{}: {e}", scratch.display())))?;
         let r = fit_file(args, &probed, &scratch);
         let _ = std::fs::remove_dir_all(&scratch);
-        return finish(args, &out, r?);
+        return finish(&out, r?);
     }
     if args.runtime == 0 || args.runtime > 600 {
         return Err(Failure::input("--runtime: 1 to 600 seconds per probe"));
@@ -1000,16 +1002,13 @@ pub fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
             failed.join("; ")
         )));
     }
-    finish(args, &out, r?)
+    finish(&out, r?)
 }
 
 /// Writes the fitted file and prints the table.
-fn finish(
-    args: &CalibrateArgs,
-    out: &Path,
-    (text, table): (String, String),
-) -> Result<(), Failure> {
-    std::fs::write(out, &text).map_err(|e| Failure::input(format!("--out {}: {e}", args.out)))?;
+fn finish(out: &Path, (text, table): (String, String)) -> Result<(), Failure> {
+    crate::outputs::write_atomic(out, text.as_bytes())
+        .map_err(|e| Failure::input(format!("--out {e}")))?;
     crate::write_out(&mut std::io::stdout().lock(), &table)
 }
 
