@@ -312,16 +312,13 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             out.write(&text)
         }
         Cmd::Run { common, policy } => {
-            if policy.contains('{') {
-                return Err(Failure::input(format!(
-                    "--policy {policy}: a sweep ({{...}}) makes several variants; give it to compare --policies"
-                )));
-            }
+            flags_all_at_once(&common, render::Kind::Run, &policy)?;
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
             run_or_compare(render::Kind::Run, &common, &policy, vec![variant])
         }
         Cmd::Compare { common, policies } => {
+            flags_all_at_once(&common, render::Kind::Compare, &policies)?;
             let variants = iolab_sim::parse_policies(&policies)
                 .map_err(|e| Failure::input(format!("--policies: {e}")))?;
             run_or_compare(render::Kind::Compare, &common, &policies, variants)
@@ -441,6 +438,60 @@ fn run_or_compare(
     out.write(&text)
 }
 
+/// Every flag that can be checked on its own, checked before anything
+/// is read, and every problem said at once (one line each), as a job
+/// file's are.
+fn flags_all_at_once(c: &Common, kind: render::Kind, policies: &str) -> Result<(), Failure> {
+    let mut problems: Vec<String> = Vec::new();
+    let mut check = |r: Result<(), Failure>| {
+        if let Err(f) = r {
+            problems.push(f.message);
+        }
+    };
+    check(load::memory(&c.memory).map(drop));
+    if !(1..=MAX_CPUS).contains(&c.cpus) {
+        check(Err(Failure::input(format!(
+            "--cpus {}: a machine has 1 to {MAX_CPUS} CPUs",
+            c.cpus
+        ))));
+    }
+    if let Some(text) = &c.seeds {
+        check(seeds::parse(text).map(drop));
+    }
+    if let Some(text) = &c.shard {
+        check(shard::parse(text).map(drop));
+    }
+    check(jobs_flag(c.jobs).map(drop));
+    let parsed = match kind {
+        render::Kind::Run if policies.contains('{') => Err(Failure::input(format!(
+            "--policy {policies}: a sweep ({{...}}) makes several variants; give it to compare --policies"
+        ))),
+        render::Kind::Run => iolab_sim::parse_variant(policies)
+            .map(drop)
+            .map_err(|e| Failure::input(format!("--policy: {e}"))),
+        render::Kind::Compare => iolab_sim::parse_policies(policies)
+            .map(drop)
+            .map_err(|e| Failure::input(format!("--policies: {e}"))),
+    };
+    check(parsed);
+    match problems.len() {
+        0 => Ok(()),
+        _ => Err(Failure::input(problems.join("\n"))),
+    }
+}
+
+/// `--jobs`: threads for the runs (default: the CPUs this process may use).
+fn jobs_flag(jobs: Option<usize>) -> Result<usize, Failure> {
+    match jobs {
+        Some(0) => Err(Failure::input("--jobs 0: give at least one thread")),
+        Some(n) if n > MAX_JOBS => Err(Failure::input(format!(
+            "--jobs {n}: at most {MAX_JOBS} threads"
+        ))),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, usize::from)),
+    }
+}
+
 /// Where a command's output goes: stdout, or the `--output` file,
 /// claimed before the runs and written whole at the end.
 enum Output {
@@ -543,20 +594,7 @@ fn execute(
     claims: &mut outputs::Claims,
 ) -> Result<Vec<(usize, iolab_sim::RunOutput)>, Failure> {
     let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
-    let jobs = match c.jobs {
-        Some(0) => {
-            return Err(Failure::input(
-                "--jobs 0: give at least one thread".to_owned(),
-            ));
-        }
-        Some(n) if n > MAX_JOBS => {
-            return Err(Failure::input(format!(
-                "--jobs {n}: at most {MAX_JOBS} threads"
-            )));
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, usize::from),
-    };
+    let jobs = jobs_flag(c.jobs)?;
     // Refuse a variant that cannot run before running the others.
     if numbered {
         for v in variants {

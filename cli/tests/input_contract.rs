@@ -483,3 +483,97 @@ fn device_errors_carry_their_line_and_trace_paths_are_checked_first() {
 }
 
 const WBT: &str = "scenarios/wbt-fdatasync-writers.fio";
+
+#[test]
+fn every_flag_error_is_listed_at_once() {
+    let o = bounded(&[
+        "compare",
+        "--device",
+        "nvme",
+        "--memory",
+        "0",
+        "--cpus",
+        "0",
+        "--seeds",
+        "0",
+        "--jobs",
+        "0",
+        "--policies",
+        "none,bogus",
+        "--",
+        "--name=x",
+        "--rw=read",
+        "--size=1m",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    for flag in [
+        "--memory",
+        "--cpus 0",
+        "--seeds 0",
+        "--jobs 0",
+        "--policies",
+    ] {
+        assert!(err.contains(flag), "{flag} not named in: {err}");
+    }
+    assert_eq!(err.lines().count(), 5, "{err}");
+}
+
+#[test]
+fn a_trace_out_of_time_order_is_refused_at_its_line() {
+    let text = std::fs::read_to_string(root().join("kernel/fixtures/disk-default/trace.txt"))
+        .expect("fixture");
+    // Two event lines swapped, as a shuffle or a cut-and-joined trace has.
+    let mut lines: Vec<&str> = text.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.contains("block_rq_issue"))
+        .expect("an event");
+    lines.swap(first + 10, first + 20);
+    let path = write("shuffled.txt", &(lines.join("\n") + "\n"));
+    refused(
+        &[
+            "kernel",
+            "replay-wbt",
+            &path,
+            "--dev",
+            "7:0",
+            "--queue-depth",
+            "128",
+            "--lat-usec",
+            "2000",
+        ],
+        "not in time order",
+    );
+}
+
+#[test]
+fn a_kept_measurement_of_an_absurd_size_is_refused_at_the_fact() {
+    let kept = dir().join("absurd.probes");
+    let _ = std::fs::remove_dir_all(&kept);
+    std::fs::create_dir_all(&kept).expect("dir");
+    let src = root().join("kernel/calibrated/loop-shm.probes");
+    for e in std::fs::read_dir(&src).expect("kept") {
+        let p = e.expect("entry").path();
+        std::fs::copy(&p, kept.join(p.file_name().expect("name"))).expect("copy");
+    }
+    let facts = kept.join("device.json");
+    let text = std::fs::read_to_string(&facts).expect("facts");
+    std::fs::write(&facts, text.replace("2147483648", "1125899906842624")).expect("write");
+    let out = dir().join("absurd.toml");
+    let _ = std::fs::remove_file(&out);
+    let o = bounded(&[
+        "calibrate",
+        "--from",
+        kept.to_str().expect("utf-8"),
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("device.json: \"size\" must be"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}

@@ -923,6 +923,13 @@ struct Probed {
     made_loop: bool,
 }
 
+/// The smallest device a kept measurement may describe: the 300 MiB a
+/// loop device the probes run on needs at least.
+const MIN_PROBED_BYTES: u64 = 300 << 20;
+/// The largest: the simulator's largest file (16 TiB), which the probes'
+/// files, most of the device, must fit.
+const MAX_PROBED_BYTES: u64 = 16 << 40;
+
 /// The facts file of a kept measurement, beside `PROBE.json` per probe.
 const FACTS: &str = "device.json";
 
@@ -1193,7 +1200,17 @@ fn read_kept(dir: &Path) -> Result<Probed, Failure> {
             .ok_or_else(|| bad(k, &format!("an integer from 1 to {max}")))
     };
     let flag = |k: &str| field(k)?.as_bool().ok_or_else(|| bad(k, "true or false"));
-    let size = int("size", 1 << 50)?;
+    // What a probe runs on (the 300 MiB a loop device needs at least) up
+    // to the largest file the simulator runs a probe on (16 TiB).
+    let size = field("size")?
+        .as_u64()
+        .filter(|v| (MIN_PROBED_BYTES..=MAX_PROBED_BYTES).contains(v))
+        .ok_or_else(|| {
+            bad(
+                "size",
+                &format!("an integer from {MIN_PROBED_BYTES} to {MAX_PROBED_BYTES} bytes"),
+            )
+        })?;
     let depth = int("queue_depth", 65_536)? as u32;
     let runtime = int("runtime", 600)? as u32;
     let source = field("source")?

@@ -151,14 +151,12 @@ pub fn replay_wbt(a: ReplayArgs) -> Result<(), Failure> {
     let mut lines = LineReader::new(Some(cfg.dev));
     let mut replayer = wbt::Replayer::new(&cfg);
     crate::load::for_each_line(&path, MAX_TRACE_BYTES, |n, line| {
-        match lines.line(n, line) {
+        let pushed = match lines.line(n, line) {
             Ok(Some(item)) => replayer.push(&item),
-            Ok(None) => {}
-            Err(e) => {
-                return Err(Failure::input(format!("{trace}:{}: {}", e.line, e.message)));
-            }
-        }
-        Ok(())
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        pushed.map_err(|e| Failure::input(format!("{trace}:{}: {}", e.line, e.message)))
     })?;
     let report = replayer.finish(lines.skipped());
     if report.windows + report.adopted == 0 {

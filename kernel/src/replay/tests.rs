@@ -89,6 +89,8 @@ fn the_core_judges_a_rebuilt_window_itself() {
     t += &rq(50, false, "R", 8, 8);
     for k in 0..3 {
         t += &rq(60 + k, true, "WS", 1000 + 8 * k, 8);
+    }
+    for k in 0..3 {
         t += &rq(90 + k, false, "WS", 1000 + 8 * k, 8);
     }
     t += &timer(100_000, 1, 0, 0);
@@ -241,4 +243,21 @@ fn a_write_armed_while_the_expiry_ran_prints_the_new_step_s_window() {
     let r = replay(&quiet, &cfg).expect("replays");
     assert_eq!(r.divergences, 1, "{r:?}");
     assert_eq!(r.first_divergence.map(|d| d.field), Some("window"));
+}
+
+#[test]
+fn a_trace_out_of_time_order_is_refused_at_its_line() {
+    // Two expiries swapped: the tracer never prints that.
+    let t = [
+        timer(1_000_000, 2, 0, 1),
+        timer(1_200_000, 2, 0, 1),
+        timer(1_100_000, 2, 0, 1),
+    ]
+    .concat();
+    let e = replay(&t, &CFG).expect_err("refused");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("earlier than line 2's"), "{e:?}");
+    // Equal timestamps are in order (two events of one callback).
+    let t = [timer(1_000_000, 2, 0, 1), timer(1_000_000, 2, 0, 1)].concat();
+    assert!(replay(&t, &CFG).is_ok());
 }

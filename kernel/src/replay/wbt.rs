@@ -199,7 +199,7 @@ pub fn replay(text: &str, cfg: &Config) -> Result<Report, TraceError> {
     let mut r = Replayer::new(cfg);
     let mut reader = Reader::new(text, Some(cfg.dev));
     for item in reader.by_ref() {
-        r.push(&item?);
+        r.push(&item?)?;
     }
     Ok(r.finish(reader.skipped()))
 }
@@ -210,6 +210,8 @@ pub fn replay(text: &str, cfg: &Config) -> Result<Report, TraceError> {
 /// trace's length.
 pub struct Replayer {
     inner: Replay,
+    /// The latest record's timestamp and line.
+    last: Option<(u64, usize)>,
 }
 
 impl Replayer {
@@ -217,15 +219,36 @@ impl Replayer {
     pub fn new(cfg: &Config) -> Replayer {
         Replayer {
             inner: Replay::new(cfg),
+            last: None,
         }
     }
 
     /// The trace's next item, in the trace's order.
-    pub fn push(&mut self, item: &Item<'_>) {
+    ///
+    /// # Errors
+    ///
+    /// A record earlier than the one before it: the tracer prints the
+    /// device's events in time order, so the trace was cut and joined or
+    /// its lines moved, and no window of it can be trusted.
+    pub fn push(&mut self, item: &Item<'_>) -> Result<(), TraceError> {
         match item {
-            Item::Record(rec) => self.inner.record(rec),
+            Item::Record(rec) => {
+                if let Some((ts, at)) = self.last
+                    && rec.ts_ns < ts
+                {
+                    return Err(TraceError {
+                        line: rec.line,
+                        message: format!(
+                            "its timestamp is earlier than line {at}'s: the trace is not in time order (lines moved, or traces joined), which the tracer never prints"
+                        ),
+                    });
+                }
+                self.last = Some((rec.ts_ns, rec.line));
+                self.inner.record(rec);
+            }
             Item::Lost { events, .. } => self.inner.lost(*events),
         }
+        Ok(())
     }
 
     /// The report, once the trace has ended; `skipped` is what its reader

@@ -137,7 +137,15 @@ pub fn parse_blktrace(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> 
                 None => format!("/dev/block/{}:{}", device >> 20, device & 0xf_ffff),
             });
         }
-        let mut offset = sector.saturating_mul(512);
+        let mut offset = match sector.checked_mul(512) {
+            Some(o) => o,
+            None if kind == LogAction::Sync => 0,
+            None => {
+                return Err(err(format!(
+                    "sector {sector} is past the 64-bit byte range"
+                )));
+            }
+        };
         if replay.scale > 1 {
             offset /= replay.scale;
         }
@@ -145,7 +153,13 @@ pub fn parse_blktrace(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> 
         if replay.align > 1 {
             offset = offset / replay.align * replay.align;
             // fio rounds a traced length up to the alignment.
-            len = len.div_ceil(replay.align) * replay.align;
+            len = len
+                .div_ceil(replay.align)
+                .checked_mul(replay.align)
+                .ok_or_else(|| err(format!("length {len} rounded up to replay_align overflows")))?;
+        }
+        if kind != LogAction::Sync {
+            super::iolog::end_in_range(offset, len).map_err(err)?;
         }
         if log.entries.len() == MAX_LOG_ENTRIES {
             return Err(err(format!(
@@ -258,6 +272,16 @@ pub(crate) mod tests {
             e.message.contains("record 2 (byte 48): no blktrace magic"),
             "{e}"
         );
+        // A sector whose byte offset is past 64 bits, or whose IO ends
+        // past the largest file offset, is refused at its record.
+        let mut t = record(0, 0, 4096, queued(0), dev);
+        t.extend(record(1, 1 << 55, 4096, queued(0), dev));
+        let e = parse_blktrace(&t, &Replay::default()).expect_err("past 64 bits");
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("past the 64-bit byte range"), "{e}");
+        let t = record(0, (1 << 54) - 1, 4096, queued(TC_WRITE), dev);
+        let e = parse_blktrace(&t, &Replay::default()).expect_err("past loff_t");
+        assert!(e.message.contains("the largest file offset"), "{e}");
         let only_completions = record(0, 0, 4096, 8 | (1 << 23), dev);
         let e = parse_blktrace(&only_completions, &Replay::default()).expect_err("none");
         assert!(e.message.contains("no queue event"), "{e}");

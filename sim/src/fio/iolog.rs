@@ -15,6 +15,21 @@ use std::fmt;
 /// Most entries one log may hold (a 16 MiB log of short lines has fewer).
 pub const MAX_LOG_ENTRIES: usize = 4 << 20;
 
+/// The furthest byte an IO of a log may reach: the largest file offset
+/// the kernel takes (`loff_t`, 2^63 − 1).
+pub const MAX_LOG_END: u64 = i64::MAX as u64;
+
+/// An IO of `len` bytes at `offset` (after `replay_scale` and
+/// `replay_align`) ends within [`MAX_LOG_END`].
+pub(crate) fn end_in_range(offset: u64, len: u64) -> Result<u64, String> {
+    match offset.checked_add(len) {
+        Some(end) if end <= MAX_LOG_END => Ok(end),
+        _ => Err(format!(
+            "offset {offset} + length {len} ends past byte {MAX_LOG_END}, the largest file offset"
+        )),
+    }
+}
+
 /// What one log line does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogAction {
@@ -248,6 +263,9 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
                 scaled
             }
         };
+        if matches!(action, LogAction::Read | LogAction::Write | LogAction::Trim) {
+            end_in_range(offset, len).map_err(|m| err(line, m))?;
+        }
         if log.entries.len() == MAX_LOG_ENTRIES {
             return Err(err(
                 line,
@@ -412,6 +430,16 @@ pub(crate) mod tests {
             ),
             ("fio version 3 iolog\nabc f add\n", 2, "not a timestamp"),
             ("fio version 2 iolog\nf add\nf read 0 0\n", 3, "of 0 bytes"),
+            (
+                "fio version 2 iolog\nf add\nf read 0 4096\nf read 18446744073709547520 4096\n",
+                4,
+                "ends past byte 9223372036854775807",
+            ),
+            (
+                "fio version 2 iolog\nf add\nf write 9223372036854775807 1\n",
+                3,
+                "the largest file offset",
+            ),
             ("fio version 2 iolog\nf add\n", 2, "no read, write or wait"),
             (
                 "fio version 2 iolog\nf add\nf open\nf trim 0 4096\n",
