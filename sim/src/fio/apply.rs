@@ -211,6 +211,12 @@ impl JobState {
                 s.filesize = Some(SizeRange { min, max });
             }
             Opt::Bs => {
+                // `-1` splits as a read,write pair with no read size.
+                if t.trim_start().starts_with('-') {
+                    return Err(format!(
+                        "'{t}' has no read size before its '-' (fio 3.33 reads bs=-1 as 16 EiB reads and 1-byte writes, and the job fails); give a block size"
+                    ));
+                }
                 for (d, e) in per_dir(t, true)? {
                     self.bs[d] = at_least_u64(parse_bytes(e, kb)?, 1)?;
                     self.given(0, d, at);

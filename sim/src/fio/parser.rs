@@ -624,8 +624,63 @@ impl<'e, 'a> Parser<'e, 'a> {
             if std::mem::take(&mut self.stonewall_next) {
                 spec.stonewall = true;
             }
+            self.as_fio_fixes(&mut spec);
             self.note_without_effect(&spec);
             self.jobs.push(spec);
+        }
+    }
+
+    /// What fio's option checks (`fixup_options`) do to a finished job,
+    /// done and said as fio does: `time_based` without a runtime is
+    /// dropped with a note (fio: "time_based requires a runtime/timeout
+    /// setting"); an `iodepth` above 1 on a synchronous engine is noted as
+    /// capped at 1; `rate` and `rate_iops` for one direction are refused
+    /// (fio: "rate and rate_iops are mutually exclusive").
+    fn as_fio_fixes(&mut self, spec: &mut JobSpec) {
+        let at = |option: &str| {
+            spec.option_at
+                .iter()
+                .rev()
+                .find(|a| a.option == option)
+                .map(|a| (a.file.clone(), a.line))
+        };
+        let mut notes: Vec<(&str, String)> = Vec::new();
+        if spec.time_based && spec.runtime_ns.unwrap_or(0) == 0 {
+            spec.time_based = false;
+            notes.push((
+                "time_based",
+                "has no effect without a runtime: the job ends when its IO is done, as fio runs it (fio: time_based requires a runtime/timeout setting)".to_string(),
+            ));
+        }
+        if spec.iodepth > 1 && !spec.ioengine.is_async() {
+            notes.push((
+                "iodepth",
+                format!(
+                    "has no effect: ioengine={} is synchronous, so the queue depth is 1, as fio caps it",
+                    spec.ioengine.name()
+                ),
+            ));
+        }
+        for (option, why) in notes {
+            if let Some((file, line)) = at(option) {
+                self.accepted.push(Accepted {
+                    file,
+                    line,
+                    section: Some(spec.section.clone()),
+                    option: option.to_string(),
+                    why,
+                    standing: Standing::Overridden,
+                });
+            }
+        }
+        if (0..3).any(|d| spec.rate[d] > 0 && spec.rate_iops[d] > 0)
+            && let Some((file, line)) = at("rate_iops").or_else(|| at("rate"))
+        {
+            let e = self.loc(&file, line).err(
+                Some("rate_iops"),
+                "rate and rate_iops are mutually exclusive, as fio says: give one of them",
+            );
+            self.report(e);
         }
     }
 

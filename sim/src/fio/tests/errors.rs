@@ -358,3 +358,38 @@ fn engine_names_fio_does_not_have_are_said_so() {
     let e = err("[job]\nioengine=sg\n");
     assert_err(&e, 2, Some("ioengine"), "ioengine sg is not simulated");
 }
+
+#[test]
+fn what_fio_fixes_up_or_refuses_is_done_and_said_as_fio_does() {
+    // time_based without a runtime: dropped, with a note at its line.
+    let f = parse("[a]\nrw=read\nsize=1m\ntime_based\n").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!f.jobs[0].time_based);
+    let note = f
+        .accepted
+        .iter()
+        .find(|a| a.option == "time_based")
+        .unwrap_or_else(|| panic!("no note: {:?}", f.accepted));
+    assert_eq!(note.line, 4);
+    assert!(note.why.contains("requires a runtime"), "{}", note.why);
+    // With a runtime it stays.
+    assert!(job("[a]\nrw=read\nsize=1m\ntime_based\nruntime=2\n").time_based);
+    // iodepth on a synchronous engine: noted as capped at 1.
+    let f = parse("[a]\nioengine=psync\niodepth=32\n").unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        f.accepted
+            .iter()
+            .any(|a| a.option == "iodepth" && a.line == 3 && a.why.contains("queue depth is 1")),
+        "{:?}",
+        f.accepted
+    );
+    let f = parse("[a]\nioengine=libaio\niodepth=32\n").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!f.accepted.iter().any(|a| a.option == "iodepth"));
+    // rate and rate_iops for one direction: refused, as fio refuses them.
+    let e = err("[a]\nrate=1m\nrate_iops=10\n");
+    assert_err(&e, 3, Some("rate_iops"), "mutually exclusive");
+    let f = parse("[a]\nrate=1m,\nrate_iops=,10\n");
+    assert!(f.is_ok(), "different directions: {f:?}");
+    // bs=-1: no read size.
+    let e = err("[a]\nbs=-1\n");
+    assert_err(&e, 2, Some("bs"), "has no read size");
+}

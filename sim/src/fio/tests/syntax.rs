@@ -68,7 +68,7 @@ fn whitespace_and_crlf() {
 fn bare_booleans_and_flags() {
     let j = job(concat!(
         "[job]\ndirect\ntime_based\ngroup_reporting\nnorandommap\nend_fsync\n",
-        "invalidate=0\nstonewall\nnew_group\nexitall\n",
+        "invalidate=0\nstonewall\nnew_group\nexitall\nruntime=1\n",
     ));
     assert!(j.direct && j.time_based && j.group_reporting && j.norandommap && j.end_fsync);
     assert!(!j.invalidate);
@@ -447,8 +447,10 @@ fn bsrange_and_ranges() {
 
 #[test]
 fn rate_lists() {
-    let j = job("[job]\nrate=1m,2m\nrate_iops=100,200,300\nrate_process=poisson\n");
+    // fio refuses rate and rate_iops for one direction together.
+    let j = job("[job]\nrate=1m,2m\nrate_process=poisson\n");
     assert_eq!(j.rate, [MIB, 2 * MIB, 2 * MIB]);
+    let j = job("[job]\nrate_iops=100,200,300\nrate_process=poisson\n");
     assert_eq!(j.rate_iops, [100, 200, 300]);
     assert_eq!(j.rate_process, RateProcess::Poisson);
     let j = job("[job]\nrate=,500k\n");
