@@ -361,6 +361,32 @@ fn run_or_compare(
         ));
     }
     let scenario = build_scenario(common)?;
+    // The devices' state is allocated as they are built, by the variant
+    // checks below too: weighed first.
+    let devices_state: u64 = scenario_devices(&scenario)
+        .iter()
+        .map(|d| iolab_sim::cost::device_bytes(d).0)
+        .fold(0, u64::saturating_add);
+    if devices_state > iolab_sim::cost::MAX_BYTES {
+        return within_budget(&scenario, 1);
+    }
+    // Refuse a variant that cannot run (its layout, its limits) before
+    // its cost is weighed and before running the others.
+    for v in &variants {
+        iolab_sim::check_variant(&scenario, v).map_err(|e| {
+            Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
+        })?;
+    }
+    let per_variant = common
+        .seeds
+        .as_deref()
+        .map(seeds::parse)
+        .transpose()?
+        .map_or(1, |s| s.len());
+    within_budget(
+        &scenario,
+        jobs_flag(common.jobs)?.min(variants.len() * per_variant),
+    )?;
     // Every input is read by now: the outputs are checked against them
     // before any run.
     let mut claims = outputs::Claims::default();
@@ -480,6 +506,94 @@ fn flags_all_at_once(c: &Common, kind: render::Kind, policies: &str) -> Result<(
     }
 }
 
+/// The devices a scenario runs on: its volume's, or its one.
+fn scenario_devices(sc: &Scenario) -> Vec<DeviceConfig> {
+    match &sc.volume {
+        Some(v) => v.devices.clone(),
+        None => vec![sc.device.clone()],
+    }
+}
+
+/// What the run will cost ([`iolab_sim::cost`]), checked before it
+/// runs: refused above the bounds, said on stderr above the warnings.
+/// `at_once` runs hold their memory together.
+fn within_budget(sc: &Scenario, at_once: usize) -> Result<(), Failure> {
+    use iolab_sim::cost;
+    let devices = scenario_devices(sc);
+    let mib = |b: u64| b >> 20;
+    // Memory: the jobs' statistics and the devices' state, per run.
+    let jobs = cost::jobs_bytes(&sc.jobs);
+    let (dev_bytes, dev_key) = devices.iter().fold((0u64, None), |(sum, key), d| {
+        let (b, k) = cost::device_bytes(d);
+        (
+            sum.saturating_add(b),
+            key.or(k.filter(|_| b > 0).map(|k| (k, d.name.clone()))),
+        )
+    });
+    let per_run = jobs.saturating_add(dev_bytes);
+    let total = per_run.saturating_mul(at_once.max(1) as u64);
+    let said = format!(
+        "the run holds about {} MiB ({} MiB for {} job clones' statistics, {} MiB of device state{}){}",
+        mib(per_run),
+        mib(jobs),
+        sc.jobs
+            .iter()
+            .map(|j| u64::from(j.numjobs.max(1)))
+            .sum::<u64>(),
+        mib(dev_bytes),
+        dev_key
+            .as_ref()
+            .map(|(k, n)| format!(", sized by {k} of device '{n}'"))
+            .unwrap_or_default(),
+        if at_once > 1 {
+            format!(", {at_once} runs at once: {} MiB", mib(total))
+        } else {
+            String::new()
+        }
+    );
+    // Named at the job whose clones hold the most when the jobs do.
+    let place = sc
+        .jobs
+        .iter()
+        .max_by_key(|j| j.numjobs)
+        .filter(|_| jobs >= dev_bytes)
+        .map(|j| {
+            let at = j.option_at.iter().rev().find(|a| a.option == "numjobs");
+            match at {
+                Some(a) => format!("{}:{}: numjobs: ", a.file, a.line),
+                None => format!("{}:{}: ", j.file, j.line),
+            }
+        })
+        .unwrap_or_default();
+    if total > cost::MAX_BYTES {
+        return Err(Failure::input(format!(
+            "{place}{said}; above the {} MiB a command may plan (fewer clones, a smaller device cache, or fewer --jobs)",
+            mib(cost::MAX_BYTES)
+        )));
+    }
+    if total > cost::WARN_BYTES {
+        eprintln!("iolab: note: {said}");
+    }
+    // Work: the IOs it will simulate, at most.
+    let e = cost::estimate_ios(&sc.jobs, &devices);
+    if let Some(j) = sc.jobs.get(e.job) {
+        let said = format!(
+            "{}:{}: job '{}': about {:.1e} IOs in the run, this job's from {}",
+            j.file, j.line, j.name, e.ios as f64, e.why
+        );
+        if e.ios > cost::MAX_IOS {
+            return Err(Failure::input(format!(
+                "{said}; above the {:.0e} IOs a run may simulate (minutes of wall time): shorten runtime or size, or lower iodepth or numjobs",
+                cost::MAX_IOS as f64
+            )));
+        }
+        if e.ios > cost::WARN_IOS {
+            eprintln!("iolab: note: {said}: the run may take a minute or more");
+        }
+    }
+    Ok(())
+}
+
 /// `--jobs`: threads for the runs (default: the CPUs this process may use).
 fn jobs_flag(jobs: Option<usize>) -> Result<usize, Failure> {
     match jobs {
@@ -595,14 +709,6 @@ fn execute(
 ) -> Result<Vec<(usize, iolab_sim::RunOutput)>, Failure> {
     let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
     let jobs = jobs_flag(c.jobs)?;
-    // Refuse a variant that cannot run before running the others.
-    if numbered {
-        for v in variants {
-            iolab_sim::check_variant(scenario, v).map_err(|e| {
-                Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
-            })?;
-        }
-    }
     let (take, of) = slice.unwrap_or((0, 1));
     let mut plan = Vec::with_capacity(variants.len() * seed_list.len());
     let mut indices = Vec::with_capacity(plan.capacity());

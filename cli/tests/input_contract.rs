@@ -577,3 +577,49 @@ fn a_kept_measurement_of_an_absurd_size_is_refused_at_the_fact() {
     );
     assert!(!out.exists());
 }
+
+/// What a run will cost is weighed before it runs: memory (job clones'
+/// statistics, device state such as an HDD's cache bookkeeping) and the
+/// IOs it will simulate; above the bounds it is refused at the option or
+/// device key that makes the cost.
+#[test]
+fn a_run_that_would_cost_too_much_is_refused_before_it_runs() {
+    let fast = write(
+        "fast-null.toml",
+        "base = \"null\"\n[null]\nqueue_depth = 65536\ncompletion_ns = 1000\n",
+    );
+    let deep = write(
+        "deep.fio",
+        "[j]\nioengine=libaio\ndirect=1\niodepth=65536\nnumjobs=4\nrw=randread\nsize=1g\nruntime=20ms\ntime_based\n",
+    );
+    refused(
+        &["run", &deep, "--device", &fast],
+        "job 'j': about 1.3e9 IOs in the run",
+    );
+    let cache = write(
+        "big-cache.toml",
+        "base = \"hdd\"\n[hdd]\ncache_mib = 65536\n",
+    );
+    let volume = format!("raid1:{cache},{cache},{cache},{cache}");
+    refused(
+        &[
+            "run",
+            "--volume",
+            &volume,
+            "--",
+            "--name=x",
+            "--rw=read",
+            "--size=1m",
+        ],
+        "sized by hdd.cache_mib",
+    );
+    // fio's 4,096 clones hold 1.4 GiB a run; three runs at once, more
+    // than a command may plan.
+    let clones = write("clones.fio", "[j]\nrw=randread\nsize=1m\nnumjobs=4096\n");
+    refused(
+        &[
+            "run", &clones, "--device", "null", "--seeds", "3", "--jobs", "3",
+        ],
+        &format!("{clones}:4: numjobs: the run holds about 1408 MiB"),
+    );
+}

@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod cache;
+pub mod cost;
 pub mod device;
 pub mod engine;
 pub mod fio;

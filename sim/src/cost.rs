@@ -1,0 +1,273 @@
+//! What a run will cost, known before it runs: the memory it holds (its
+//! jobs' statistics and its devices' up-front state) and the IOs it will
+//! simulate, estimated from the jobs and the devices. The CLI refuses a
+//! run above [`MAX_BYTES`] or [`MAX_IOS`] and warns above [`WARN_BYTES`]
+//! or [`WARN_IOS`], naming the option or device key that makes the cost.
+//!
+//! The IO estimate is an upper bound of the order of magnitude, not a
+//! prediction: each job does at most its size's IOs (when it is not time
+//! based), and at most, for its runtime, what its IOs in flight complete
+//! at the device's shortest service time, capped by its `rate_iops`; all
+//! of them together at most what the device's tags complete at that time.
+
+use crate::device::{DeviceConfig, DeviceKind};
+use crate::fio::{JobSpec, SizeSpec};
+
+/// Memory a run may be planned to hold.
+pub const MAX_BYTES: u64 = 4 << 30;
+/// Above this, the run goes on with a warning.
+pub const WARN_BYTES: u64 = 1 << 30;
+/// IOs a run may be estimated to simulate (at a few million a second of
+/// wall time, several minutes).
+pub const MAX_IOS: u64 = 1_000_000_000;
+/// Above this (a minute or more of wall time), a warning.
+pub const WARN_IOS: u64 = 300_000_000;
+/// What one job (one clone) holds for its statistics: latency histograms
+/// per direction, its time series (measured: 4,096 clones of a
+/// rate-limited 300 s job peak at 1.35 GiB).
+pub const JOB_BYTES: u64 = 352 << 10;
+
+/// A device's state allocated when it is built, and the key that sizes
+/// it when one does.
+pub fn device_bytes(d: &DeviceConfig) -> (u64, Option<&'static str>) {
+    match d.kind {
+        DeviceKind::Hdd => d.hdd.as_ref().map_or((0, None), |p| {
+            if !p.write_cache {
+                return (0, None);
+            }
+            // Two cache extents of 40 bytes per 4 KiB page of the cache.
+            let pages = (p.cache_mib << 20) / 4096;
+            (pages.saturating_mul(2 * 40), Some("hdd.cache_mib"))
+        }),
+        DeviceKind::Ssd => d.ssd.as_ref().map_or((0, None), |p| {
+            let page = (p.page_kib * 1024).max(1);
+            let pages = (p.buffer_mib << 20) / page;
+            (pages.saturating_mul(16), Some("ssd.buffer_mib"))
+        }),
+        DeviceKind::Null | DeviceKind::Loop => (0, None),
+    }
+}
+
+/// The shortest time a command takes on `d`, ns, and its tags: what the
+/// device completes at most, `tags` IOs per such time.
+fn fastest(d: &DeviceConfig) -> (u64, u64, &'static str) {
+    let us = |v: u64| v.saturating_mul(1000);
+    match d.kind {
+        DeviceKind::Null => d.null.as_ref().map_or((1, 1, "null"), |p| {
+            (
+                p.completion_ns.max(1),
+                u64::from(p.queue_depth),
+                "null.completion_ns",
+            )
+        }),
+        DeviceKind::Ssd => d.ssd.as_ref().map_or((1, 1, "ssd"), |p| {
+            (
+                us(p.read_us.min(p.ack_us.max(1))).max(1),
+                u64::from(p.queue_depth),
+                "ssd.read_us",
+            )
+        }),
+        DeviceKind::Hdd => d.hdd.as_ref().map_or((1, 1, "hdd"), |p| {
+            (
+                us(p.cmd_overhead_us).max(1),
+                u64::from(p.queue_depth),
+                "hdd.cmd_overhead_us",
+            )
+        }),
+        DeviceKind::Loop => d.loop_dev.as_ref().map_or((1, 1, "loop"), |p| {
+            (
+                ((p.read_us.min(p.write_us) * 1000.0) as u64).max(1),
+                u64::from(p.queue_depth),
+                "loop.read_us",
+            )
+        }),
+    }
+}
+
+/// The estimate of a run's IOs, and what drives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IoEstimate {
+    /// IOs, at most.
+    pub ios: u64,
+    /// The job with the most, by index.
+    pub job: usize,
+    /// How that job's count comes about, for a message.
+    pub why: String,
+}
+
+/// IOs a job's `depth` keeps in flight with its engine and `direct`.
+fn in_flight(j: &JobSpec) -> u64 {
+    let depth = u64::from(j.iodepth.max(1));
+    let per = if j.ioengine.is_async() { depth } else { 1 };
+    per.saturating_mul(u64::from(j.numjobs.max(1)))
+}
+
+/// The estimate for `jobs` on `devices` (a volume's, or one).
+pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
+    let (svc_ns, tags, key) = devices
+        .iter()
+        .map(fastest)
+        .min_by_key(|&(ns, _, _)| ns)
+        .unwrap_or((1, 1, "device"));
+    let all_tags: u64 = devices.iter().map(|d| fastest(d).1).sum::<u64>().max(1);
+    let mut total: u64 = 0;
+    let mut best = IoEstimate {
+        ios: 0,
+        job: 0,
+        why: String::new(),
+    };
+    for (i, j) in jobs.iter().enumerate() {
+        let n = u64::from(j.numjobs.max(1));
+        let bs = j.bs.iter().map(|b| b.min).min().unwrap_or(4096).max(1);
+        let by_size = match (j.time_based, j.io_size.or(j.size)) {
+            (false, Some(SizeSpec::Bytes(b))) if b > 0 => Some(
+                (b / bs)
+                    .saturating_mul(u64::from(j.loops.max(1)))
+                    .saturating_mul(n),
+            ),
+            _ => None,
+        };
+        let runtime_ns = j.runtime_ns.unwrap_or(0);
+        let by_time = (runtime_ns > 0).then(|| {
+            let flight = in_flight(j).min(all_tags);
+            // IOs a second the job's IOs in flight complete, at most.
+            let mut per_s = u128::from(flight) * 1_000_000_000 / u128::from(svc_ns);
+            // The directions the job does, each at most its rate_iops;
+            // one without a cap uncaps the job.
+            let mode = j.rw.mode;
+            let dirs = [mode.reads(), mode.writes(), mode.trims()];
+            let caps: Vec<u64> = (0..3)
+                .filter(|&d| dirs[d])
+                .map(|d| u64::from(j.rate_iops[d]))
+                .collect();
+            let cap = if caps.contains(&0) {
+                0
+            } else {
+                caps.iter().sum()
+            };
+            if cap > 0 {
+                per_s = per_s.min(u128::from(cap) * u128::from(n));
+            }
+            let ios = per_s * u128::from(runtime_ns) / 1_000_000_000;
+            u64::try_from(ios).unwrap_or(u64::MAX)
+        });
+        let (ios, why) = match (by_size, by_time) {
+            (Some(s), Some(t)) if s <= t => (s, size_why(j, bs, n)),
+            (Some(s), None) => (s, size_why(j, bs, n)),
+            (_, Some(t)) => (
+                t,
+                format!(
+                    "{} IOs in flight for runtime={} s at {svc_ns} ns an IO ({key} of the device; {tags} tags)",
+                    in_flight(j),
+                    runtime_ns as f64 / 1e9
+                ),
+            ),
+            (None, None) => (0, String::new()),
+        };
+        total = total.saturating_add(ios);
+        if ios > best.ios {
+            best = IoEstimate { ios, job: i, why };
+        }
+    }
+    // All jobs together at most what the devices' tags complete.
+    let longest = jobs
+        .iter()
+        .map(|j| j.runtime_ns.unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    if longest > 0 && jobs.iter().all(|j| j.runtime_ns.unwrap_or(0) > 0) {
+        let cap = u128::from(all_tags) * 1_000_000_000 / u128::from(svc_ns) * u128::from(longest)
+            / 1_000_000_000;
+        total = total.min(u64::try_from(cap).unwrap_or(u64::MAX));
+    }
+    IoEstimate { ios: total, ..best }
+}
+
+fn size_why(j: &JobSpec, bs: u64, n: u64) -> String {
+    format!(
+        "its size in {bs}-byte blocks, {} loop(s), numjobs={n}",
+        j.loops.max(1)
+    )
+}
+
+/// Memory the run's jobs hold for their statistics: [`JOB_BYTES`] a
+/// clone.
+pub fn jobs_bytes(jobs: &[JobSpec]) -> u64 {
+    jobs.iter()
+        .map(|j| u64::from(j.numjobs.max(1)))
+        .sum::<u64>()
+        .saturating_mul(JOB_BYTES)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::{ParseEnv, parse_job_file};
+
+    fn jobs(text: &str) -> Vec<JobSpec> {
+        let vars = std::collections::BTreeMap::new();
+        let none = |_: &str, n: &str| -> Result<(String, Vec<u8>), String> { Err(n.to_owned()) };
+        let env = ParseEnv {
+            mem_bytes: 1 << 30,
+            ncpus: 4,
+            pagesize: 4096,
+            vars: &vars,
+            include: &none,
+        };
+        parse_job_file("t.fio", text, &env)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .jobs
+    }
+
+    #[test]
+    fn a_deep_queue_on_a_fast_null_device_is_billions_of_ios() {
+        let mut null = DeviceConfig::preset("null").expect("preset");
+        if let Some(p) = null.null.as_mut() {
+            p.queue_depth = 65_536;
+            p.completion_ns = 1000;
+        }
+        let j = jobs(
+            "[j]\nioengine=libaio\ndirect=1\niodepth=65536\nnumjobs=4\nrw=randread\nsize=1g\nruntime=20ms\ntime_based\n",
+        );
+        let e = estimate_ios(&j, &[null]);
+        // 65,536 tags at 1 µs for 20 ms: 1.3e9.
+        assert!(e.ios > MAX_IOS, "{e:?}");
+        assert!(e.why.contains("null.completion_ns"), "{}", e.why);
+    }
+
+    #[test]
+    fn an_ordinary_job_is_far_below_the_bounds() {
+        let ssd = DeviceConfig::preset("sata-ssd").expect("preset");
+        let j =
+            jobs("[j]\nioengine=libaio\ndirect=1\niodepth=32\nrw=randread\nsize=1g\nruntime=30\n");
+        let e = estimate_ios(&j, &[ssd]);
+        assert!(e.ios > 0 && e.ios < WARN_IOS, "{e:?}");
+        // Without a runtime, its size: 262,144 blocks.
+        let null = DeviceConfig::preset("null").expect("preset");
+        let j = jobs("[j]\nrw=read\nsize=1g\n");
+        assert_eq!(estimate_ios(&j, &[null]).ios, 262_144);
+    }
+
+    #[test]
+    fn rate_limits_cap_a_job_and_clones_hold_their_statistics() {
+        let null = DeviceConfig::preset("null").expect("preset");
+        let j = jobs(
+            "[j]\nrw=randread\nsize=1g\nrate_iops=10\nnumjobs=4096\nruntime=300\ntime_based\n",
+        );
+        let e = estimate_ios(&j, &[null]);
+        assert_eq!(e.ios, 10 * 4096 * 300);
+        assert_eq!(jobs_bytes(&j), 4096 * JOB_BYTES);
+        assert!(jobs_bytes(&j) > WARN_BYTES);
+    }
+
+    #[test]
+    fn a_large_hdd_cache_is_counted() {
+        let mut hdd = DeviceConfig::preset("hdd").expect("preset");
+        if let Some(p) = hdd.hdd.as_mut() {
+            p.cache_mib = 65_536;
+        }
+        let (bytes, key) = device_bytes(&hdd);
+        assert!(bytes > WARN_BYTES, "{bytes}");
+        assert_eq!(key, Some("hdd.cache_mib"));
+    }
+}
