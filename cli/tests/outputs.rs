@@ -248,3 +248,154 @@ fn merge_refuses_an_edited_shard_another_build_s_and_anything_but_a_file() {
     let o = iolab(&["merge", s(&s0), s(&s1), "--output", s(&s0)]);
     refused_and_kept(&o, "an input of this command", &s0, &before);
 }
+
+/// splitmix64, for the mutants below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Mutated shard documents: each merge ends as the unsharded output
+/// (exit 0) or a refusal naming the file (exit 2); never a panic, an
+/// exit 1 or a hang. `IOLAB_FUZZ_SHARD_CASES` sets the count.
+#[test]
+fn mutated_shards_merge_or_are_refused_naming_the_file() {
+    let d = scratch("shard-mutants");
+    let (s0, s1) = shards(&d);
+    let good = std::fs::read(&s1).expect("read");
+    let cases: u64 = std::env::var("IOLAB_FUZZ_SHARD_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let mut outcomes = std::collections::BTreeMap::new();
+    for seed in 0..cases {
+        let mut rng = Rng(seed);
+        let mut bytes = good.clone();
+        match rng.below(5) {
+            0 => {
+                let at = rng.below(bytes.len());
+                bytes[at] ^= 1 << rng.below(8);
+            }
+            1 => {
+                let at = rng.below(bytes.len());
+                let len = rng.below(64).min(bytes.len() - at);
+                bytes.drain(at..at + len);
+            }
+            2 => {
+                let cut = rng.below(bytes.len());
+                bytes.truncate(cut);
+            }
+            3 => {
+                // A number replaced with an edge value.
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let keys = [
+                    "\"shard\":",
+                    "\"of\":",
+                    "\"runs_total\":",
+                    "\"index\":",
+                    "\"sim_ns\":",
+                ];
+                let key = keys[rng.below(keys.len())];
+                let values = [
+                    "0",
+                    "1",
+                    "2",
+                    "-1",
+                    "18446744073709551615",
+                    "1e400",
+                    "null",
+                    "\"x\"",
+                ];
+                let v = values[rng.below(values.len())];
+                bytes = match text.find(key) {
+                    Some(i) => {
+                        let start = i + key.len();
+                        let end = text[start..]
+                            .find([',', '}'])
+                            .map_or(text.len(), |e| start + e);
+                        format!("{}{v}{}", &text[..start], &text[end..]).into_bytes()
+                    }
+                    None => bytes,
+                };
+            }
+            _ => bytes = b"{}".to_vec(),
+        }
+        let m = d.join(format!("m{seed}.json"));
+        std::fs::write(&m, &bytes).expect("write");
+        let o = iolab(&["merge", s(&s0), s(&m)]);
+        let code = o.status.code();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "seed {seed}: {err}");
+        match code {
+            Some(0) => {}
+            Some(2) => assert!(
+                err.contains(s(&m)),
+                "seed {seed}: the file is not named: {err}"
+            ),
+            other => panic!("seed {seed}: exit {other:?}: {err}"),
+        }
+        *outcomes.entry(code).or_insert(0) += 1;
+    }
+    eprintln!("shard mutants: {cases} cases: {outcomes:?}");
+    assert!(outcomes.get(&Some(2)).copied().unwrap_or(0) > 0);
+}
+
+/// Odd output paths: each is written (exit 0) or refused before the run
+/// (exit 2), and no input changes.
+#[test]
+fn odd_output_paths_are_written_or_refused_and_no_input_changes() {
+    let d = scratch("odd-paths");
+    let (job, inc) = job_with_include(&d);
+    let link = d.join("link-to-inc");
+    std::os::unix::fs::symlink(&inc, &link).expect("symlink");
+    let inputs = [
+        (job.clone(), std::fs::read(&job).expect("read")),
+        (inc.clone(), std::fs::read(&inc).expect("read")),
+    ];
+    let sub = d.join("sub");
+    std::fs::create_dir_all(&sub).expect("dir");
+    let paths: Vec<String> = vec![
+        String::new(),
+        ".".into(),
+        "/".into(),
+        "/dev/null".into(),
+        "/dev/zero".into(),
+        "/proc/self/status".into(),
+        s(&sub).into(),
+        s(&d.join("missing").join("x")).into(),
+        s(&inc).into(),
+        s(&link).into(),
+        format!("{}/../{}", s(&sub), "inc.fio"),
+        s(&d.join("ok.txt")).into(),
+    ];
+    for p in &paths {
+        let o = iolab(&["run", s(&job), "--device", "nvme", "--output", p]);
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{p:?}: {err}");
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(2)),
+            "{p:?}: {:?} {err}",
+            o.status.code()
+        );
+        for (f, before) in &inputs {
+            assert_eq!(
+                &std::fs::read(f).expect("read"),
+                before,
+                "{p:?} changed {}",
+                f.display()
+            );
+        }
+    }
+    assert!(d.join("ok.txt").is_file(), "an ordinary path is written");
+}

@@ -487,3 +487,312 @@ fn mutated_job_and_device_files_end_cleanly_or_say_where() {
         );
     }
 }
+
+/// Cases of the log and device-extreme harness when
+/// `IOLAB_FUZZ_LOG_CASES` is not set.
+const DEFAULT_LOG_CASES: u64 = 1000;
+
+/// Numbers that probe a log's fields: zero, the edges of 32 and 64
+/// bits, the largest file offset and past it, junk.
+const ODD_NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "511",
+    "4095",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854771712",
+    "9223372036854775808",
+    "18446744073709547520",
+    "18446744073709551615",
+    "99999999999999999999",
+    "-1",
+    "x",
+    "",
+];
+
+/// A small text log of `version` 2 or 3 over two files.
+fn base_log(version: u8) -> String {
+    let mut s = format!("fio version {version} iolog\n");
+    let mut t = 0u64;
+    let mut line = |s: &mut String, rest: &str| {
+        t += 250;
+        if version == 3 {
+            s.push_str(&format!("{t} {rest}\n"));
+        } else {
+            s.push_str(&format!("{rest}\n"));
+        }
+    };
+    for f in ["a", "b"] {
+        line(&mut s, &format!("{f} add"));
+        line(&mut s, &format!("{f} open"));
+    }
+    for k in 0..8u64 {
+        line(&mut s, &format!("a read {} 4096", k * 8192));
+        line(&mut s, &format!("b write {} 8192", k * 65536));
+    }
+    line(&mut s, "b sync 0 0");
+    if version == 2 {
+        line(&mut s, "a wait 3 0");
+    }
+    line(&mut s, "a close");
+    s
+}
+
+/// A text log with one to four edits: a number replaced by an odd one,
+/// a line dropped, doubled or cut short, an action changed.
+fn mutate_log(rng: &mut Rng, text: &str) -> Vec<u8> {
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    for _ in 0..1 + rng.below(4) {
+        let i = rng
+            .below(lines.len().max(1))
+            .min(lines.len().saturating_sub(1));
+        match rng.below(6) {
+            0 | 1 => {
+                let mut words: Vec<String> =
+                    lines[i].split_whitespace().map(str::to_owned).collect();
+                if !words.is_empty() {
+                    let w = rng.below(words.len());
+                    words[w] = rng.pick(ODD_NUMBERS).to_string();
+                    lines[i] = words.join(" ");
+                }
+            }
+            2 if lines.len() > 1 => {
+                lines.remove(i);
+            }
+            3 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            4 => {
+                const ACTIONS: [&str; 6] = ["read", "write", "trim", "wait", "datasync", "zap"];
+                let to = *rng.pick(&ACTIONS);
+                lines[i] = lines[i].replace("read", to);
+            }
+            _ => {
+                let cut = rng.below(lines[i].len() + 1);
+                lines[i].truncate(cut);
+            }
+        }
+    }
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+/// A blktrace binary (version 7, little-endian) of queue events, with one
+/// to three edits: a field replaced by an edge value, a byte flipped, the
+/// trace cut.
+fn mutated_blktrace(rng: &mut Rng) -> Vec<u8> {
+    const QUEUE: u32 = 1 | (1 << (4 + 16));
+    const WRITE: u32 = 1 << (1 + 16);
+    let dev: u32 = (7 << 20) | 1;
+    let mut t = Vec::new();
+    for k in 0..12u64 {
+        let action = if k % 3 == 0 { QUEUE | WRITE } else { QUEUE };
+        let mut r = Vec::with_capacity(48);
+        r.extend((0x6561_7400u32 | 7).to_le_bytes());
+        r.extend(0u32.to_le_bytes());
+        r.extend((k * 100_000).to_le_bytes());
+        r.extend((k * 64).to_le_bytes());
+        r.extend(4096u32.to_le_bytes());
+        r.extend(action.to_le_bytes());
+        r.extend(1u32.to_le_bytes());
+        r.extend(dev.to_le_bytes());
+        r.extend(0u32.to_le_bytes());
+        r.extend(0u16.to_le_bytes());
+        r.extend(0u16.to_le_bytes());
+        t.extend(r);
+    }
+    for _ in 0..1 + rng.below(3) {
+        let rec = rng.below(12) * 48;
+        if rec + 48 > t.len() {
+            continue;
+        }
+        match rng.below(4) {
+            0 => {
+                const SECTORS: [u64; 5] = [0, 1 << 54, (1 << 55) - 1, 1 << 55, u64::MAX];
+                t[rec + 16..rec + 24].copy_from_slice(&rng.pick(&SECTORS).to_le_bytes());
+            }
+            1 => {
+                const LENS: [u32; 4] = [0, 1, 1 << 31, u32::MAX];
+                t[rec + 24..rec + 28].copy_from_slice(&rng.pick(&LENS).to_le_bytes());
+            }
+            2 => {
+                let at = rng.below(t.len());
+                t[at] ^= 1 << rng.below(8);
+            }
+            _ => {
+                let cut = rng.below(t.len() + 1);
+                t.truncate(cut);
+            }
+        }
+    }
+    t
+}
+
+/// A device file of `base` with one key at an extreme it accepts or
+/// refuses: the largest caches, the deepest queues, the fastest null.
+fn extreme_device(rng: &mut Rng) -> String {
+    const CASES: [&str; 8] = [
+        "base = \"hdd\"\n[hdd]\ncache_mib = 65536\n",
+        "base = \"hdd\"\n[hdd]\ncache_mib = 4096\nqueue_depth = 65536\n",
+        "base = \"null\"\n[null]\nqueue_depth = 65536\ncompletion_ns = 1000\n",
+        "base = \"null\"\n[null]\nqueue_depth = 1\ncompletion_ns = 1000\n",
+        "base = \"nvme\"\n[ssd]\nbuffer_mib = 1048576\n",
+        "base = \"nvme\"\n[ssd]\nqueue_depth = 65536\n",
+        "base = \"sata-ssd\"\n[ssd]\nqueue_depth = 0\n",
+        "base = \"null\"\n[null]\ncompletion_ns = 0\n",
+    ];
+    rng.pick(&CASES).to_string()
+}
+
+/// Parses a job that replays `log` (named `fuzz.log`) as `name`.
+fn parse_replay(name: &str, text: &str, log: &[u8]) -> Result<fio::JobFile, String> {
+    let vars = BTreeMap::new();
+    let bytes = log.to_vec();
+    let include = move |_: &str, inc: &str| -> Result<(String, Vec<u8>), String> {
+        if inc == "fuzz.log" {
+            Ok(("fuzz.log".to_owned(), bytes.clone()))
+        } else {
+            Err(format!("{inc}: not read by the harness"))
+        }
+    };
+    let env = ParseEnv {
+        mem_bytes: 1 << 30,
+        ncpus: 4,
+        pagesize: 4096,
+        vars: &vars,
+        include: &include,
+    };
+    fio::parse_job_file(name, text, &env).map_err(|e| e.to_string())
+}
+
+/// One case of the log harness: a mutated text log or blktrace replayed,
+/// or an extreme device under a deep job, each judged as the CLI judges
+/// it (its cost bounds included).
+fn log_case(rng: &mut Rng) -> Result<Outcome, String> {
+    // One case in ten an extreme device (each builds its device, the
+    // slow part), the rest logs.
+    let kind = match rng.below(10) {
+        0 => 3,
+        k => k % 3,
+    };
+    if kind == 3 {
+        let text = extreme_device(rng);
+        let device = match DeviceConfig::from_toml(&text) {
+            Ok(d) => d,
+            Err(e) if e.key().is_some() => return Ok(Outcome::DeviceError),
+            Err(e) => return Err(format!("device error naming no key: {e}")),
+        };
+        let job = "[j]\nrw=randrw\nbs=4k\nsize=64m\niodepth=256\nioengine=libaio\ndirect=1\ntime_based\nruntime=1ms\n";
+        let jobs = parse("deep.fio", job).expect("deep parses").jobs;
+        let held = iolab_sim::cost::device_bytes(&device).0;
+        let ios = iolab_sim::cost::estimate_ios(&jobs, std::slice::from_ref(&device)).ios;
+        if held > iolab_sim::cost::MAX_BYTES || ios > iolab_sim::cost::MAX_IOS {
+            return Ok(Outcome::InputError);
+        }
+        return match simulate(jobs, device) {
+            Ok(()) => Ok(Outcome::Ran),
+            Err(SimError::Job { .. }) => Ok(Outcome::InputError),
+            Err(e) => Err(format!("an extreme device accepted, then: {e}")),
+        };
+    }
+    let log = match kind {
+        0 => mutate_log(rng, &base_log(2)),
+        1 => mutate_log(rng, &base_log(3)),
+        _ => mutated_blktrace(rng),
+    };
+    let direct = if rng.below(2) == 0 { "direct=1\n" } else { "" };
+    let job = format!("[r]\nread_iolog=fuzz.log\n{direct}");
+    let jobs = match parse_replay("replay.fio", &job, &log) {
+        Ok(jf) => jf.jobs,
+        Err(msg) => {
+            return if has_line(&msg, "fuzz.log") || has_line(&msg, "replay.fio") {
+                Ok(Outcome::ParseError)
+            } else {
+                Err(format!("a log refused without its place: {msg}"))
+            };
+        }
+    };
+    let device = DeviceConfig::preset("nvme").expect("preset");
+    match simulate(jobs, device) {
+        Ok(()) => Ok(Outcome::Ran),
+        Err(e @ (SimError::Stalled { .. } | SimError::Livelock { .. })) => {
+            Err(format!("blamed on the simulator: {e}"))
+        }
+        Err(SimError::Job { .. }) => Ok(Outcome::InputError),
+        Err(e) => {
+            let msg = e.to_string();
+            if has_line(&msg, "replay.fio") || has_line(&msg, "fuzz.log") {
+                Ok(Outcome::InputError)
+            } else {
+                Err(format!("input error without its place: {msg}"))
+            }
+        }
+    }
+}
+
+#[test]
+fn mutated_logs_blktraces_and_extreme_devices_end_cleanly_or_say_where() {
+    let cases = std::env::var("IOLAB_FUZZ_LOG_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_LOG_CASES);
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut counts: BTreeMap<Outcome, u64> = BTreeMap::new();
+    let mut findings: Vec<String> = Vec::new();
+    let started = Instant::now();
+    for seed in 0..cases {
+        let t = Instant::now();
+        let outcome =
+            std::panic::catch_unwind(AssertUnwindSafe(|| log_case(&mut Rng(seed ^ 0x10_6106))));
+        let took = t.elapsed();
+        if std::env::var_os("IOLAB_FUZZ_VERBOSE").is_some() {
+            eprintln!("fuzz logs: case {seed}: {took:?}");
+        }
+        let result = match outcome {
+            Ok(r) => r,
+            Err(p) => Err(format!(
+                "panicked: {}",
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_default()
+            )),
+        };
+        match result.and_then(|o| {
+            if took > CASE_WALL {
+                Err(format!("took {took:?}"))
+            } else {
+                Ok(o)
+            }
+        }) {
+            Ok(o) => *counts.entry(o).or_default() += 1,
+            Err(what) => findings.push(format!("seed {seed}: {what}")),
+        }
+    }
+    std::panic::set_hook(quiet);
+    eprintln!(
+        "fuzz logs: {cases} cases in {:?}: {counts:?}, {} findings",
+        started.elapsed(),
+        findings.len()
+    );
+    assert!(
+        findings.is_empty(),
+        "{} findings; the first: {:?}",
+        findings.len(),
+        findings.iter().take(5).collect::<Vec<_>>()
+    );
+    for o in [
+        Outcome::ParseError,
+        Outcome::InputError,
+        Outcome::DeviceError,
+        Outcome::Ran,
+    ] {
+        assert!(
+            counts.get(&o).copied().unwrap_or(0) > 0,
+            "no {o:?} case: {counts:?}"
+        );
+    }
+}
