@@ -285,10 +285,26 @@ fn main() -> ExitCode {
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("iolab: {}", f.message);
+            eprintln!("iolab: {}", shown(&f.message));
             ExitCode::from(f.code)
         }
     }
+}
+
+/// A message as the terminal should show it: control characters a user's
+/// file or flag carried (an escape sequence, a bell, a NUL) written as
+/// `\u{..}`, so none acts on the terminal; line breaks, which separate
+/// the problems listed, stay.
+pub(crate) fn shown(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn real_main(cli: Cli) -> Result<(), Failure> {
@@ -849,11 +865,11 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
     )?;
     if c.verbose {
         for a in &jobfile.accepted {
-            eprintln!("iolab: {a}");
+            eprintln!("iolab: {}", shown(&a.to_string()));
         }
     } else {
         for note in load::accepted_notes(&jobfile.accepted) {
-            eprintln!("{note}");
+            eprintln!("{}", shown(&note));
         }
     }
     Ok(Scenario {

@@ -623,3 +623,24 @@ fn a_run_that_would_cost_too_much_is_refused_before_it_runs() {
         &format!("{clones}:4: numjobs: the run holds about 1408 MiB"),
     );
 }
+
+#[test]
+fn control_bytes_a_user_gave_are_shown_escaped() {
+    let o = bounded(&[
+        "run",
+        "--device",
+        "nvme",
+        "--output",
+        "x\u{1b}[31m/y",
+        "--",
+        "--name=a",
+        "--rw=read",
+        "--size=1m",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        !o.stderr.contains(&0x1b),
+        "a raw escape reached the terminal"
+    );
+    assert!(stderr(&o).contains("x\\u{1b}[31m/y"), "{}", stderr(&o));
+}
