@@ -90,7 +90,7 @@ fn read(c: &mut Criterion) {
             b.iter(|| {
                 pid = pid.wrapping_add(1);
                 let req = ReadRequest::new(&mirrors, 0, 2, pid).expect("two copies");
-                let i = find_live_mirror(&mut policy, black_box(&req));
+                let i = find_live_mirror(&mut policy, black_box(&req)).expect("in range");
                 policy.on_read_submitted(8);
                 black_box(i)
             });

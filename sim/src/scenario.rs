@@ -1093,6 +1093,9 @@ pub fn run_with<P: Policy>(
 ) -> Result<RunOutput, SimError> {
     let (mut world, cgroups) = build_world(scenario, policy, layer)?;
     world.run(&cgroups, progress);
+    if let Some(broken) = world.raid.as_ref().and_then(|r| r.contract_broken.clone()) {
+        return Err(SimError::Volume(broken));
+    }
     if world.livelocked {
         return Err(SimError::Livelock {
             at_ns: world.q.now(),

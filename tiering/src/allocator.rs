@@ -39,7 +39,13 @@ pub trait ChunkAllocator {
         SizeRules::Mainline
     }
 
-    /// The hook (after the candidate sort, before the width cut).
+    /// The hook (after the candidate sort, before the width cut). It may
+    /// reorder the candidates, drop some and set their `key`; it may not
+    /// give a device twice, point a candidate at another device or index,
+    /// or move or grow a hole beyond what was gathered. The volume checks
+    /// that in every build and refuses a broken selection with
+    /// [`AllocError::BadSelection`](crate::AllocError::BadSelection)
+    /// naming the [`SelectionRule`](crate::SelectionRule), placing nothing.
     fn select(&self, req: &SelectRequest, cands: &mut Vec<Candidate>);
 
     /// Allocates one chunk on `volume` (kernel: `btrfs_create_chunk`).

@@ -270,6 +270,24 @@ impl Device {
         self.writable && self.in_fs_metadata && !self.replace_target
     }
 
+    /// Whether `[offset, offset + len)` lies in the device and overlaps no
+    /// extent of it.
+    pub fn is_free(&self, offset: u64, len: u64) -> bool {
+        let Some(end) = offset.checked_add(len) else {
+            return false;
+        };
+        if end > self.total_bytes {
+            return false;
+        }
+        let at = self.extents.partition_point(|&(o, _)| o < offset);
+        let after_prev = at == 0 || {
+            let (o, l) = self.extents[at - 1];
+            o + l <= offset
+        };
+        let before_next = at == self.extents.len() || end <= self.extents[at].0;
+        after_prev && before_next
+    }
+
     /// Records a new extent. The caller guarantees it lies in a hole.
     pub(crate) fn insert_extent(&mut self, offset: u64, len: u64) {
         let at = self.extents.partition_point(|&(o, _)| o < offset);

@@ -51,7 +51,7 @@
 //!     MirrorInfo { devid: 2, present: true, ..MirrorInfo::default() },
 //! ];
 //! let req = ReadRequest::new(&mirrors, 0, 2, 4711).unwrap();
-//! assert_eq!(find_live_mirror(&mut Pid, &req), 1);
+//! assert_eq!(find_live_mirror(&mut Pid, &req), Ok(1));
 //! ```
 //!
 //! # Chunk allocation
@@ -148,11 +148,13 @@ pub use knob::{KnobError, PolicyChoice, ReadPolicyConfig, parse_policy, parse_si
 pub use limits::{ChunkSizes, ChunkType, Limits, SizeRules};
 pub use profile::{Profile, RaidAttr};
 pub use read::{
-    Devid, Latency, LatencyForm, LoadBalance, MirrorInfo, PenaltyScope, Pid, Queue, ReadError,
-    ReadPolicy, ReadPolicyImpl, ReadRequest, RoundRobin, RoundRobinError, find_live_mirror,
-    latency_avg, live_mirror,
+    Devid, Latency, LatencyForm, LoadBalance, MirrorInfo, MirrorOutOfRange, PenaltyScope, Pid,
+    Queue, ReadError, ReadPolicy, ReadPolicyImpl, ReadRequest, RoundRobin, RoundRobinError,
+    find_live_mirror, latency_avg, live_mirror,
 };
 
 pub use ssd_metadata::{SsdMetadata, SsdMetadataRev};
 pub use stripe::{StripeDecision, decide_ndevs, decide_stripe_size};
-pub use volume::{AllocError, Chunk, DeviceFlags, Stripe, Volume, VolumeError, VolumeParams};
+pub use volume::{
+    AllocError, Chunk, DeviceFlags, SelectionRule, Stripe, Volume, VolumeError, VolumeParams,
+};

@@ -111,6 +111,46 @@ pub enum AllocError {
         /// Its logical start.
         logical: u64,
     },
+    /// A [`ChunkAllocator::select`](crate::ChunkAllocator::select) left the
+    /// candidates in a state no placement may use: the allocator's
+    /// contract broken, refused in every build before anything is placed.
+    BadSelection {
+        /// The allocator's name.
+        allocator: &'static str,
+        /// The candidate's device.
+        devid: u64,
+        /// The rule it broke.
+        rule: SelectionRule,
+    },
+}
+
+/// What a [`ChunkAllocator::select`](crate::ChunkAllocator::select) may not
+/// do to the candidates it is given (it may reorder them, drop some and
+/// set their `key`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectionRule {
+    /// The same device twice: a RAID1 chunk would put both copies on it.
+    Duplicate,
+    /// A device the volume does not have at that index, or one not
+    /// eligible for allocation.
+    UnknownDevice,
+    /// A hole (`offset`, `max_avail`) that is not free on the device: the
+    /// chunk would overlap an extent or run past the device's end.
+    HoleNotFree,
+}
+
+impl fmt::Display for SelectionRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SelectionRule::Duplicate => "it gave the same device twice",
+            SelectionRule::UnknownDevice => {
+                "it gave a device the volume does not have at that index, or one not eligible"
+            }
+            SelectionRule::HoleNotFree => {
+                "it gave a hole that is not free on the device (offset and max_avail must stay as gathered or shrink inside them)"
+            }
+        })
+    }
 }
 
 impl fmt::Display for AllocError {
@@ -138,6 +178,14 @@ impl fmt::Display for AllocError {
             AllocError::UnknownChunk { logical } => {
                 write!(f, "no chunk at logical {logical}")
             }
+            AllocError::BadSelection {
+                allocator,
+                devid,
+                rule,
+            } => write!(
+                f,
+                "allocator '{allocator}' broke its contract at device {devid}: {rule}; nothing was placed"
+            ),
         }
     }
 }
@@ -367,18 +415,43 @@ impl Volume {
                 devs_min: attr.devs_min,
             };
             policy.select(&req, &mut cands);
-            debug_assert!(cands.iter().enumerate().all(|(i, c)| {
-                cands[..i].iter().all(|o| o.devid != c.devid)
-                    && self
-                        .devices
-                        .get(c.index)
-                        .is_some_and(|d| d.devid == c.devid)
-            }));
+            // The allocator's output, checked in every build: a broken
+            // one is refused before anything is placed.
+            if let Err((devid, rule)) = self.check_selection(&cands) {
+                self.scratch = cands;
+                return Err(AllocError::BadSelection {
+                    allocator: policy.name(),
+                    devid,
+                    rule,
+                });
+            }
         }
 
         let result = self.place(&limits, ty, profile, &cands);
         self.scratch = cands;
         result
+    }
+
+    /// Whether candidates an allocator selected can be placed: distinct
+    /// devices, each the volume's at its index and eligible, each hole
+    /// free on its device.
+    fn check_selection(&self, cands: &[Candidate]) -> Result<(), (u64, SelectionRule)> {
+        for (i, c) in cands.iter().enumerate() {
+            if cands[..i].iter().any(|o| o.devid == c.devid) {
+                return Err((c.devid, SelectionRule::Duplicate));
+            }
+            let Some(d) = self
+                .devices
+                .get(c.index)
+                .filter(|d| d.devid == c.devid && d.eligible())
+            else {
+                return Err((c.devid, SelectionRule::UnknownDevice));
+            };
+            if !d.is_free(c.offset, c.max_avail) {
+                return Err((c.devid, SelectionRule::HoleNotFree));
+            }
+        }
+        Ok(())
     }
 
     /// Width, stripe size, placement and accounting for sorted candidates.

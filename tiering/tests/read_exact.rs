@@ -20,7 +20,7 @@ fn pick<P: ReadPolicy>(
     pid: u32,
 ) -> usize {
     let req = ReadRequest::new(mirrors, first, n, pid).unwrap();
-    find_live_mirror(p, &req)
+    find_live_mirror(p, &req).expect("in range")
 }
 
 #[test]
@@ -176,17 +176,17 @@ fn load_balance_skips_busy_copies_and_remembers_per_cpu() {
     };
     let mirrors = [busy(1, 4), busy(2, 1), busy(3, 0)];
     let mut req = ReadRequest::new(&mirrors, 0, 3, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 1);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(1));
     assert_eq!(p.last(0), 1);
     // Scan starts at the last pick.
-    assert_eq!(find_live_mirror(&mut p, &req), 1);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(1));
     // CPU 1 has its own last choice (0), which is full.
     req.cpu = 1;
-    assert_eq!(find_live_mirror(&mut p, &req), 1);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(1));
     // All full: the last choice stays.
     let full = [busy(1, 4), busy(2, 4), busy(3, 4)];
     let req = ReadRequest::new(&full, 0, 3, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 1);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(1));
 }
 
 #[test]
@@ -200,23 +200,23 @@ fn load_balance_scans_from_the_last_pick_and_wraps_to_first() {
     // Only copy 2 has room: it becomes this CPU's last pick.
     let only_last = [q(1, 2), q(2, 2), q(3, 0)];
     let req = ReadRequest::new(&only_last, 0, 3, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 2);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(2));
     // Copies 1 and 2 have room: the scan starts at 2, not at `first`.
     let two_free = [q(1, 2), q(2, 0), q(3, 0)];
     let req = ReadRequest::new(&two_free, 0, 3, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 2);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(2));
     // Copy 2 is busy now: the scan runs off the end and wraps to 0.
     let wrap = [q(1, 0), q(2, 0), q(3, 2)];
     let req = ReadRequest::new(&wrap, 0, 3, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 0);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(0));
     assert_eq!(p.last(0), 0);
     // A last pick outside a RAID10 pair's range restarts at its first.
     let pair = [q(1, 0), q(2, 0), q(3, 2), q(4, 0)];
     let mut p = LoadBalance::new(1);
     let req = ReadRequest::new(&pair, 0, 2, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 0);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(0));
     let req = ReadRequest::new(&pair, 2, 2, 0).unwrap();
-    assert_eq!(find_live_mirror(&mut p, &req), 3);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(3));
     assert_eq!(p.last(0), 3);
 }
 
@@ -242,11 +242,11 @@ fn load_balance_penalises_seeks_on_rotational_devices_in_mixed_arrays() {
     let mirrors = [rot, ssd];
     let mut req = ReadRequest::new(&mirrors, 0, 2, 0).unwrap();
     req.mixed_rotational = true;
-    assert_eq!(find_live_mirror(&mut p, &req), 1);
+    assert_eq!(find_live_mirror(&mut p, &req), Ok(1));
     // Without the mixed flag the HDD is not penalised.
     let mut q = LoadBalance::new(1);
     req.mixed_rotational = false;
-    assert_eq!(find_live_mirror(&mut q, &req), 0);
+    assert_eq!(find_live_mirror(&mut q, &req), Ok(0));
     // Sequential on the HDD: no penalty.
     let seq = [
         MirrorInfo {
@@ -258,7 +258,7 @@ fn load_balance_penalises_seeks_on_rotational_devices_in_mixed_arrays() {
     let mut req = ReadRequest::new(&seq, 0, 2, 0).unwrap();
     req.mixed_rotational = true;
     let mut r = LoadBalance::new(1);
-    assert_eq!(find_live_mirror(&mut r, &req), 0);
+    assert_eq!(find_live_mirror(&mut r, &req), Ok(0));
 }
 
 #[test]
@@ -282,12 +282,12 @@ fn liveness_filter() {
     let mirrors = [m(1), m(2)];
     let mut req = ReadRequest::new(&mirrors, 0, 2, 0).unwrap();
     req.replace_source = Some(1);
-    assert_eq!(find_live_mirror(&mut Pid, &req), 1);
+    assert_eq!(find_live_mirror(&mut Pid, &req), Ok(1));
     // ... but used when it is the only present copy.
     let mirrors = [m(1), gone(2)];
     let mut req = ReadRequest::new(&mirrors, 0, 2, 1).unwrap();
     req.replace_source = Some(1);
-    assert_eq!(find_live_mirror(&mut Pid, &req), 0);
+    assert_eq!(find_live_mirror(&mut Pid, &req), Ok(0));
     // Nothing present: the preferred copy, for the error path.
     assert_eq!(pick(&mut Pid, &[gone(1), gone(2)], 0, 2, 1), 1);
     // RAID10: the filter stays inside the pair.

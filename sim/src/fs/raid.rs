@@ -145,6 +145,9 @@ pub struct Raid {
     mixed: bool,
     /// Reads that had a choice between copies.
     pub choices: u64,
+    /// The first contract a read policy broke (a copy outside the
+    /// request): the run stops and is refused with it.
+    pub contract_broken: Option<String>,
     /// fsyncs that wrote the log tree and the superblocks.
     pub log_syncs: u64,
     /// Copies of mirrored writeback bios an fsync could not wait for
@@ -320,6 +323,7 @@ impl Raid {
             policy,
             mixed,
             choices: 0,
+            contract_broken: None,
             log_syncs: 0,
             fsync_unseen_copies: 0,
             supers_before_log: 0,
@@ -496,9 +500,13 @@ impl Raid {
         };
         req.cpu = cpu;
         req.mixed_rotational = mixed;
-        let i = find_live_mirror(&mut self.policy, &req);
-        debug_assert!(i < n);
-        i
+        match find_live_mirror(&mut self.policy, &req) {
+            Ok(i) => i,
+            Err(e) => {
+                self.contract_broken.get_or_insert_with(|| e.to_string());
+                0
+            }
+        }
     }
 
     /// Every read bio, mirrored or not, advances round-robin's counter, in

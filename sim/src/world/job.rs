@@ -640,6 +640,9 @@ impl<P: Policy> World<P> {
         let devs = &self.devs;
         let pid = raid.pid_of(j);
         let k = raid.choose(chunk, |d| devs[usize::from(d)].part, pid, j % self.cpus);
+        if raid.contract_broken.is_some() {
+            self.stop = true;
+        }
         raid.on_read_submitted(len);
         let dev = chunk.stripes[k].0;
         self.devs[usize::from(dev)].part.mirror_reads += 1;

@@ -150,7 +150,8 @@ pub trait ReadPolicy {
     /// Name as the command line spells it.
     fn name(&self) -> &'static str;
 
-    /// The proposed index, in `req.range()`.
+    /// The proposed index, in `req.range()`. Anything else is refused by
+    /// [`find_live_mirror`] with [`MirrorOutOfRange`], in every build.
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize;
 
     /// Called for **every** read bio submitted to any device, mirrored or
@@ -160,22 +161,48 @@ pub trait ReadPolicy {
     fn on_read_submitted(&mut self, _sectors: u64) {}
 }
 
+/// A read policy proposed a copy outside the request's range: the
+/// [`ReadPolicy::preferred`] contract broken, said in every build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MirrorOutOfRange {
+    /// The policy's name.
+    pub policy: &'static str,
+    /// The index it proposed.
+    pub proposed: usize,
+    /// The request's copies, `first..first + n`.
+    pub range: core::ops::Range<usize>,
+}
+
+impl core::fmt::Display for MirrorOutOfRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "read policy '{}' proposed copy {}, outside the request's copies {}..{} (ReadPolicy::preferred must return an index in req.range())",
+            self.policy, self.proposed, self.range.start, self.range.end
+        )
+    }
+}
+
 /// Policy then liveness filter: the mirror a read goes to (kernel:
 /// `find_live_mirror`).
-pub fn find_live_mirror<P: ReadPolicy + ?Sized>(policy: &mut P, req: &ReadRequest<'_>) -> usize {
+///
+/// # Errors
+///
+/// The policy proposed an index outside `req.range()`; checked in every
+/// build, never clamped.
+pub fn find_live_mirror<P: ReadPolicy + ?Sized>(
+    policy: &mut P,
+    req: &ReadRequest<'_>,
+) -> Result<usize, MirrorOutOfRange> {
     let preferred = policy.preferred(req);
-    debug_assert!(
-        req.range().contains(&preferred),
-        "{} proposed {preferred} outside {:?}",
-        policy.name(),
-        req.range()
-    );
-    let preferred = if req.range().contains(&preferred) {
-        preferred
-    } else {
-        req.first
-    };
-    live_mirror(req, preferred)
+    if !req.range().contains(&preferred) {
+        return Err(MirrorOutOfRange {
+            policy: policy.name(),
+            proposed: preferred,
+            range: req.range(),
+        });
+    }
+    Ok(live_mirror(req, preferred))
 }
 
 /// The read policies by value (static dispatch for the simulator).
