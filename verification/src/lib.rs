@@ -27,8 +27,15 @@
 //!   by the loom suite under its `iolab_mutant = "fN"` cfg.
 //!
 //! All are compiled only with `RUSTFLAGS="--cfg iolab_loom"`; the commands
-//! are in each file's header. The simulator's own tests live in
+//! are in each file's header.
+//!
+//! [`tiering`] holds conformance suites a user runs on their own read
+//! policy or chunk allocator from their own tests, one line each, in any
+//! build (`tests/tiering_conformance.rs` runs them on ours and on wrong
+//! twins). The simulator's own tests live in
 //! `sim/tests` and in its modules.
+
+pub mod tiering;
 
 /// Run a loom model with loom's settings from the environment
 /// (`LOOM_MAX_PREEMPTIONS`, ...), printing how long it took and how many

@@ -1,0 +1,330 @@
+//! Conformance suites for tiering's extension points, for anyone's
+//! variant: a user's crate calls them from its own tests, one line each,
+//!
+//! ```
+//! use iolab_tiering::{Pid, Stock};
+//! iolab_verification::tiering::read_policy::check(|| Pid);
+//! iolab_verification::tiering::allocator::check(|| Stock);
+//! ```
+//!
+//! Each suite draws its cases from a seeded stream (`IOLAB_CHECK_CASES`
+//! sets how many, `IOLAB_CHECK_SEED` the first seed) and panics on the
+//! first case that breaks a rule, with the rule, the case and the seed
+//! that replays it. The rules are the ones our own variants are held to;
+//! our variants pass every suite (tests in this crate), and deliberately
+//! wrong twins fail them.
+
+/// splitmix64: the suites' deterministic stream.
+#[derive(Clone, Debug)]
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Cases and first seed: the environment's, else `default` cases from 0.
+pub(crate) fn plan(default: u64) -> (u64, u64) {
+    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
+    (
+        var("IOLAB_CHECK_CASES").unwrap_or(default),
+        var("IOLAB_CHECK_SEED").unwrap_or(0),
+    )
+}
+
+/// What a suite checked, for a test that wants to see it covered ground.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Cases drawn.
+    pub cases: u64,
+    /// Outputs of the variant checked (reads chosen, chunks placed).
+    pub outputs: u64,
+    /// Requests the variant refused as the rules allow (an allocation
+    /// without space), not counted in `outputs`.
+    pub refused: u64,
+}
+
+/// What a suite found: the rule broken and how to see it again.
+#[track_caller]
+pub(crate) fn broke(suite: &str, name: &str, seed: u64, rule: &str, case: &str) -> ! {
+    panic!(
+        "{suite}: '{name}' broke a rule at seed {seed}: {rule}\n  case: {case}\n  replay: IOLAB_CHECK_SEED={seed} IOLAB_CHECK_CASES=1 cargo test"
+    )
+}
+
+/// The RAID1 read-mirror suite: [`ReadPolicy`](iolab_tiering::ReadPolicy).
+pub mod read_policy {
+    use iolab_tiering::{MirrorInfo, ReadPolicy, ReadRequest, find_live_mirror};
+
+    use super::{Rng, broke, plan};
+
+    /// Cases when `IOLAB_CHECK_CASES` is not set.
+    pub const DEFAULT_CASES: u64 = 2000;
+
+    /// Checks a read policy that `make` builds fresh:
+    ///
+    /// - every proposal lies in the request's copies, on requests of one
+    ///   to four copies at any place in the stripe, some of them missing,
+    ///   on rotational and non-rotational devices, under any load;
+    /// - the policy is deterministic: two fresh policies fed the same
+    ///   requests and the same submitted reads answer the same.
+    ///
+    /// # Panics
+    ///
+    /// At the first case that breaks a rule, naming it and its seed.
+    pub fn check<P: ReadPolicy, F: Fn() -> P>(make: F) -> super::Checked {
+        let (cases, first) = plan(DEFAULT_CASES);
+        let name = make().name();
+        let mut checked = super::Checked {
+            cases,
+            ..super::Checked::default()
+        };
+        for seed in first..first + cases {
+            let mut rng = Rng(seed);
+            let total = 1 + rng.below(6) as usize;
+            let mirrors: Vec<MirrorInfo> = (0..total)
+                .map(|k| MirrorInfo {
+                    devid: 1 + k as u64,
+                    present: rng.below(8) != 0,
+                    physical: rng.below(1 << 40),
+                    read_ios: rng.below(1 << 20),
+                    read_wait_ns: rng.below(1 << 40),
+                    inflight: rng.below(64) as u32,
+                    last_offset: rng.below(1 << 40),
+                    queue_depth: 1 + rng.below(256) as u32,
+                    rotational: rng.below(2) == 0,
+                })
+                .collect();
+            let n = 1 + rng.below(total.min(4) as u64) as usize;
+            let first_copy = rng.below((total - n + 1) as u64) as usize;
+            let (mut a, mut b) = (make(), make());
+            let reads = 1 + rng.below(16);
+            for r in 0..reads {
+                let pid = rng.below(1 << 16) as u32;
+                let Ok(mut req) = ReadRequest::new(&mirrors, first_copy, n, pid) else {
+                    continue;
+                };
+                req.cpu = rng.below(64) as u32;
+                req.mixed_rotational = rng.below(2) == 0;
+                let case = || {
+                    format!(
+                        "read {r} of {mirrors:?}, copies {first_copy}..{}",
+                        first_copy + n
+                    )
+                };
+                let got = match find_live_mirror(&mut a, &req) {
+                    Ok(i) => i,
+                    Err(e) => broke("read_policy", name, seed, &e.to_string(), &case()),
+                };
+                if !req.range().contains(&got) {
+                    broke(
+                        "read_policy",
+                        name,
+                        seed,
+                        "the read went outside the request",
+                        &case(),
+                    );
+                }
+                let twin = find_live_mirror(&mut b, &req).ok();
+                if twin != Some(got) {
+                    broke(
+                        "read_policy",
+                        name,
+                        seed,
+                        &format!(
+                            "not deterministic: {got}, then {twin:?} from a fresh twin fed the same"
+                        ),
+                        &case(),
+                    );
+                }
+                checked.outputs += 1;
+                let sectors = rng.below(2048);
+                a.on_read_submitted(sectors);
+                b.on_read_submitted(sectors);
+            }
+        }
+        checked
+    }
+}
+
+/// The chunk-allocator suite: [`ChunkAllocator`](iolab_tiering::ChunkAllocator).
+pub mod allocator {
+    use iolab_tiering::{
+        AllocError, AllocHint, ChunkAllocator, ChunkType, Device, DeviceClass, Profile, Volume,
+        VolumeParams,
+    };
+
+    use super::{Rng, broke, plan};
+
+    /// Cases (volumes, each with a run of allocations) when
+    /// `IOLAB_CHECK_CASES` is not set.
+    pub const DEFAULT_CASES: u64 = 300;
+
+    const GIB: u64 = 1 << 30;
+
+    /// Checks a chunk allocator that `make` builds fresh, on volumes of
+    /// two to six devices (SSDs and HDDs of 2 to 200 GiB, with allocation
+    /// hints) through runs of data, metadata and system chunks of every
+    /// profile the volume allows:
+    ///
+    /// - it keeps its contract: no allocation is refused as a bad
+    ///   selection (see [`ChunkAllocator::select`]);
+    /// - every chunk's copies of a mirrored profile are on distinct
+    ///   devices, no two extents overlap, each lies on its device;
+    /// - space is conserved: each device's used bytes are the extents
+    ///   placed on it;
+    /// - placement is deterministic: a fresh allocator on a fresh copy of
+    ///   the volume places the same chunks.
+    ///
+    /// # Panics
+    ///
+    /// At the first case that breaks a rule, naming it and its seed.
+    pub fn check<A: ChunkAllocator, F: Fn() -> A>(make: F) -> super::Checked {
+        let (cases, first) = plan(DEFAULT_CASES);
+        let name = make().name();
+        let mut checked = super::Checked {
+            cases,
+            ..super::Checked::default()
+        };
+        for seed in first..first + cases {
+            let mut rng = Rng(seed);
+            let ndev = 2 + rng.below(5);
+            let devices: Vec<Device> = (0..ndev)
+                .map(|k| {
+                    let class = if rng.below(2) == 0 {
+                        DeviceClass::Ssd
+                    } else {
+                        DeviceClass::Hdd
+                    };
+                    let hints = [
+                        AllocHint::None,
+                        AllocHint::DataPreferred,
+                        AllocHint::MetadataPreferred,
+                        AllocHint::MetadataOnly,
+                        AllocHint::DataOnly,
+                    ];
+                    Device::new(k + 1, (2 + rng.below(199)) * GIB)
+                        .with_class(class)
+                        .with_hint(hints[rng.below(5) as usize])
+                })
+                .collect();
+            let Ok(mut vol) = Volume::new(VolumeParams::default(), devices.clone()) else {
+                continue;
+            };
+            let Ok(mut twin) = Volume::new(VolumeParams::default(), devices.clone()) else {
+                continue;
+            };
+            let (a, b) = (make(), make());
+            let mut placed: Vec<(u64, u64, u64)> = Vec::new();
+            let steps = 1 + rng.below(40);
+            for step in 0..steps {
+                let ty = [ChunkType::Data, ChunkType::Metadata, ChunkType::System]
+                    [rng.below(3) as usize];
+                let profiles = [
+                    Profile::Single,
+                    Profile::Dup,
+                    Profile::Raid0,
+                    Profile::Raid1,
+                    Profile::Raid10,
+                ];
+                let profile = profiles[rng.below(5) as usize];
+                let case = || format!("step {step}: {ty:?} {profile:?} on {devices:?}");
+                let got = vol.alloc_chunk(&a, ty, profile);
+                let again = twin.alloc_chunk(&b, ty, profile);
+                if got != again {
+                    broke(
+                        "allocator",
+                        name,
+                        seed,
+                        &format!("not deterministic: {got:?}, then {again:?} from a fresh twin"),
+                        &case(),
+                    );
+                }
+                let chunk = match got {
+                    Ok(c) => c,
+                    Err(e @ AllocError::BadSelection { .. }) => {
+                        broke("allocator", name, seed, &e.to_string(), &case())
+                    }
+                    Err(_) => {
+                        checked.refused += 1;
+                        continue;
+                    }
+                };
+                checked.outputs += 1;
+                let mirrored = matches!(profile, Profile::Raid1 | Profile::Raid10);
+                if mirrored {
+                    let mut devs: Vec<u64> = chunk.stripes.iter().map(|s| s.devid).collect();
+                    devs.sort_unstable();
+                    devs.dedup();
+                    if devs.len() != chunk.stripes.len() {
+                        broke(
+                            "allocator",
+                            name,
+                            seed,
+                            "a mirrored chunk has two stripes on one device",
+                            &case(),
+                        );
+                    }
+                }
+                for s in &chunk.stripes {
+                    let end = s.physical + s.len;
+                    let size = devices
+                        .iter()
+                        .find(|d| d.devid() == s.devid)
+                        .map_or(0, Device::total_bytes);
+                    if end > size {
+                        broke(
+                            "allocator",
+                            name,
+                            seed,
+                            "a stripe runs past its device",
+                            &case(),
+                        );
+                    }
+                    if placed
+                        .iter()
+                        .any(|&(d, o, l)| d == s.devid && o < end && s.physical < o + l)
+                    {
+                        broke("allocator", name, seed, "two extents overlap", &case());
+                    }
+                    placed.push((s.devid, s.physical, s.len));
+                }
+            }
+            for d in vol.devices() {
+                let mine: u64 = placed
+                    .iter()
+                    .filter(|p| p.0 == d.devid())
+                    .map(|p| p.2)
+                    .sum();
+                let initial = devices
+                    .iter()
+                    .find(|x| x.devid() == d.devid())
+                    .map_or(0, Device::bytes_used);
+                if d.bytes_used() != initial + mine {
+                    broke(
+                        "allocator",
+                        name,
+                        seed,
+                        &format!(
+                            "space not conserved on device {}: {} used, {} placed",
+                            d.devid(),
+                            d.bytes_used(),
+                            initial + mine
+                        ),
+                        "the whole run",
+                    );
+                }
+            }
+        }
+        checked
+    }
+}

@@ -1,0 +1,116 @@
+//! The tiering conformance suites on our own variants (each passes) and
+//! on deliberately wrong twins (each is caught, with the message a user
+//! would see).
+
+use iolab_tiering::{
+    Candidate, ChunkAllocator, Pid, ReadPolicy, ReadRequest, SelectRequest, Stock, parse_policy,
+};
+use iolab_verification::tiering::{allocator, read_policy};
+
+#[test]
+fn our_read_policies_pass() {
+    read_policy::check(|| Pid);
+    for spec in [
+        "read=pid",
+        "read=round-robin",
+        "read=devid",
+        "read=latency",
+        "read=load",
+        "read=queue",
+    ] {
+        let Ok(iolab_tiering::PolicyChoice::Read(cfg)) = parse_policy(spec) else {
+            panic!("{spec} parses")
+        };
+        let c = read_policy::check(|| cfg.build(1, 4096, 4).expect("builds"));
+        assert!(c.outputs > c.cases, "{spec}: {c:?}");
+    }
+}
+
+#[test]
+fn our_allocators_pass() {
+    for spec in ["alloc=stock", "alloc=ssd-metadata", "alloc=allocation-hint"] {
+        let Ok(iolab_tiering::PolicyChoice::Alloc(a)) = parse_policy(spec) else {
+            panic!("{spec} parses")
+        };
+        let c = allocator::check(|| a);
+        eprintln!("{spec}: {c:?}");
+        assert!(c.outputs > 3 * c.cases && c.refused > 0, "{spec}: {c:?}");
+    }
+    allocator::check(|| Stock);
+}
+
+/// The message `f` panicked with.
+fn caught<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> String {
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(f);
+    std::panic::set_hook(quiet);
+    match r {
+        Ok(_) => panic!("the suite passed a wrong variant"),
+        Err(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default(),
+    }
+}
+
+/// Proposes the copy after the last one.
+struct PastTheEnd;
+
+impl ReadPolicy for PastTheEnd {
+    fn name(&self) -> &'static str {
+        "past-the-end"
+    }
+    fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
+        req.range().end
+    }
+}
+
+/// Answers from a counter shared by every instance: fresh twins differ.
+struct Shared;
+
+static TICKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl ReadPolicy for Shared {
+    fn name(&self) -> &'static str {
+        "shared-counter"
+    }
+    fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
+        let r = req.range();
+        r.start + TICKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % r.len()
+    }
+}
+
+/// Gives the first candidate twice.
+struct Doubles;
+
+impl ChunkAllocator for Doubles {
+    fn name(&self) -> &'static str {
+        "doubles"
+    }
+    fn select(&self, _req: &SelectRequest, cands: &mut Vec<Candidate>) {
+        if let Some(&c) = cands.first() {
+            cands.insert(1, c);
+        }
+    }
+}
+
+#[test]
+fn wrong_twins_are_caught_with_the_rule_and_the_seed() {
+    let m = caught(|| read_policy::check(|| PastTheEnd));
+    assert!(
+        m.contains("read_policy: 'past-the-end' broke a rule at seed"),
+        "{m}"
+    );
+    assert!(m.contains("outside the request's copies"), "{m}");
+    assert!(m.contains("IOLAB_CHECK_SEED="), "{m}");
+    eprintln!("{m}");
+    let m = caught(|| read_policy::check(|| Shared));
+    assert!(m.contains("not deterministic"), "{m}");
+    eprintln!("{m}");
+    let m = caught(|| allocator::check(|| Doubles));
+    assert!(m.contains("allocator: 'doubles' broke a rule"), "{m}");
+    assert!(m.contains("gave the same device twice"), "{m}");
+    eprintln!("{m}");
+}
