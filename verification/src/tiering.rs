@@ -70,6 +70,84 @@ pub mod read_policy {
     /// Cases when `IOLAB_CHECK_CASES` is not set.
     pub const DEFAULT_CASES: u64 = 2000;
 
+    /// A case's copies: one to six mirrors, some missing, under any
+    /// load; and the request's range in them.
+    fn stripe(rng: &mut Rng) -> (Vec<MirrorInfo>, usize, usize) {
+        let total = 1 + rng.below(6) as usize;
+        let mirrors: Vec<MirrorInfo> = (0..total)
+            .map(|k| MirrorInfo {
+                devid: 1 + k as u64,
+                present: rng.below(8) != 0,
+                physical: rng.below(1 << 40),
+                read_ios: rng.below(1 << 20),
+                read_wait_ns: rng.below(1 << 40),
+                inflight: rng.below(64) as u32,
+                last_offset: rng.below(1 << 40),
+                queue_depth: 1 + rng.below(256) as u32,
+                rotational: rng.below(2) == 0,
+            })
+            .collect();
+        let n = 1 + rng.below(total.min(4) as u64) as usize;
+        let first_copy = rng.below((total - n + 1) as u64) as usize;
+        (mirrors, first_copy, n)
+    }
+
+    /// Runs `mine` beside `reference` (our variant of the same name, or a
+    /// simple model of what yours should do) on the same requests and
+    /// submitted reads, and reports the first read they send to
+    /// different copies.
+    ///
+    /// # Panics
+    ///
+    /// At the first diverging read, naming it, both answers and the seed.
+    pub fn differential<P, Q>(mine: impl Fn() -> P, reference: impl Fn() -> Q) -> super::Checked
+    where
+        P: ReadPolicy,
+        Q: ReadPolicy,
+    {
+        let (cases, first) = plan(DEFAULT_CASES);
+        let name = mine().name();
+        let mut checked = super::Checked {
+            cases,
+            ..super::Checked::default()
+        };
+        for seed in first..first + cases {
+            let mut rng = Rng(seed);
+            let (mirrors, first_copy, n) = stripe(&mut rng);
+            let (mut a, mut b) = (mine(), reference());
+            for r in 0..1 + rng.below(16) {
+                let pid = rng.below(1 << 16) as u32;
+                let Ok(mut req) = ReadRequest::new(&mirrors, first_copy, n, pid) else {
+                    continue;
+                };
+                req.cpu = rng.below(64) as u32;
+                req.mixed_rotational = rng.below(2) == 0;
+                let (x, y) = (
+                    find_live_mirror(&mut a, &req),
+                    find_live_mirror(&mut b, &req),
+                );
+                if x != y {
+                    broke(
+                        "read_policy::differential",
+                        name,
+                        seed,
+                        &format!(
+                            "read {r} (pid {pid}, cpu {}) went to {x:?} where '{}' sends it to {y:?}",
+                            req.cpu,
+                            b.name()
+                        ),
+                        &format!("{mirrors:?}, copies {first_copy}..{}", first_copy + n),
+                    );
+                }
+                checked.outputs += 1;
+                let sectors = rng.below(2048);
+                a.on_read_submitted(sectors);
+                b.on_read_submitted(sectors);
+            }
+        }
+        checked
+    }
+
     /// Checks a read policy that `make` builds fresh:
     ///
     /// - every proposal lies in the request's copies, on requests of one
@@ -90,22 +168,7 @@ pub mod read_policy {
         };
         for seed in first..first + cases {
             let mut rng = Rng(seed);
-            let total = 1 + rng.below(6) as usize;
-            let mirrors: Vec<MirrorInfo> = (0..total)
-                .map(|k| MirrorInfo {
-                    devid: 1 + k as u64,
-                    present: rng.below(8) != 0,
-                    physical: rng.below(1 << 40),
-                    read_ios: rng.below(1 << 20),
-                    read_wait_ns: rng.below(1 << 40),
-                    inflight: rng.below(64) as u32,
-                    last_offset: rng.below(1 << 40),
-                    queue_depth: 1 + rng.below(256) as u32,
-                    rotational: rng.below(2) == 0,
-                })
-                .collect();
-            let n = 1 + rng.below(total.min(4) as u64) as usize;
-            let first_copy = rng.below((total - n + 1) as u64) as usize;
+            let (mirrors, first_copy, n) = stripe(&mut rng);
             let (mut a, mut b) = (make(), make());
             let reads = 1 + rng.below(16);
             for r in 0..reads {

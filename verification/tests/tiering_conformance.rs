@@ -114,3 +114,33 @@ fn wrong_twins_are_caught_with_the_rule_and_the_seed() {
     assert!(m.contains("gave the same device twice"), "{m}");
     eprintln!("{m}");
 }
+
+/// pid's rule shifted by one: the copy after the one pid picks.
+struct PidPlusOne;
+
+impl ReadPolicy for PidPlusOne {
+    fn name(&self) -> &'static str {
+        "pid-plus-one"
+    }
+    fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
+        let r = req.range();
+        r.start + (Pid.preferred(req) - r.start + 1) % r.len()
+    }
+}
+
+#[test]
+fn a_variant_beside_its_reference_agrees_or_shows_the_first_diverging_read() {
+    // Ours against itself, built through the policy grammar: no read differs.
+    let Ok(iolab_tiering::PolicyChoice::Read(cfg)) = parse_policy("read=pid") else {
+        panic!("parses")
+    };
+    let c = read_policy::differential(|| cfg.build(1, 4096, 4).expect("builds"), || Pid);
+    assert!(c.outputs > c.cases, "{c:?}");
+    let m = caught(|| read_policy::differential(|| PidPlusOne, || Pid));
+    assert!(
+        m.contains("read_policy::differential: 'pid-plus-one' broke a rule at seed"),
+        "{m}"
+    );
+    assert!(m.contains("where 'pid' sends it to Ok("), "{m}");
+    eprintln!("{m}");
+}
