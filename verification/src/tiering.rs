@@ -234,6 +234,97 @@ pub mod allocator {
 
     const GIB: u64 = 1 << 30;
 
+    /// A case's volume: two to six SSDs and HDDs of 2 to 200 GiB, with
+    /// allocation hints.
+    fn volume(rng: &mut Rng) -> Vec<Device> {
+        let ndev = 2 + rng.below(5);
+        (0..ndev)
+            .map(|k| {
+                let class = if rng.below(2) == 0 {
+                    DeviceClass::Ssd
+                } else {
+                    DeviceClass::Hdd
+                };
+                let hints = [
+                    AllocHint::None,
+                    AllocHint::DataPreferred,
+                    AllocHint::MetadataPreferred,
+                    AllocHint::MetadataOnly,
+                    AllocHint::DataOnly,
+                ];
+                Device::new(k + 1, (2 + rng.below(199)) * GIB)
+                    .with_class(class)
+                    .with_hint(hints[rng.below(5) as usize])
+            })
+            .collect()
+    }
+
+    /// One allocation request of a run.
+    fn request(rng: &mut Rng) -> (ChunkType, Profile) {
+        let ty = [ChunkType::Data, ChunkType::Metadata, ChunkType::System][rng.below(3) as usize];
+        let profiles = [
+            Profile::Single,
+            Profile::Dup,
+            Profile::Raid0,
+            Profile::Raid1,
+            Profile::Raid10,
+        ];
+        (ty, profiles[rng.below(5) as usize])
+    }
+
+    /// Runs `mine` beside `reference` on the same volumes and allocation
+    /// requests, and reports the first chunk they place differently (or
+    /// that one places and the other refuses).
+    ///
+    /// # Panics
+    ///
+    /// At the first diverging allocation, naming it, both results and the
+    /// seed.
+    pub fn differential<A, B>(mine: impl Fn() -> A, reference: impl Fn() -> B) -> super::Checked
+    where
+        A: ChunkAllocator,
+        B: ChunkAllocator,
+    {
+        let (cases, first) = plan(DEFAULT_CASES);
+        let name = mine().name();
+        let mut checked = super::Checked {
+            cases,
+            ..super::Checked::default()
+        };
+        for seed in first..first + cases {
+            let mut rng = Rng(seed);
+            let devices = volume(&mut rng);
+            let (Ok(mut va), Ok(mut vb)) = (
+                Volume::new(VolumeParams::default(), devices.clone()),
+                Volume::new(VolumeParams::default(), devices.clone()),
+            ) else {
+                continue;
+            };
+            let (a, b) = (mine(), reference());
+            for step in 0..1 + rng.below(40) {
+                let (ty, profile) = request(&mut rng);
+                let (x, y) = (
+                    va.alloc_chunk(&a, ty, profile),
+                    vb.alloc_chunk(&b, ty, profile),
+                );
+                if x != y {
+                    broke(
+                        "allocator::differential",
+                        name,
+                        seed,
+                        &format!(
+                            "step {step}, a {ty:?} {profile:?} chunk: {x:?} where '{}' gives {y:?}",
+                            b.name()
+                        ),
+                        &format!("{devices:?}"),
+                    );
+                }
+                checked.outputs += u64::from(x.is_ok());
+            }
+        }
+        checked
+    }
+
     /// Checks a chunk allocator that `make` builds fresh, on volumes of
     /// two to six devices (SSDs and HDDs of 2 to 200 GiB, with allocation
     /// hints) through runs of data, metadata and system chunks of every
@@ -260,26 +351,7 @@ pub mod allocator {
         };
         for seed in first..first + cases {
             let mut rng = Rng(seed);
-            let ndev = 2 + rng.below(5);
-            let devices: Vec<Device> = (0..ndev)
-                .map(|k| {
-                    let class = if rng.below(2) == 0 {
-                        DeviceClass::Ssd
-                    } else {
-                        DeviceClass::Hdd
-                    };
-                    let hints = [
-                        AllocHint::None,
-                        AllocHint::DataPreferred,
-                        AllocHint::MetadataPreferred,
-                        AllocHint::MetadataOnly,
-                        AllocHint::DataOnly,
-                    ];
-                    Device::new(k + 1, (2 + rng.below(199)) * GIB)
-                        .with_class(class)
-                        .with_hint(hints[rng.below(5) as usize])
-                })
-                .collect();
+            let devices = volume(&mut rng);
             let Ok(mut vol) = Volume::new(VolumeParams::default(), devices.clone()) else {
                 continue;
             };
@@ -290,16 +362,7 @@ pub mod allocator {
             let mut placed: Vec<(u64, u64, u64)> = Vec::new();
             let steps = 1 + rng.below(40);
             for step in 0..steps {
-                let ty = [ChunkType::Data, ChunkType::Metadata, ChunkType::System]
-                    [rng.below(3) as usize];
-                let profiles = [
-                    Profile::Single,
-                    Profile::Dup,
-                    Profile::Raid0,
-                    Profile::Raid1,
-                    Profile::Raid10,
-                ];
-                let profile = profiles[rng.below(5) as usize];
+                let (ty, profile) = request(&mut rng);
                 let case = || format!("step {step}: {ty:?} {profile:?} on {devices:?}");
                 let got = vol.alloc_chunk(&a, ty, profile);
                 let again = twin.alloc_chunk(&b, ty, profile);

@@ -144,3 +144,25 @@ fn a_variant_beside_its_reference_agrees_or_shows_the_first_diverging_read() {
     assert!(m.contains("where 'pid' sends it to Ok("), "{m}");
     eprintln!("{m}");
 }
+
+#[test]
+fn an_allocator_beside_its_reference_agrees_or_shows_the_first_diverging_chunk() {
+    let Ok(iolab_tiering::PolicyChoice::Alloc(stock)) = parse_policy("alloc=stock") else {
+        panic!("parses")
+    };
+    let c = allocator::differential(|| stock, || Stock);
+    assert!(c.outputs > c.cases, "{c:?}");
+    // ssd-metadata puts metadata on SSDs first, where stock takes the
+    // roomiest device: they part at the first metadata chunk that differs.
+    let Ok(iolab_tiering::PolicyChoice::Alloc(ssd)) = parse_policy("alloc=ssd-metadata") else {
+        panic!("parses")
+    };
+    let m = caught(|| allocator::differential(|| ssd, || Stock));
+    assert!(
+        m.contains("allocator::differential: 'ssd_metadata'")
+            || m.contains("allocator::differential: 'ssd-metadata'"),
+        "{m}"
+    );
+    assert!(m.contains("where 'stock' gives Ok("), "{m}");
+    eprintln!("{m}");
+}
