@@ -240,7 +240,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
             i.display()
         ));
     }
-    let abs = absolute(path);
+    // Through a symlink to the file it names: the link stays a link.
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| absolute(path));
     let dir = abs.parent().unwrap_or(Path::new("/"));
     let name = abs
         .file_name()
@@ -331,6 +332,21 @@ mod tests {
         assert_eq!(std::fs::read(&out).unwrap(), b"new result");
         // No temporary file is left beside it.
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        // Through a symlink, the file it names is replaced; the link stays.
+        let target = d.join("run5.txt");
+        std::fs::write(&target, "old run").unwrap();
+        let link = d.join("latest.txt");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new run").expect("written");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"new run");
+        std::fs::remove_file(&link).unwrap();
+        std::fs::remove_file(&target).unwrap();
         // A write that cannot happen leaves the old file as it was.
         let input = d.join("in.toml");
         std::fs::write(&input, "base = \"nvme\"\n").unwrap();
