@@ -286,12 +286,20 @@ fn has_line(msg: &str, file: &str) -> bool {
     })
 }
 
-/// Parses job-file `text` as `name`, on 1 GiB and 2 CPUs, with no
+/// Parses job-file `text` as `name`, on 1 GiB and 4 CPUs, with no
 /// includes.
 fn parse(name: &str, text: &str) -> Result<fio::JobFile, String> {
+    parse_with(name, text, None)
+}
+
+/// [`parse`], with `log` as the file `fuzz.log` a job may replay.
+fn parse_with(name: &str, text: &str, log: Option<&[u8]>) -> Result<fio::JobFile, String> {
     let vars = BTreeMap::new();
     let include = |_: &str, inc: &str| -> Result<(String, Vec<u8>), String> {
-        Err(format!("{inc}: includes are not read by the harness"))
+        match log {
+            Some(bytes) if inc == "fuzz.log" => Ok(("fuzz.log".to_owned(), bytes.to_vec())),
+            _ => Err(format!("{inc}: not read by the harness")),
+        }
     };
     // The machine of `common::scenario_of`: 4 CPUs.
     let env = ParseEnv {
@@ -359,6 +367,21 @@ fn device_case(rng: &mut Rng, base: &str) -> Result<Outcome, String> {
         }
         Err(SimError::Job { .. }) => Ok(Outcome::InputError),
         Err(e) => Err(format!("device accepted, then refused: {e}")),
+    }
+}
+
+/// Every outcome class was reached: the mutations still probe each stage.
+fn every_class_reached(counts: &BTreeMap<Outcome, u64>) {
+    for o in [
+        Outcome::ParseError,
+        Outcome::InputError,
+        Outcome::DeviceError,
+        Outcome::Ran,
+    ] {
+        assert!(
+            counts.get(&o).copied().unwrap_or(0) > 0,
+            "no {o:?} case: {counts:?}"
+        );
     }
 }
 
@@ -475,17 +498,7 @@ fn mutated_job_and_device_files_end_cleanly_or_say_where() {
         report.join("\n")
     );
     // Every class is reached, so the mutations still probe each stage.
-    for o in [
-        Outcome::ParseError,
-        Outcome::InputError,
-        Outcome::DeviceError,
-        Outcome::Ran,
-    ] {
-        assert!(
-            counts.get(&o).copied().unwrap_or(0) > 0,
-            "no {o:?} case: {counts:?}"
-        );
-    }
+    every_class_reached(&counts);
 }
 
 /// Cases of the log and device-extreme harness when
@@ -646,27 +659,6 @@ fn extreme_device(rng: &mut Rng) -> String {
     rng.pick(&CASES).to_string()
 }
 
-/// Parses a job that replays `log` (named `fuzz.log`) as `name`.
-fn parse_replay(name: &str, text: &str, log: &[u8]) -> Result<fio::JobFile, String> {
-    let vars = BTreeMap::new();
-    let bytes = log.to_vec();
-    let include = move |_: &str, inc: &str| -> Result<(String, Vec<u8>), String> {
-        if inc == "fuzz.log" {
-            Ok(("fuzz.log".to_owned(), bytes.clone()))
-        } else {
-            Err(format!("{inc}: not read by the harness"))
-        }
-    };
-    let env = ParseEnv {
-        mem_bytes: 1 << 30,
-        ncpus: 4,
-        pagesize: 4096,
-        vars: &vars,
-        include: &include,
-    };
-    fio::parse_job_file(name, text, &env).map_err(|e| e.to_string())
-}
-
 /// One case of the log harness: a mutated text log or blktrace replayed,
 /// or an extreme device under a deep job, each judged as the CLI judges
 /// it (its cost bounds included).
@@ -704,7 +696,7 @@ fn log_case(rng: &mut Rng) -> Result<Outcome, String> {
     };
     let direct = if rng.below(2) == 0 { "direct=1\n" } else { "" };
     let job = format!("[r]\nread_iolog=fuzz.log\n{direct}");
-    let jobs = match parse_replay("replay.fio", &job, &log) {
+    let jobs = match parse_with("replay.fio", &job, Some(&log)) {
         Ok(jf) => jf.jobs,
         Err(msg) => {
             return if has_line(&msg, "fuzz.log") || has_line(&msg, "replay.fio") {
@@ -784,15 +776,5 @@ fn mutated_logs_blktraces_and_extreme_devices_end_cleanly_or_say_where() {
         findings.len(),
         findings.iter().take(5).collect::<Vec<_>>()
     );
-    for o in [
-        Outcome::ParseError,
-        Outcome::InputError,
-        Outcome::DeviceError,
-        Outcome::Ran,
-    ] {
-        assert!(
-            counts.get(&o).copied().unwrap_or(0) > 0,
-            "no {o:?} case: {counts:?}"
-        );
-    }
+    every_class_reached(&counts);
 }

@@ -63,7 +63,7 @@ pub(crate) fn broke(suite: &str, name: &str, seed: u64, rule: &str, case: &str) 
 
 /// The RAID1 read-mirror suite: [`ReadPolicy`](iolab_tiering::ReadPolicy).
 pub mod read_policy {
-    use iolab_tiering::{MirrorInfo, ReadPolicy, ReadRequest, find_live_mirror};
+    use iolab_tiering::{MirrorInfo, MirrorOutOfRange, ReadPolicy, ReadRequest, find_live_mirror};
 
     use super::{Rng, broke, plan};
 
@@ -92,6 +92,63 @@ pub mod read_policy {
         (mirrors, first_copy, n)
     }
 
+    /// One read of a case, as both sides answered it.
+    struct Read<'a> {
+        seed: u64,
+        /// The other side's name.
+        other: &'static str,
+        mine: Result<usize, MirrorOutOfRange>,
+        theirs: Result<usize, MirrorOutOfRange>,
+        req: &'a ReadRequest<'a>,
+        /// The case, for a message.
+        case: String,
+    }
+
+    /// Feeds `mine` and `other`, built fresh for each case, the same
+    /// requests and submitted reads, and hands each read's two answers to
+    /// `judge`.
+    fn side_by_side<P: ReadPolicy, Q: ReadPolicy>(
+        mine: impl Fn() -> P,
+        other: impl Fn() -> Q,
+        mut judge: impl FnMut(&Read<'_>),
+    ) -> super::Checked {
+        let (cases, first) = plan(DEFAULT_CASES);
+        let mut checked = super::Checked {
+            cases,
+            ..super::Checked::default()
+        };
+        for seed in first..first + cases {
+            let mut rng = Rng(seed);
+            let (mirrors, first_copy, n) = stripe(&mut rng);
+            let (mut a, mut b) = (mine(), other());
+            for r in 0..1 + rng.below(16) {
+                let pid = rng.below(1 << 16) as u32;
+                let Ok(mut req) = ReadRequest::new(&mirrors, first_copy, n, pid) else {
+                    continue;
+                };
+                req.cpu = rng.below(64) as u32;
+                req.mixed_rotational = rng.below(2) == 0;
+                judge(&Read {
+                    seed,
+                    other: b.name(),
+                    mine: find_live_mirror(&mut a, &req),
+                    theirs: find_live_mirror(&mut b, &req),
+                    req: &req,
+                    case: format!(
+                        "read {r} (pid {pid}, cpu {}) of {mirrors:?}, copies {first_copy}..{}",
+                        req.cpu,
+                        first_copy + n
+                    ),
+                });
+                checked.outputs += 1;
+                let sectors = rng.below(2048);
+                a.on_read_submitted(sectors);
+                b.on_read_submitted(sectors);
+            }
+        }
+        checked
+    }
+
     /// Runs `mine` beside `reference` (our variant of the same name, or a
     /// simple model of what yours should do) on the same requests and
     /// submitted reads, and reports the first read they send to
@@ -105,47 +162,21 @@ pub mod read_policy {
         P: ReadPolicy,
         Q: ReadPolicy,
     {
-        let (cases, first) = plan(DEFAULT_CASES);
         let name = mine().name();
-        let mut checked = super::Checked {
-            cases,
-            ..super::Checked::default()
-        };
-        for seed in first..first + cases {
-            let mut rng = Rng(seed);
-            let (mirrors, first_copy, n) = stripe(&mut rng);
-            let (mut a, mut b) = (mine(), reference());
-            for r in 0..1 + rng.below(16) {
-                let pid = rng.below(1 << 16) as u32;
-                let Ok(mut req) = ReadRequest::new(&mirrors, first_copy, n, pid) else {
-                    continue;
-                };
-                req.cpu = rng.below(64) as u32;
-                req.mixed_rotational = rng.below(2) == 0;
-                let (x, y) = (
-                    find_live_mirror(&mut a, &req),
-                    find_live_mirror(&mut b, &req),
+        side_by_side(mine, reference, |r| {
+            if r.mine != r.theirs {
+                broke(
+                    "read_policy::differential",
+                    name,
+                    r.seed,
+                    &format!(
+                        "the read went to {:?} where '{}' sends it to {:?}",
+                        r.mine, r.other, r.theirs
+                    ),
+                    &r.case,
                 );
-                if x != y {
-                    broke(
-                        "read_policy::differential",
-                        name,
-                        seed,
-                        &format!(
-                            "read {r} (pid {pid}, cpu {}) went to {x:?} where '{}' sends it to {y:?}",
-                            req.cpu,
-                            b.name()
-                        ),
-                        &format!("{mirrors:?}, copies {first_copy}..{}", first_copy + n),
-                    );
-                }
-                checked.outputs += 1;
-                let sectors = rng.below(2048);
-                a.on_read_submitted(sectors);
-                b.on_read_submitted(sectors);
             }
-        }
-        checked
+        })
     }
 
     /// Checks a read policy that `make` builds fresh:
@@ -160,62 +191,34 @@ pub mod read_policy {
     ///
     /// At the first case that breaks a rule, naming it and its seed.
     pub fn check<P: ReadPolicy, F: Fn() -> P>(make: F) -> super::Checked {
-        let (cases, first) = plan(DEFAULT_CASES);
         let name = make().name();
-        let mut checked = super::Checked {
-            cases,
-            ..super::Checked::default()
-        };
-        for seed in first..first + cases {
-            let mut rng = Rng(seed);
-            let (mirrors, first_copy, n) = stripe(&mut rng);
-            let (mut a, mut b) = (make(), make());
-            let reads = 1 + rng.below(16);
-            for r in 0..reads {
-                let pid = rng.below(1 << 16) as u32;
-                let Ok(mut req) = ReadRequest::new(&mirrors, first_copy, n, pid) else {
-                    continue;
-                };
-                req.cpu = rng.below(64) as u32;
-                req.mixed_rotational = rng.below(2) == 0;
-                let case = || {
-                    format!(
-                        "read {r} of {mirrors:?}, copies {first_copy}..{}",
-                        first_copy + n
-                    )
-                };
-                let got = match find_live_mirror(&mut a, &req) {
-                    Ok(i) => i,
-                    Err(e) => broke("read_policy", name, seed, &e.to_string(), &case()),
-                };
-                if !req.range().contains(&got) {
-                    broke(
-                        "read_policy",
-                        name,
-                        seed,
-                        "the read went outside the request",
-                        &case(),
-                    );
-                }
-                let twin = find_live_mirror(&mut b, &req).ok();
-                if twin != Some(got) {
-                    broke(
-                        "read_policy",
-                        name,
-                        seed,
-                        &format!(
-                            "not deterministic: {got}, then {twin:?} from a fresh twin fed the same"
-                        ),
-                        &case(),
-                    );
-                }
-                checked.outputs += 1;
-                let sectors = rng.below(2048);
-                a.on_read_submitted(sectors);
-                b.on_read_submitted(sectors);
+        side_by_side(&make, &make, |r| {
+            let got = match &r.mine {
+                Ok(i) => *i,
+                Err(e) => broke("read_policy", name, r.seed, &e.to_string(), &r.case),
+            };
+            if !r.req.range().contains(&got) {
+                broke(
+                    "read_policy",
+                    name,
+                    r.seed,
+                    "the read went outside the request",
+                    &r.case,
+                );
             }
-        }
-        checked
+            if r.theirs.as_ref().ok() != Some(&got) {
+                broke(
+                    "read_policy",
+                    name,
+                    r.seed,
+                    &format!(
+                        "not deterministic: {got}, then {:?} from a fresh twin fed the same",
+                        r.theirs
+                    ),
+                    &r.case,
+                );
+            }
+        })
     }
 }
 
