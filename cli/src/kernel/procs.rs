@@ -311,7 +311,11 @@ pub fn loops_backed_by(file: &Path) -> Vec<String> {
 /// run): `trace_pipe` opened without blocking, copied to a file until
 /// [`TraceReader::finish`] asks it to drain what is left and stop.
 pub struct TraceReader {
+    /// Drain what the ring holds, then stop (tracing is off).
     stop: Arc<AtomicBool>,
+    /// Stop now, whatever the ring holds (an error path, tracing may
+    /// still be on and never leave the ring empty).
+    abandon: Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<Result<u64, String>>>,
 }
 
@@ -325,6 +329,8 @@ impl TraceReader {
             .map_err(|e| format!("opening {}: {e}", pipe.display()))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
+        let abandon = Arc::new(AtomicBool::new(false));
+        let now = Arc::clone(&abandon);
         let shown = pipe.display().to_string();
         let handle = std::thread::Builder::new()
             .name("trace-reader".into())
@@ -333,6 +339,9 @@ impl TraceReader {
                 let mut buf = vec![0u8; 1 << 20];
                 let mut total = 0u64;
                 loop {
+                    if now.load(Ordering::SeqCst) {
+                        break;
+                    }
                     match src.read(&mut buf) {
                         // A file at its end (tracing never ends a pipe).
                         Ok(0) if flag.load(Ordering::SeqCst) => break,
@@ -360,6 +369,7 @@ impl TraceReader {
             .map_err(|e| format!("starting the trace reader: {e}"))?;
         Ok(TraceReader {
             stop,
+            abandon,
             handle: Some(handle),
         })
     }
@@ -378,7 +388,7 @@ impl TraceReader {
 
 impl Drop for TraceReader {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.abandon.store(true, Ordering::SeqCst);
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
