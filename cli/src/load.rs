@@ -30,6 +30,17 @@ pub(crate) fn read_text_up_to(path: &Path, max: u64) -> Result<String, String> {
 /// Reads a regular file of at most `max` bytes, refused as
 /// [`read_text_up_to`] refuses it, before anything is read.
 pub(crate) fn read_bytes_up_to(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    let file = open_input(path, max)?;
+    // Bounded again while reading: the file may grow after the check.
+    let bytes = read_bytes_bounded(file, &path.display().to_string(), max)?;
+    crate::outputs::note_input_bytes(&bytes);
+    Ok(bytes)
+}
+
+/// Opens the input `path`, refused before anything is read when it is not
+/// a regular file (a FIFO, a device, a directory) or holds more than
+/// `max` bytes; noted as an input of the command.
+fn open_input(path: &Path, max: u64) -> Result<std::fs::File, String> {
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
     if !meta.is_file() {
@@ -43,10 +54,7 @@ pub(crate) fn read_bytes_up_to(path: &Path, max: u64) -> Result<Vec<u8>, String>
     }
     let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
     crate::outputs::note_input(path);
-    // Bounded again while reading: the file may grow after the check.
-    let bytes = read_bytes_bounded(file, &shown.to_string(), max)?;
-    crate::outputs::note_input_bytes(&bytes);
-    Ok(bytes)
+    Ok(file)
 }
 
 /// The longest line [`for_each_line`] takes.
@@ -65,19 +73,7 @@ pub(crate) fn for_each_line<E: From<String>>(
 ) -> Result<(), E> {
     use std::io::Read as _;
     let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!("{shown}: not a regular file").into());
-    }
-    if meta.len() > max {
-        return Err(format!(
-            "{shown}: {} bytes; files above {max} bytes are not read",
-            meta.len()
-        )
-        .into());
-    }
-    let mut file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
-    crate::outputs::note_input(path);
+    let mut file = open_input(path, max)?;
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     let (mut lineno, mut total) = (0usize, 0u64);

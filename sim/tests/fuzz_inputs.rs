@@ -326,7 +326,14 @@ fn job_case(rng: &mut Rng, base: &str) -> Result<Outcome, String> {
     };
     const PRESETS: [&str; 4] = ["nvme", "sata-ssd", "hdd", "null"];
     let device = DeviceConfig::preset(PRESETS[rng.below(PRESETS.len())]).expect("preset");
-    match simulate(jobs, device) {
+    judged(simulate(jobs, device), &["fuzz.fio"])
+}
+
+/// How a run of a case ended: it ran, or it stopped on an input error
+/// naming its place in one of `files`; a stall, a livelock or an error
+/// naming no place is a finding.
+fn judged(run: Result<(), SimError>, files: &[&str]) -> Result<Outcome, String> {
+    match run {
         Ok(()) => Ok(Outcome::Ran),
         Err(e @ (SimError::Stalled { .. } | SimError::Livelock { .. })) => {
             Err(format!("blamed on the simulator: {e}"))
@@ -334,7 +341,7 @@ fn job_case(rng: &mut Rng, base: &str) -> Result<Outcome, String> {
         Err(SimError::Job { .. }) => Ok(Outcome::InputError),
         Err(e) => {
             let msg = e.to_string();
-            if has_line(&msg, "fuzz.fio") {
+            if files.iter().any(|f| has_line(&msg, f)) {
                 Ok(Outcome::InputError)
             } else {
                 Err(format!("input error without its place: {msg}"))
@@ -707,21 +714,7 @@ fn log_case(rng: &mut Rng) -> Result<Outcome, String> {
         }
     };
     let device = DeviceConfig::preset("nvme").expect("preset");
-    match simulate(jobs, device) {
-        Ok(()) => Ok(Outcome::Ran),
-        Err(e @ (SimError::Stalled { .. } | SimError::Livelock { .. })) => {
-            Err(format!("blamed on the simulator: {e}"))
-        }
-        Err(SimError::Job { .. }) => Ok(Outcome::InputError),
-        Err(e) => {
-            let msg = e.to_string();
-            if has_line(&msg, "replay.fio") || has_line(&msg, "fuzz.log") {
-                Ok(Outcome::InputError)
-            } else {
-                Err(format!("input error without its place: {msg}"))
-            }
-        }
-    }
+    judged(simulate(jobs, device), &["replay.fio", "fuzz.log"])
 }
 
 #[test]

@@ -225,8 +225,8 @@ pub mod read_policy {
 /// The chunk-allocator suite: [`ChunkAllocator`](iolab_tiering::ChunkAllocator).
 pub mod allocator {
     use iolab_tiering::{
-        AllocError, AllocHint, ChunkAllocator, ChunkType, Device, DeviceClass, Profile, Volume,
-        VolumeParams,
+        AllocError, AllocHint, Chunk, ChunkAllocator, ChunkType, Device, DeviceClass, Profile,
+        Volume, VolumeParams,
     };
 
     use super::{Rng, broke, plan};
@@ -275,21 +275,40 @@ pub mod allocator {
         (ty, profiles[rng.below(5) as usize])
     }
 
-    /// Runs `mine` beside `reference` on the same volumes and allocation
-    /// requests, and reports the first chunk they place differently (or
-    /// that one places and the other refuses).
-    ///
-    /// # Panics
-    ///
-    /// At the first diverging allocation, naming it, both results and the
-    /// seed.
-    pub fn differential<A, B>(mine: impl Fn() -> A, reference: impl Fn() -> B) -> super::Checked
-    where
-        A: ChunkAllocator,
-        B: ChunkAllocator,
-    {
+    /// What [`side_by_side`] hands its judge.
+    enum Event<'a> {
+        /// One allocation, as both sides answered it.
+        Step {
+            seed: u64,
+            /// Its place in the case, for a message.
+            case: String,
+            ty: ChunkType,
+            profile: Profile,
+            /// The other side's name.
+            other: &'static str,
+            mine: &'a Result<Chunk, AllocError>,
+            theirs: &'a Result<Chunk, AllocError>,
+            /// The devices the volume was made of.
+            devices: &'a [Device],
+        },
+        /// A case ended: the volumes it started from and where the first
+        /// side left them.
+        End {
+            seed: u64,
+            devices: &'a [Device],
+            volume: &'a Volume,
+        },
+    }
+
+    /// Runs `mine` and `other`, built fresh for each case, on two copies
+    /// of the same volume through the same allocation requests, and
+    /// hands each step's two results, then each case's end, to `judge`.
+    fn side_by_side<A: ChunkAllocator, B: ChunkAllocator>(
+        mine: impl Fn() -> A,
+        other: impl Fn() -> B,
+        mut judge: impl FnMut(Event<'_>),
+    ) -> super::Checked {
         let (cases, first) = plan(DEFAULT_CASES);
-        let name = mine().name();
         let mut checked = super::Checked {
             cases,
             ..super::Checked::default()
@@ -303,29 +322,74 @@ pub mod allocator {
             ) else {
                 continue;
             };
-            let (a, b) = (mine(), reference());
+            let (a, b) = (mine(), other());
             for step in 0..1 + rng.below(40) {
                 let (ty, profile) = request(&mut rng);
-                let (x, y) = (
-                    va.alloc_chunk(&a, ty, profile),
-                    vb.alloc_chunk(&b, ty, profile),
-                );
-                if x != y {
-                    broke(
-                        "allocator::differential",
-                        name,
-                        seed,
-                        &format!(
-                            "step {step}, a {ty:?} {profile:?} chunk: {x:?} where '{}' gives {y:?}",
-                            b.name()
-                        ),
-                        &format!("{devices:?}"),
-                    );
+                let x = va.alloc_chunk(&a, ty, profile);
+                let y = vb.alloc_chunk(&b, ty, profile);
+                judge(Event::Step {
+                    seed,
+                    case: format!("step {step}: {ty:?} {profile:?} on {devices:?}"),
+                    ty,
+                    profile,
+                    other: b.name(),
+                    mine: &x,
+                    theirs: &y,
+                    devices: &devices,
+                });
+                if x.is_ok() {
+                    checked.outputs += 1;
+                } else {
+                    checked.refused += 1;
                 }
-                checked.outputs += u64::from(x.is_ok());
             }
+            judge(Event::End {
+                seed,
+                devices: &devices,
+                volume: &va,
+            });
         }
         checked
+    }
+
+    /// Runs `mine` beside `reference` on the same volumes and allocation
+    /// requests, and reports the first chunk they place differently (or
+    /// that one places and the other refuses).
+    ///
+    /// # Panics
+    ///
+    /// At the first diverging allocation, naming it, both results and the
+    /// seed.
+    pub fn differential<A, B>(mine: impl Fn() -> A, reference: impl Fn() -> B) -> super::Checked
+    where
+        A: ChunkAllocator,
+        B: ChunkAllocator,
+    {
+        let name = mine().name();
+        side_by_side(mine, reference, |e| {
+            if let Event::Step {
+                seed,
+                case,
+                ty,
+                profile,
+                other,
+                mine,
+                theirs,
+                ..
+            } = e
+                && mine != theirs
+            {
+                broke(
+                    "allocator::differential",
+                    name,
+                    seed,
+                    &format!(
+                        "a {ty:?} {profile:?} chunk: {mine:?} where '{other}' gives {theirs:?}"
+                    ),
+                    &case,
+                );
+            }
+        })
     }
 
     /// Checks a chunk allocator that `make` builds fresh, on volumes of
@@ -346,51 +410,36 @@ pub mod allocator {
     ///
     /// At the first case that breaks a rule, naming it and its seed.
     pub fn check<A: ChunkAllocator, F: Fn() -> A>(make: F) -> super::Checked {
-        let (cases, first) = plan(DEFAULT_CASES);
         let name = make().name();
-        let mut checked = super::Checked {
-            cases,
-            ..super::Checked::default()
-        };
-        for seed in first..first + cases {
-            let mut rng = Rng(seed);
-            let devices = volume(&mut rng);
-            let Ok(mut vol) = Volume::new(VolumeParams::default(), devices.clone()) else {
-                continue;
-            };
-            let Ok(mut twin) = Volume::new(VolumeParams::default(), devices.clone()) else {
-                continue;
-            };
-            let (a, b) = (make(), make());
-            let mut placed: Vec<(u64, u64, u64)> = Vec::new();
-            let steps = 1 + rng.below(40);
-            for step in 0..steps {
-                let (ty, profile) = request(&mut rng);
-                let case = || format!("step {step}: {ty:?} {profile:?} on {devices:?}");
-                let got = vol.alloc_chunk(&a, ty, profile);
-                let again = twin.alloc_chunk(&b, ty, profile);
-                if got != again {
+        // The case's extents so far: (device, offset, length).
+        let mut placed: Vec<(u64, u64, u64)> = Vec::new();
+        side_by_side(&make, &make, |e| match e {
+            Event::Step {
+                seed,
+                case,
+                profile,
+                mine,
+                theirs,
+                devices,
+                ..
+            } => {
+                if mine != theirs {
                     broke(
                         "allocator",
                         name,
                         seed,
-                        &format!("not deterministic: {got:?}, then {again:?} from a fresh twin"),
-                        &case(),
+                        &format!("not deterministic: {mine:?}, then {theirs:?} from a fresh twin"),
+                        &case,
                     );
                 }
-                let chunk = match got {
+                let chunk = match mine {
                     Ok(c) => c,
                     Err(e @ AllocError::BadSelection { .. }) => {
-                        broke("allocator", name, seed, &e.to_string(), &case())
+                        broke("allocator", name, seed, &e.to_string(), &case)
                     }
-                    Err(_) => {
-                        checked.refused += 1;
-                        continue;
-                    }
+                    Err(_) => return,
                 };
-                checked.outputs += 1;
-                let mirrored = matches!(profile, Profile::Raid1 | Profile::Raid10);
-                if mirrored {
+                if matches!(profile, Profile::Raid1 | Profile::Raid10) {
                     let mut devs: Vec<u64> = chunk.stripes.iter().map(|s| s.devid).collect();
                     devs.sort_unstable();
                     devs.dedup();
@@ -400,7 +449,7 @@ pub mod allocator {
                             name,
                             seed,
                             "a mirrored chunk has two stripes on one device",
-                            &case(),
+                            &case,
                         );
                     }
                 }
@@ -416,44 +465,48 @@ pub mod allocator {
                             name,
                             seed,
                             "a stripe runs past its device",
-                            &case(),
+                            &case,
                         );
                     }
                     if placed
                         .iter()
                         .any(|&(d, o, l)| d == s.devid && o < end && s.physical < o + l)
                     {
-                        broke("allocator", name, seed, "two extents overlap", &case());
+                        broke("allocator", name, seed, "two extents overlap", &case);
                     }
                     placed.push((s.devid, s.physical, s.len));
                 }
             }
-            for d in vol.devices() {
-                let mine: u64 = placed
-                    .iter()
-                    .filter(|p| p.0 == d.devid())
-                    .map(|p| p.2)
-                    .sum();
-                let initial = devices
-                    .iter()
-                    .find(|x| x.devid() == d.devid())
-                    .map_or(0, Device::bytes_used);
-                if d.bytes_used() != initial + mine {
-                    broke(
-                        "allocator",
-                        name,
-                        seed,
-                        &format!(
-                            "space not conserved on device {}: {} used, {} placed",
-                            d.devid(),
-                            d.bytes_used(),
-                            initial + mine
-                        ),
-                        "the whole run",
-                    );
+            Event::End {
+                seed,
+                devices,
+                volume,
+            } => {
+                for d in volume.devices() {
+                    let initial = devices.iter().find(|x| x.devid() == d.devid());
+                    let mine: u64 = placed
+                        .iter()
+                        .filter(|p| p.0 == d.devid())
+                        .map(|p| p.2)
+                        .sum();
+                    let expected = initial.map_or(0, Device::bytes_used) + mine;
+                    if d.bytes_used() != expected {
+                        broke(
+                            "allocator",
+                            name,
+                            seed,
+                            &format!(
+                                "space not conserved on device {}: {} used, {} placed",
+                                d.devid(),
+                                d.bytes_used(),
+                                expected
+                            ),
+                            "the whole run",
+                        );
+                    }
                 }
+                placed.clear();
             }
-        }
-        checked
+        })
     }
 }

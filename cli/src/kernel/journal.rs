@@ -296,26 +296,13 @@ pub fn take_back(e: &Entry, loops: &[PathBuf]) -> Result<Option<String>, String>
         }
         Entry::CreatedFile { path } => match std::fs::symlink_metadata(path) {
             Err(_) => Ok(None),
-            Ok(_) => std::fs::remove_file(path)
-                .map(|()| Some(format!("removed {}", path.display())))
-                .map_err(|err| format!("removing {}: {err}", path.display())),
+            Ok(_) => removed(path, std::fs::remove_file(path), ""),
         },
-        Entry::CreatedDir { path } => {
-            if !path.is_dir() {
-                return Ok(None);
-            }
-            std::fs::remove_dir(path)
-                .map(|()| Some(format!("removed {}", path.display())))
-                .map_err(|err| format!("removing {}: {err}", path.display()))
+        Entry::CreatedDir { path } if path.is_dir() => removed(path, std::fs::remove_dir(path), ""),
+        Entry::CreatedTree { path } if path.is_dir() => {
+            removed(path, std::fs::remove_dir_all(path), " and what it held")
         }
-        Entry::CreatedTree { path } => {
-            if !path.is_dir() {
-                return Ok(None);
-            }
-            std::fs::remove_dir_all(path)
-                .map(|()| Some(format!("removed {} and what it held", path.display())))
-                .map_err(|err| format!("removing {}: {err}", path.display()))
-        }
+        Entry::CreatedDir { .. } | Entry::CreatedTree { .. } => Ok(None),
         Entry::Fio { pid, start } => {
             let n = procs::end_fio(*pid, *start);
             Ok((n > 0).then(|| format!("ended {n} fio process(es) of PID {pid}")))
@@ -325,6 +312,12 @@ pub fn take_back(e: &Entry, loops: &[PathBuf]) -> Result<Option<String>, String>
             Ok((n > 0).then(|| format!("ended {n} fio process(es) using {node}")))
         }
     }
+}
+
+/// What removing `path` did, or why it failed.
+fn removed(path: &Path, r: std::io::Result<()>, also: &str) -> Result<Option<String>, String> {
+    r.map(|()| Some(format!("removed {}{also}", path.display())))
+        .map_err(|err| format!("removing {}: {err}", path.display()))
 }
 
 fn ended_note(n: usize) -> String {
