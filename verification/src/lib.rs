@@ -35,7 +35,29 @@
 //! twins). The simulator's own tests live in
 //! `sim/tests` and in its modules.
 
+mod cases;
 pub mod tiering;
+pub mod wbt;
+
+pub use cases::Checked;
+
+/// The message a suite failed with, or `None` if it passed: for a test
+/// that shows a suite catches a deliberately wrong variant.
+///
+/// ```
+/// let why = iolab_verification::failure_of(|| -> () { panic!("rule broken") });
+/// assert_eq!(why.as_deref(), Some("rule broken"));
+/// ```
+pub fn failure_of<T>(suite: impl FnOnce() -> T + std::panic::UnwindSafe) -> Option<String> {
+    let payload = std::panic::catch_unwind(suite).err()?;
+    Some(
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "a panic without a message".to_owned()),
+    )
+}
 
 /// Run a loom model with loom's settings from the environment
 /// (`LOOM_MAX_PREEMPTIONS`, ...), printing how long it took and how many

@@ -14,58 +14,13 @@
 //! our variants pass every suite (tests in this crate), and deliberately
 //! wrong twins fail them.
 
-/// splitmix64: the suites' deterministic stream.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng(pub(crate) u64);
-
-impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-/// Cases and first seed: the environment's, else `default` cases from 0.
-pub(crate) fn plan(default: u64) -> (u64, u64) {
-    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
-    (
-        var("IOLAB_CHECK_CASES").unwrap_or(default),
-        var("IOLAB_CHECK_SEED").unwrap_or(0),
-    )
-}
-
-/// What a suite checked, for a test that wants to see it covered ground.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Checked {
-    /// Cases drawn.
-    pub cases: u64,
-    /// Outputs of the variant checked (reads chosen, chunks placed).
-    pub outputs: u64,
-    /// Requests the variant refused as the rules allow (an allocation
-    /// without space), not counted in `outputs`.
-    pub refused: u64,
-}
-
-/// What a suite found: the rule broken and how to see it again.
-#[track_caller]
-pub(crate) fn broke(suite: &str, name: &str, seed: u64, rule: &str, case: &str) -> ! {
-    panic!(
-        "{suite}: '{name}' broke a rule at seed {seed}: {rule}\n  case: {case}\n  replay: IOLAB_CHECK_SEED={seed} IOLAB_CHECK_CASES=1 cargo test"
-    )
-}
+pub use crate::Checked;
 
 /// The RAID1 read-mirror suite: [`ReadPolicy`](iolab_tiering::ReadPolicy).
 pub mod read_policy {
     use iolab_tiering::{MirrorInfo, MirrorOutOfRange, ReadPolicy, ReadRequest, find_live_mirror};
 
-    use super::{Rng, broke, plan};
+    use crate::cases::{Rng, broke, plan};
 
     /// Cases when `IOLAB_CHECK_CASES` is not set.
     pub const DEFAULT_CASES: u64 = 2000;
@@ -111,11 +66,11 @@ pub mod read_policy {
         mine: impl Fn() -> P,
         other: impl Fn() -> Q,
         mut judge: impl FnMut(&Read<'_>),
-    ) -> super::Checked {
+    ) -> crate::Checked {
         let (cases, first) = plan(DEFAULT_CASES);
-        let mut checked = super::Checked {
+        let mut checked = crate::Checked {
             cases,
-            ..super::Checked::default()
+            ..crate::Checked::default()
         };
         for seed in first..first + cases {
             let mut rng = Rng(seed);
@@ -157,7 +112,7 @@ pub mod read_policy {
     /// # Panics
     ///
     /// At the first diverging read, naming it, both answers and the seed.
-    pub fn differential<P, Q>(mine: impl Fn() -> P, reference: impl Fn() -> Q) -> super::Checked
+    pub fn differential<P, Q>(mine: impl Fn() -> P, reference: impl Fn() -> Q) -> crate::Checked
     where
         P: ReadPolicy,
         Q: ReadPolicy,
@@ -190,7 +145,7 @@ pub mod read_policy {
     /// # Panics
     ///
     /// At the first case that breaks a rule, naming it and its seed.
-    pub fn check<P: ReadPolicy, F: Fn() -> P>(make: F) -> super::Checked {
+    pub fn check<P: ReadPolicy, F: Fn() -> P>(make: F) -> crate::Checked {
         let name = make().name();
         side_by_side(&make, &make, |r| {
             let got = match &r.mine {
@@ -229,7 +184,7 @@ pub mod allocator {
         Volume, VolumeParams,
     };
 
-    use super::{Rng, broke, plan};
+    use crate::cases::{Rng, broke, plan};
 
     /// Cases (volumes, each with a run of allocations) when
     /// `IOLAB_CHECK_CASES` is not set.
@@ -307,11 +262,11 @@ pub mod allocator {
         mine: impl Fn() -> A,
         other: impl Fn() -> B,
         mut judge: impl FnMut(Event<'_>),
-    ) -> super::Checked {
+    ) -> crate::Checked {
         let (cases, first) = plan(DEFAULT_CASES);
-        let mut checked = super::Checked {
+        let mut checked = crate::Checked {
             cases,
-            ..super::Checked::default()
+            ..crate::Checked::default()
         };
         for seed in first..first + cases {
             let mut rng = Rng(seed);
@@ -360,7 +315,7 @@ pub mod allocator {
     ///
     /// At the first diverging allocation, naming it, both results and the
     /// seed.
-    pub fn differential<A, B>(mine: impl Fn() -> A, reference: impl Fn() -> B) -> super::Checked
+    pub fn differential<A, B>(mine: impl Fn() -> A, reference: impl Fn() -> B) -> crate::Checked
     where
         A: ChunkAllocator,
         B: ChunkAllocator,
@@ -409,7 +364,7 @@ pub mod allocator {
     /// # Panics
     ///
     /// At the first case that breaks a rule, naming it and its seed.
-    pub fn check<A: ChunkAllocator, F: Fn() -> A>(make: F) -> super::Checked {
+    pub fn check<A: ChunkAllocator, F: Fn() -> A>(make: F) -> crate::Checked {
         let name = make().name();
         // The case's extents so far: (device, offset, length).
         let mut placed: Vec<(u64, u64, u64)> = Vec::new();

@@ -39,20 +39,9 @@ fn our_allocators_pass() {
     allocator::check(|| Stock);
 }
 
-/// The message `f` panicked with.
+/// The message the suite failed with.
 fn caught<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> String {
-    let quiet = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let r = std::panic::catch_unwind(f);
-    std::panic::set_hook(quiet);
-    match r {
-        Ok(_) => panic!("the suite passed a wrong variant"),
-        Err(p) => p
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_default(),
-    }
+    iolab_verification::failure_of(f).expect("the suite passed a wrong variant")
 }
 
 /// Proposes the copy after the last one.

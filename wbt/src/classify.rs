@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::{NUM_CLASSES, Slots, Variant, Wbt};
+use crate::{DepthPolicy, NUM_CLASSES, Slots, Variant, Wbt};
 
 /// Request operation, as far as WBT cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -190,7 +190,7 @@ pub fn classify_request(variant: Variant, enabled: bool, op: Op, flags: OpFlags)
     }
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// Classify a bio with this controller's variant and enable state
     /// ([`classify_request`]).
     pub fn classify(&self, op: Op, flags: OpFlags) -> ReqFlags {

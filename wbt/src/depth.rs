@@ -2,7 +2,10 @@
 //! (kernel: `rq_depth_calc_max_depth`, `calc_wb_limits`) and stepping
 //! (kernel: `scale_up`, `scale_down`, `wbt_update_limits`).
 
-use crate::{DEF_DEPTH, Slots, TraceRecord, V5_MAX_DEPTH, Variant, Wbt};
+use crate::depth_policy::{check_limits, check_step};
+use crate::{
+    DEF_DEPTH, DepthError, DepthNow, DepthPolicy, Slots, TraceRecord, V5_MAX_DEPTH, Variant, Wbt,
+};
 
 /// Maximum depth at `step` for queue depth `qd`, and whether a cap was hit
 /// (kernel: `rq_depth_calc_max_depth`; v5: the `wb_max` line of
@@ -65,73 +68,93 @@ pub enum StepDir {
     Down,
 }
 
-impl<S: Slots> Wbt<S> {
-    pub(crate) fn recompute(&mut self) -> bool {
-        let (mut d, cap) = calc_max_depth(self.variant, self.queue_depth, self.step);
-        if self.variant == Variant::V5_2016 && self.min_lat_ns == 0 {
-            // v5 zeroes wb_max along with the other limits.
-            d = 0;
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
+    /// Where the controller stands, as a [`DepthPolicy`] is shown it.
+    pub(crate) fn depth_now(&self) -> DepthNow {
+        DepthNow {
+            queue_depth: self.queue_depth,
+            step: self.step,
+            limits: self.limits(),
+            scaled_max: self.scaled_max,
         }
-        self.max_depth = d;
-        let (n, b) = calc_limits(self.variant, d, self.min_lat_ns);
-        self.normal = n;
-        self.background = b;
-        cap
     }
 
-    /// Step toward deeper queues (kernel: `scale_up`). Returns whether
-    /// anything changed.
-    pub(crate) fn scale_up(&mut self, now: u64) -> bool {
-        match self.variant {
-            Variant::Modern => {
-                if self.scaled_max {
-                    return false;
-                }
-                self.step -= 1;
-                self.scaled_max = self.recompute();
-            }
-            Variant::V5_2016 => {
-                if self.step == 0 {
-                    return false;
-                }
-                self.step -= 1;
-                self.recompute();
+    /// Move to `next` with the policy's depths there, checked; the
+    /// latency target of 0 zeroes them (v5: `max_depth` too). Returns
+    /// whether the depth was capped. On a broken rule nothing changes and
+    /// the error is kept.
+    pub(crate) fn recompute_at(&mut self, next: i32) -> Result<bool, DepthError> {
+        let at = self.depth.limits(self.queue_depth, next);
+        let at = check_limits(self.queue_depth, self.step, next, at).map_err(|e| self.refuse(e))?;
+        let mut l = at.limits;
+        if self.min_lat_ns == 0 {
+            l.normal = 0;
+            l.background = 0;
+            if self.variant == Variant::V5_2016 {
+                // v5 zeroes wb_max along with the other limits.
+                l.max_depth = 0;
             }
         }
+        self.step = next;
+        self.max_depth = l.max_depth;
+        self.normal = l.normal;
+        self.background = l.background;
+        Ok(at.capped)
+    }
+
+    /// Keep the first refusal of the policy's answers, and hand it back.
+    pub(crate) fn refuse(&mut self, e: DepthError) -> DepthError {
+        self.depth_error.get_or_insert(e);
+        e
+    }
+
+    /// The first answer of the depth policy the core refused, if any
+    /// (see [`DepthPolicy`]). Our variants never have one.
+    pub fn depth_error(&self) -> Option<DepthError> {
+        self.depth_error
+    }
+
+    /// The depth policy in use.
+    pub fn depth_policy(&self) -> &D {
+        &self.depth
+    }
+
+    /// Step toward deeper queues (kernel: `scale_up`) as the policy says.
+    /// Returns whether anything changed.
+    pub(crate) fn scale_up(&mut self, now: u64) -> Result<bool, DepthError> {
+        let at = self.depth_now();
+        let Some(next) = self.depth.scale_up(at) else {
+            return Ok(false);
+        };
+        let next = check_step(at, next, true).map_err(|e| self.refuse(e))?;
+        self.scaled_max = self.recompute_at(next)?;
         self.unknown_cnt = 0;
         self.wake_all();
         self.trace_step(now, StepDir::Up);
-        true
+        Ok(true)
     }
 
-    /// Step toward shallower queues (kernel: `scale_down`); `hard` snaps a
-    /// negative step back to 0.
-    pub(crate) fn scale_down(&mut self, now: u64, hard: bool) -> bool {
-        if self.max_depth == 1 {
-            return false;
-        }
-        match self.variant {
-            Variant::Modern => {
-                if self.step < 0 && hard {
-                    self.step = 0;
-                } else {
-                    self.step += 1;
-                }
-                self.scaled_max = false;
-            }
-            Variant::V5_2016 => self.step += 1,
-        }
-        self.recompute();
+    /// Step toward shallower queues (kernel: `scale_down`) as the policy
+    /// says; `hard` for a window whose reads missed the target.
+    pub(crate) fn scale_down(&mut self, now: u64, hard: bool) -> Result<bool, DepthError> {
+        let at = self.depth_now();
+        let Some(next) = self.depth.scale_down(at, hard) else {
+            return Ok(false);
+        };
+        let next = check_step(at, next, false).map_err(|e| self.refuse(e))?;
+        self.recompute_at(next)?;
+        self.scaled_max = false;
         self.unknown_cnt = 0;
         self.trace_step(now, StepDir::Down);
-        true
+        Ok(true)
     }
 
     /// Step 0, limits recomputed, everyone woken (kernel: `wbt_update_limits`).
+    /// A refused answer keeps the depths and is kept.
     pub(crate) fn reset_limits(&mut self) {
-        self.step = 0;
-        self.scaled_max = false;
-        self.recompute();
+        if self.recompute_at(0).is_ok() {
+            self.scaled_max = false;
+        }
         self.wake_all();
     }
 

@@ -2,7 +2,7 @@
 //! `wbt_issue`, `wbt_requeue`, `wbt_done`, `wbt_cleanup`) and the
 //! dirty-throttle signal.
 
-use crate::{Class, Op, OpFlags, ReqFlags, Slots, Variant, Wbt};
+use crate::{Class, DepthPolicy, Op, OpFlags, ReqFlags, Slots, Variant, Wbt};
 
 /// Outcome of [`Wbt::on_throttle`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct Rq {
     pub flags: ReqFlags,
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// A bio is submitted (kernel: `wbt_wait`). Untracked bios go at once
     /// (a read stamps "recent read issue"). A tracked bio goes if its class
     /// has no waiters and is below the live limit; otherwise the core

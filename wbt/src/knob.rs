@@ -5,7 +5,7 @@
 
 use core::fmt;
 
-use crate::{DEFAULT_LAT_NONROT_NS, DEFAULT_LAT_ROT_NS, Slots, Variant, Wbt};
+use crate::{DEFAULT_LAT_NONROT_NS, DEFAULT_LAT_ROT_NS, DepthPolicy, Slots, Variant, Wbt};
 
 /// Enable state (kernel: `WBT_STATE_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub const fn default_lat_ns(rotational: bool) -> u64 {
     }
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// Whether requests are classified and throttled (kernel: `rwb_enabled`;
     /// v5: `wb_normal != 0`).
     pub fn enabled(&self) -> bool {

@@ -122,6 +122,7 @@ extern crate std;
 mod classify;
 mod consts;
 mod depth;
+mod depth_policy;
 mod hooks;
 mod knob;
 mod limit;
@@ -145,6 +146,9 @@ pub use consts::{
     V5_MAX_DEPTH, WINDOW_NS,
 };
 pub use depth::{StepDir, calc_limits, calc_max_depth};
+pub use depth_policy::{
+    DepthAt, DepthError, DepthNow, DepthPolicy, DepthRule, check_limits, check_step,
+};
 pub use hooks::{Admit, Rq};
 pub use knob::{EnableState, KnobError, default_lat_ns};
 pub use limit::{AdmissionView, Limits, select_limit};

@@ -3,7 +3,9 @@
 //! other IO close by (`close_io`), and the view of them a lockless fast
 //! path admits from.
 
-use crate::{CLOSE_IO_NS, Class, Op, OpFlags, RECENT_DIRTY_WAIT_NS, Slots, Variant, Wbt};
+use crate::{
+    CLOSE_IO_NS, Class, DepthPolicy, Op, OpFlags, RECENT_DIRTY_WAIT_NS, Slots, Variant, Wbt,
+};
 
 /// The three depths a tracked bio's limit is chosen from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,7 +71,7 @@ pub struct AdmissionView {
     pub window_armed: bool,
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// Dirty-throttle signal: modern "a writer slept within the last
     /// second" (kernel: `wb_recent_wait`), v5 "a writer is sleeping now".
     pub(crate) fn dirty_signal(&self, now: u64) -> bool {

@@ -4,16 +4,20 @@
 //! `snapshot`).
 
 use crate::{
-    Class, DeviceParams, EnableState, LocalSlots, NUM_CLASSES, Options, Slots, TRACE_CAPACITY,
-    TraceRecord, Variant, WINDOW_NS, WakeMode, WindowStat, default_lat_ns,
+    Class, DepthError, DepthPolicy, DeviceParams, EnableState, LocalSlots, NUM_CLASSES, Options,
+    Slots, TRACE_CAPACITY, TraceRecord, Variant, WINDOW_NS, WakeMode, WindowStat, default_lat_ns,
 };
 
 /// The WBT controller of one device. See the crate docs for how to drive it.
 /// `S` stores the per-class counters ([`Slots`]); the default keeps them
 /// in plain integers.
 #[derive(Clone, Debug)]
-pub struct Wbt<S = LocalSlots> {
+pub struct Wbt<S = LocalSlots, D = Variant> {
     pub(crate) variant: Variant,
+    /// The scaling step: the variant's own, or a user's.
+    pub(crate) depth: D,
+    /// The first answer of `depth` the core refused.
+    pub(crate) depth_error: Option<DepthError>,
     pub(crate) queue_depth: u32,
     pub(crate) rotational: bool,
     pub(crate) write_cache: bool,
@@ -69,12 +73,38 @@ impl<S: Slots> Wbt<S> {
     /// A controller keeping its per-class counters in `slots` (which should
     /// start at zero).
     pub fn with_slots(params: DeviceParams, variant: Variant, options: Options, slots: S) -> Self {
+        Wbt::build(params, variant, options, slots, variant)
+    }
+}
+
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
+    /// A controller whose scaling step is `depth` instead of the
+    /// variant's own; the variant keeps every other rule (verdicts,
+    /// windows, admission, wake-ups). Refused when the depths `depth`
+    /// gives at step 0 break a [`DepthRule`](crate::DepthRule).
+    pub fn with_depth_policy(
+        params: DeviceParams,
+        variant: Variant,
+        options: Options,
+        slots: S,
+        depth: D,
+    ) -> Result<Self, DepthError> {
+        let wbt = Wbt::build(params, variant, options, slots, depth);
+        match wbt.depth_error {
+            Some(e) => Err(e),
+            None => Ok(wbt),
+        }
+    }
+
+    fn build(params: DeviceParams, variant: Variant, options: Options, slots: S, depth: D) -> Self {
         let tick_ns = options
             .tick_hz
             .filter(|hz| *hz > 0)
             .map(|hz| (1_000_000_000 / u64::from(hz)).max(1));
         let mut wbt = Wbt {
             variant,
+            depth,
+            depth_error: None,
             queue_depth: params.queue_depth.max(1),
             rotational: params.rotational,
             write_cache: params.write_cache,
@@ -106,7 +136,9 @@ impl<S: Slots> Wbt<S> {
         wbt.reset_limits();
         wbt
     }
+}
 
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// The variant this instance runs.
     pub fn variant(&self) -> Variant {
         self.variant

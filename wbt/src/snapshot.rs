@@ -1,6 +1,6 @@
 //! A copy of the controller state for export.
 
-use crate::{Class, EnableState, NUM_CLASSES, Slots, Variant, Wbt};
+use crate::{Class, DepthError, DepthPolicy, EnableState, NUM_CLASSES, Slots, Variant, Wbt};
 
 /// A copy of the controller state for export (kernel: the debugfs view plus
 /// the step).
@@ -40,9 +40,11 @@ pub struct Snapshot {
     pub trace_dropped: u64,
     /// Releases of a class whose counter was already 0 (should stay 0).
     pub underflows: u64,
+    /// The first answer of the depth policy the core refused, if any.
+    pub depth_error: Option<DepthError>,
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// A copy of the state for export.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
@@ -63,6 +65,7 @@ impl<S: Slots> Wbt<S> {
             queue_depth: self.queue_depth,
             trace_dropped: self.trace_dropped,
             underflows: self.underflows,
+            depth_error: self.depth_error,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Trace records (kernel tracepoints `wbt_step`, `wbt_stat`, `wbt_lat`,
 //! `wbt_timer`) and the ring that holds them.
 
-use crate::{Slots, StepDir, TRACE_CAPACITY, Verdict, Wbt, WindowStat};
+use crate::{DepthPolicy, Slots, StepDir, TRACE_CAPACITY, Verdict, Wbt, WindowStat};
 
 /// One transition, mirroring a kernel tracepoint. `now` is the time of the
 /// call that produced it.
@@ -56,7 +56,7 @@ pub enum TraceRecord {
     },
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     pub(crate) fn push_trace(&mut self, rec: TraceRecord) {
         let slot = (self.ring_head + self.ring_len) % TRACE_CAPACITY;
         self.ring[slot] = Some(rec);

@@ -9,8 +9,8 @@
 
 use crate::window::{READ_BUCKET, WRITE_BUCKET, window_ns};
 use crate::{
-    Class, Limits, MIN_READ_SAMPLES, MIN_WRITE_SAMPLES, Slots, StepDir, TraceRecord, UNKNOWN_BUMP,
-    Variant, Wbt, WindowStat,
+    Class, DepthError, DepthPolicy, Limits, MIN_READ_SAMPLES, MIN_WRITE_SAMPLES, Slots, StepDir,
+    TraceRecord, UNKNOWN_BUMP, Variant, Wbt, WindowStat,
 };
 
 /// Window verdict (kernel: `LAT_*` returned by `latency_exceeded`). The
@@ -86,9 +86,12 @@ pub struct WindowOutcome {
     /// A new window was armed (the step is not 0, or tracked IO was in
     /// flight).
     pub rearmed: bool,
+    /// The depth policy's answer the core refused at this expiry (the
+    /// depth then stays), `None` when it kept every rule.
+    pub refused: Option<DepthError>,
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// The verdict a window with `inputs` reaches at the current step
     /// (kernel: `latency_exceeded`). Pure: records no trace and changes
     /// nothing.
@@ -184,21 +187,30 @@ impl<S: Slots> Wbt<S> {
             step: step_before,
             inflight,
         });
-        let stepped = match verdict {
-            Verdict::Exceeded => self.scale_down(now, true).then_some(StepDir::Down),
-            Verdict::Ok | Verdict::UnknownWrites => self.scale_up(now).then_some(StepDir::Up),
+        let moved = match verdict {
+            Verdict::Exceeded => self
+                .scale_down(now, true)
+                .map(|m| m.then_some(StepDir::Down)),
+            Verdict::Ok | Verdict::UnknownWrites => {
+                self.scale_up(now).map(|m| m.then_some(StepDir::Up))
+            }
             Verdict::Unknown => {
                 self.unknown_cnt = self.unknown_cnt.saturating_add(1);
                 if self.unknown_cnt < UNKNOWN_BUMP {
-                    None
+                    Ok(None)
                 } else if self.step > 0 {
-                    self.scale_up(now).then_some(StepDir::Up)
+                    self.scale_up(now).map(|m| m.then_some(StepDir::Up))
                 } else if self.step < 0 {
-                    self.scale_down(now, false).then_some(StepDir::Down)
+                    self.scale_down(now, false)
+                        .map(|m| m.then_some(StepDir::Down))
                 } else {
-                    None
+                    Ok(None)
                 }
             }
+        };
+        let (stepped, refused) = match moved {
+            Ok(stepped) => (stepped, None),
+            Err(e) => (None, Some(e)),
         };
         let rearmed = self.step != 0 || inflight > 0;
         if rearmed {
@@ -212,6 +224,7 @@ impl<S: Slots> Wbt<S> {
             window_ns,
             limits: self.limits(),
             rearmed,
+            refused,
         }
     }
 
@@ -230,11 +243,12 @@ impl<S: Slots> Wbt<S> {
     /// mid-run (the kernel's state is not traced until it steps). The
     /// `scaled_max` flag is the one reaching `step` sets: a step at the
     /// queue-depth cap can only be reached by scaling up to it.
+    /// A depth the policy gives there that breaks a rule is refused and
+    /// kept for [`depth_error`](Self::depth_error); the depth then stays.
     pub fn resume_at(&mut self, step: i32, unknown_cnt: u32) {
-        self.step = step;
-        self.scaled_max = false;
-        let capped = self.recompute();
-        self.scaled_max = step < 0 && capped;
+        if let Ok(capped) = self.recompute_at(step) {
+            self.scaled_max = step < 0 && capped;
+        }
         self.unknown_cnt = unknown_cnt;
         self.deadline = None;
         self.stats = [WindowStat::EMPTY; 2];

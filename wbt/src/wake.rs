@@ -1,7 +1,7 @@
 //! Releasing slots and waking waiters (kernel: `wbt_rqw_done`,
 //! `rwb_wake_all`; v5: `__wbt_done`).
 
-use crate::{Class, ReqFlags, Slots, Variant, Wbt};
+use crate::{Class, DepthPolicy, ReqFlags, Slots, Variant, Wbt};
 
 /// How to serve a class's waiters after a wake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct Wake {
     pub mode: WakeMode,
 }
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     /// Give back a slot and decide whether to wake (kernel: `wbt_rqw_done`;
     /// v5: `__wbt_done`).
     pub(crate) fn release(&mut self, now: u64, class: Class, flags: ReqFlags) -> bool {

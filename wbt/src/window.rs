@@ -2,7 +2,7 @@
 //! (kernel: `rwb_arm_timer`), and the per-direction latency accumulators
 //! (kernel: `struct blk_rq_stat`, `blk_stat_add`).
 
-use crate::{Op, Slots, WINDOW_NS, Wbt};
+use crate::{DepthPolicy, Op, Slots, WINDOW_NS, Wbt};
 
 /// Floor square root (kernel: `int_sqrt`).
 pub const fn isqrt(x: u64) -> u64 {
@@ -85,7 +85,7 @@ impl WindowStat {
 pub(crate) const READ_BUCKET: usize = 0;
 pub(crate) const WRITE_BUCKET: usize = 1;
 
-impl<S: Slots> Wbt<S> {
+impl<S: Slots, D: DepthPolicy> Wbt<S, D> {
     pub(crate) fn arm_if_idle(&mut self, now: u64) {
         if self.deadline.is_none() {
             self.arm_window(now);

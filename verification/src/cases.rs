@@ -1,0 +1,49 @@
+//! What every suite shares: the seeded stream its cases come from, how
+//! many cases it draws, what it reports.
+
+/// splitmix64: the suites' deterministic stream.
+#[derive(Clone, Debug)]
+pub(crate) struct Rng(pub(crate) u64);
+
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Cases and first seed: the environment's, else `default` cases from 0.
+pub(crate) fn plan(default: u64) -> (u64, u64) {
+    let var = |k: &str| std::env::var(k).ok().and_then(|v| v.parse().ok());
+    (
+        var("IOLAB_CHECK_CASES").unwrap_or(default),
+        var("IOLAB_CHECK_SEED").unwrap_or(0),
+    )
+}
+
+/// What a suite checked, for a test that wants to see it covered ground.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Cases drawn.
+    pub cases: u64,
+    /// Outputs of the variant checked (reads chosen, chunks placed).
+    pub outputs: u64,
+    /// Requests the variant refused as the rules allow (an allocation
+    /// without space), not counted in `outputs`.
+    pub refused: u64,
+}
+
+/// What a suite found: the rule broken and how to see it again.
+#[track_caller]
+pub(crate) fn broke(suite: &str, name: &str, seed: u64, rule: &str, case: &str) -> ! {
+    panic!(
+        "{suite}: '{name}' broke a rule at seed {seed}: {rule}\n  case: {case}\n  replay: IOLAB_CHECK_SEED={seed} IOLAB_CHECK_CASES=1 cargo test"
+    )
+}

@@ -1,0 +1,308 @@
+//! Conformance suites for writeback throttling's extension point, the
+//! scaling step ([`DepthPolicy`](iolab_wbt::DepthPolicy)), for anyone's
+//! variant:
+//!
+//! ```
+//! use iolab_wbt::Variant;
+//! iolab_verification::wbt::depth::check(|| Variant::Modern);
+//! iolab_verification::wbt::depth::differential(|| Variant::Modern, || Variant::Modern);
+//! ```
+//!
+//! The cases are proptest's: a failing case is shrunk to a smallest
+//! stream of windows that still fails before it is reported.
+//! `IOLAB_CHECK_CASES` sets how many cases, `IOLAB_CHECK_SEED` the seed
+//! of the stream they are drawn from (the report names it).
+
+/// The scaling-step suite.
+pub mod depth {
+    use core::cell::Cell;
+
+    use iolab_wbt::{
+        DepthError, DepthPolicy, DeviceParams, LocalSlots, Options, StepDir, Variant, Verdict, Wbt,
+        WindowOutcome,
+    };
+    use proptest::prelude::*;
+    use proptest::test_runner::{
+        Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+    };
+
+    use crate::Checked;
+    use crate::cases::{Rng, plan};
+
+    /// Cases when `IOLAB_CHECK_CASES` is not set.
+    pub const DEFAULT_CASES: u64 = 400;
+
+    /// Exceeded windows in a row that must squeeze the depth.
+    pub const SQUEEZE_WINDOWS: usize = 48;
+
+    /// Relaxing windows in a row, after the squeeze, that must bring the
+    /// step back to 0 or below.
+    pub const RELAX_WINDOWS: usize = 96;
+
+    /// One case: a device, the variant whose other rules the core keeps,
+    /// and a stream of window expiries (verdict, tracked IO in flight).
+    #[derive(Clone, Debug)]
+    pub struct Case {
+        /// The device's queue depth.
+        pub queue_depth: u32,
+        /// A rotational device (75 ms target) or not (2 ms).
+        pub rotational: bool,
+        /// The variant around the policy.
+        pub base: Variant,
+        /// Each window's verdict and the tracked requests in flight at
+        /// its expiry.
+        pub windows: Vec<(Verdict, u32)>,
+    }
+
+    fn verdict() -> impl Strategy<Value = Verdict> {
+        prop_oneof![
+            Just(Verdict::Ok),
+            Just(Verdict::Unknown),
+            Just(Verdict::UnknownWrites),
+            Just(Verdict::Exceeded),
+        ]
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            prop_oneof![1u32..=4, 1u32..=256, Just(1024u32), Just(1 << 30)],
+            any::<bool>(),
+            prop_oneof![Just(Variant::Modern), Just(Variant::V5_2016)],
+            proptest::collection::vec((verdict(), 0u32..64), 1..96),
+        )
+            .prop_map(|(queue_depth, rotational, base, windows)| Case {
+                queue_depth,
+                rotational,
+                base,
+                windows,
+            })
+    }
+
+    /// What one window expiry left, as two runs are compared.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Seen {
+        step: i32,
+        stepped: Option<StepDir>,
+        max_depth: u32,
+        normal: u32,
+        background: u32,
+        refused: Option<DepthError>,
+    }
+
+    impl From<&WindowOutcome> for Seen {
+        fn from(o: &WindowOutcome) -> Seen {
+            Seen {
+                step: o.step,
+                stepped: o.stepped,
+                max_depth: o.limits.max_depth,
+                normal: o.limits.normal,
+                background: o.limits.background,
+                refused: o.refused,
+            }
+        }
+    }
+
+    fn core<D: DepthPolicy>(case: &Case, depth: D) -> Result<Wbt<LocalSlots, D>, DepthError> {
+        let params = DeviceParams {
+            queue_depth: case.queue_depth,
+            rotational: case.rotational,
+            write_cache: false,
+        };
+        Wbt::with_depth_policy(
+            params,
+            case.base,
+            Options::default(),
+            LocalSlots::default(),
+            depth,
+        )
+    }
+
+    /// The case's windows through a core driven by `depth`: what each
+    /// left, or the refusal of its step-0 depths.
+    fn run<D: DepthPolicy>(case: &Case, depth: D) -> Result<Vec<Seen>, DepthError> {
+        let mut wbt = core(case, depth)?;
+        let start = Seen {
+            step: wbt.step(),
+            stepped: None,
+            max_depth: wbt.max_depth(),
+            normal: wbt.normal(),
+            background: wbt.background(),
+            refused: None,
+        };
+        let mut now = 0u64;
+        Ok(core::iter::once(start)
+            .chain(case.windows.iter().map(|&(verdict, inflight)| {
+                now += 100_000_000;
+                Seen::from(&wbt.apply_verdict(now, verdict, inflight))
+            }))
+            .collect())
+    }
+
+    /// Where the `k`th of [`run`]'s records stands in the case.
+    fn when(case: &Case, k: usize) -> String {
+        match k.checked_sub(1) {
+            None => "at the start".to_owned(),
+            Some(w) => format!("after window {w} ({:?})", case.windows[w]),
+        }
+    }
+
+    /// Runs the cases (from `IOLAB_CHECK_SEED`) through `body`; a failure
+    /// is shrunk and reported with the seed that replays it.
+    fn cases(suite: &str, name: &str, body: impl Fn(&Case) -> Result<u64, String>) -> Checked {
+        let (n, seed) = plan(DEFAULT_CASES);
+        let mut bytes = [0u8; 32];
+        let mut rng = Rng(seed);
+        for chunk in bytes.chunks_mut(8) {
+            chunk.copy_from_slice(&rng.next().to_le_bytes());
+        }
+        let config = Config {
+            cases: u32::try_from(n).unwrap_or(u32::MAX),
+            failure_persistence: None,
+            ..Config::default()
+        };
+        let mut runner =
+            TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+        let outputs = Cell::new(0u64);
+        let result = runner.run(&case(), |c| {
+            body(&c)
+                .map(|k| outputs.set(outputs.get() + k))
+                .map_err(TestCaseError::fail)
+        });
+        match result {
+            Ok(()) => Checked {
+                cases: n,
+                outputs: outputs.get(),
+                refused: 0,
+            },
+            Err(TestError::Fail(why, smallest)) => panic!(
+                "{suite}: '{name}' broke a rule: {why}\n  smallest case: {smallest:?}\n  replay: IOLAB_CHECK_SEED={seed} cargo test"
+            ),
+            Err(TestError::Abort(why)) => panic!("{suite}: '{name}': proptest gave up: {why}"),
+        }
+    }
+
+    /// Checks a scaling step that `make` builds fresh, on devices of
+    /// queue depth 1 to 2^30, rotational or not, inside either variant's
+    /// other rules, through streams of up to 95 window verdicts:
+    ///
+    /// - every answer keeps the core's rules
+    ///   ([`DepthRule`](iolab_wbt::DepthRule): the three depths ordered,
+    ///   background at least 1, `max_depth` within the queue, a step
+    ///   moving by one in the direction asked or snapping a negative step
+    ///   to 0), at step 0 and at every step a window moves it to;
+    /// - it squeezes: [`SQUEEZE_WINDOWS`] exceeded windows in a row bring
+    ///   `max_depth` to at most half its step-0 value (at least 1);
+    /// - it recovers: [`RELAX_WINDOWS`] windows whose reads were fine then
+    ///   bring the step back to 0 or below;
+    /// - it is deterministic: a fresh twin through the same windows gives
+    ///   the same steps and depths.
+    ///
+    /// # Panics
+    ///
+    /// At the first case that breaks a rule, shrunk, with the seed.
+    pub fn check<D: DepthPolicy, F: Fn() -> D>(make: F) -> Checked {
+        let name = make().name().to_owned();
+        cases("wbt::depth", &name, |case| {
+            let seen = run(case, make()).map_err(|e| format!("at step 0: {e}"))?;
+            if let Some((k, e)) = seen
+                .iter()
+                .enumerate()
+                .find_map(|(k, s)| s.refused.map(|e| (k, e)))
+            {
+                return Err(format!("{}: {e}", when(case, k)));
+            }
+            let twin = run(case, make()).map_err(|e| format!("a fresh twin, at step 0: {e}"))?;
+            if let Some(k) = (0..seen.len()).find(|&k| seen[k] != twin[k]) {
+                return Err(format!(
+                    "not deterministic {}: {:?}, then {:?} from a fresh twin",
+                    when(case, k),
+                    seen[k],
+                    twin[k]
+                ));
+            }
+            liveness(case, make())?;
+            Ok(case.windows.len() as u64)
+        })
+    }
+
+    /// The squeeze and the recovery, after the case's own windows.
+    fn liveness<D: DepthPolicy>(case: &Case, depth: D) -> Result<(), String> {
+        let mut wbt = core(case, depth).map_err(|e| format!("at step 0: {e}"))?;
+        let depth0 = wbt.max_depth();
+        let mut now = 0u64;
+        for &(verdict, inflight) in &case.windows {
+            now += 100_000_000;
+            wbt.apply_verdict(now, verdict, inflight);
+        }
+        let mut expire = |wbt: &mut Wbt<LocalSlots, D>, verdict, what: &str| {
+            now += 100_000_000;
+            match wbt.apply_verdict(now, verdict, 1).refused {
+                None => Ok(()),
+                Some(e) => Err(format!("{what}: {e}")),
+            }
+        };
+        for _ in 0..SQUEEZE_WINDOWS {
+            expire(&mut wbt, Verdict::Exceeded, "squeezing")?;
+        }
+        let floor = (depth0 / 2).max(1);
+        if wbt.max_depth() > floor {
+            return Err(format!(
+                "{SQUEEZE_WINDOWS} exceeded windows left max_depth at {} (step {}), above {floor}, half its step-0 value {depth0}",
+                wbt.max_depth(),
+                wbt.step()
+            ));
+        }
+        for _ in 0..RELAX_WINDOWS {
+            expire(&mut wbt, Verdict::Ok, "relaxing")?;
+        }
+        if wbt.step() > 0 {
+            return Err(format!(
+                "{RELAX_WINDOWS} windows whose reads were fine left the step at {} (max_depth {})",
+                wbt.step(),
+                wbt.max_depth()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs `mine` beside `reference` (our variant of the same name, or a
+    /// simple model of what yours should do) through the same windows,
+    /// and reports the first window after which their steps or depths
+    /// differ.
+    ///
+    /// # Panics
+    ///
+    /// At the first diverging window of a case, shrunk, with the seed.
+    pub fn differential<D, R>(mine: impl Fn() -> D, reference: impl Fn() -> R) -> Checked
+    where
+        D: DepthPolicy,
+        R: DepthPolicy,
+    {
+        let name = mine().name().to_owned();
+        let other = reference().name().to_owned();
+        cases("wbt::depth::differential", &name, |case| {
+            let a = run(case, mine());
+            let b = run(case, reference());
+            let (a, b) = match (a, b) {
+                (Ok(a), Ok(b)) => (a, b),
+                (a, b) if a == b => return Ok(0),
+                (a, b) => {
+                    return Err(format!(
+                        "at step 0: {:?} where '{other}' gives {:?}",
+                        a.err(),
+                        b.err()
+                    ));
+                }
+            };
+            match (0..a.len()).find(|&k| a[k] != b[k]) {
+                None => Ok(case.windows.len() as u64),
+                Some(k) => Err(format!(
+                    "{}: {:?} where '{other}' gives {:?}",
+                    when(case, k),
+                    a[k],
+                    b[k]
+                )),
+            }
+        })
+    }
+}
