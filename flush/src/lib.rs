@@ -155,6 +155,8 @@ pub mod consts;
 mod decision;
 mod error;
 mod events;
+#[cfg(feature = "std")]
+mod face;
 mod handle;
 mod ids;
 mod kind;
@@ -181,6 +183,8 @@ pub use config::{Config, Mode, Params, Policy, Preempt, RunZero, StateList};
 pub use decision::{Actor, CommitSource, Decision, TicketError};
 pub use error::{ConfigError, Error};
 pub use events::{MAX_BYTES, MAX_ITEMS, MAX_REFS};
+#[cfg(feature = "std")]
+pub use face::ReservationPool;
 pub use handle::{End, Start};
 pub use ids::{HandleId, JobId, TicketId};
 pub use kind::{FlushKind, HandleKind};

@@ -238,18 +238,20 @@ impl<C: Clock> Reservation<'_, C> {
     }
 }
 
+impl<C: Clock> Reservation<'_, C> {
+    /// Keep the bytes past this reservation: they stay held until given
+    /// back through [`ReservationPool::release_bytes`](crate::ReservationPool::release_bytes).
+    pub(crate) fn keep(mut self) -> u64 {
+        self.live = false;
+        self.bytes
+    }
+}
+
 impl<C: Clock> Drop for Reservation<'_, C> {
     fn drop(&mut self) {
-        if !self.live {
-            return;
+        if self.live {
+            self.pool.give_back(self.bytes);
         }
-        let mut s = self.pool.lock();
-        let now = self.pool.clock.now_ns();
-        // The bytes were granted by this pool's core, so the release fits.
-        let _ = s.fs.on_release(now, self.bytes);
-        s.settle();
-        drop(s);
-        self.pool.cv.notify_all();
     }
 }
 
@@ -544,6 +546,18 @@ impl<C: Clock> Pool<C> {
                 None => self.wait(s),
             };
         }
+    }
+
+    /// Return `bytes` granted by this pool (which may grant waiting
+    /// tickets in the caller's context) and wake the sleepers.
+    pub(crate) fn give_back(&self, bytes: u64) {
+        let mut s = self.lock();
+        let now = self.clock.now_ns();
+        // The bytes were granted by this pool's core, so the release fits.
+        let _ = s.fs.on_release(now, bytes);
+        s.settle();
+        drop(s);
+        self.cv.notify_all();
     }
 
     /// Wake every sleeper (after setting a cancel flag).

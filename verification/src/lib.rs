@@ -36,6 +36,7 @@
 //! `sim/tests` and in its modules.
 
 mod cases;
+pub mod flush;
 pub mod tiering;
 pub mod wbt;
 

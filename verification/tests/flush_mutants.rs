@@ -105,3 +105,20 @@ fn f2_newcomer_does_not_jump_the_queue() {
         });
     });
 }
+
+/// The conformance models a user's pool goes through catch F1 too: a
+/// cancelled waiter whose ticket stays queued leaks its later grant.
+#[test]
+fn f1_caught_by_the_conformance_models() {
+    check("f1", "f1_caught_by_the_conformance_models", || {
+        iolab_verification::flush::pool::cancellation_gives_back(flush_common::unshared_pool);
+    });
+}
+
+/// ... and F2: a newcomer that fits takes space the front waiter needs.
+#[test]
+fn f2_caught_by_the_conformance_models() {
+    check("f2", "f2_caught_by_the_conformance_models", || {
+        iolab_verification::flush::pool::fifo_hand_off(flush_common::unshared_pool);
+    });
+}

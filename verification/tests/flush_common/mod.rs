@@ -32,6 +32,16 @@ pub fn pool_with_chunk() -> Arc<P> {
 }
 
 fn with_unallocated(unallocated: u64) -> Arc<P> {
+    Arc::new(unshared(unallocated))
+}
+
+/// [`pool`] not yet shared: for the conformance models, which share it
+/// themselves.
+pub fn unshared_pool() -> P {
+    unshared(0)
+}
+
+fn unshared(unallocated: u64) -> P {
     let config = Config {
         policy: Policy {
             preempt: Preempt::Off,
@@ -51,7 +61,7 @@ fn with_unallocated(unallocated: u64) -> Arc<P> {
             ..Params::default()
         },
     };
-    Arc::new(Pool::with_clock(config, ManualClock::new(0)).expect("valid config"))
+    Pool::with_clock(config, ManualClock::new(0)).expect("valid config")
 }
 
 /// A thread that reserves `bytes` (`FlushAll`, a normal ticket if it does
@@ -137,4 +147,5 @@ pub fn assert_settled(p: &P) {
     assert_eq!(s.space.may_use, MIB, "may_use leaked");
 }
 
+#[allow(unused_imports)] // each test file uses a subset
 pub use iolab_verification::model;
