@@ -8,7 +8,11 @@
 //! iolab_verification::wbt::depth::differential(|| Variant::Modern, || Variant::Modern);
 //! ```
 //!
-//! The cases are proptest's: a failing case is shrunk to a smallest
+//! [`admission`] holds loom models for a threaded throttle's face
+//! ([`Admission`](iolab_wbt::Admission)), compiled under
+//! `--cfg iolab_loom`.
+//!
+//! The cases of [`depth`] are proptest's: a failing case is shrunk to a smallest
 //! stream of windows that still fails before it is reported.
 //! `IOLAB_CHECK_CASES` sets how many cases, `IOLAB_CHECK_SEED` the seed
 //! of the stream they are drawn from (the report names it).
@@ -304,5 +308,180 @@ pub mod depth {
                 )),
             }
         })
+    }
+}
+
+/// The throttle face's loom models.
+#[cfg(iolab_loom)]
+pub mod admission {
+    use iolab_wbt::sync::{Arc, AtomicUsize, Ordering, thread};
+    use iolab_wbt::{Admission, ThrottleClosed};
+
+    /// How many requests the throttle `make` builds must let in at once:
+    /// exactly one.
+    pub const LIMIT: usize = 1;
+
+    /// The throttle under a model, with the model's own count of the
+    /// requests it has seen admitted and not yet released, and of the
+    /// admissions so far (their order).
+    struct Under<T> {
+        throttle: T,
+        in_flight: AtomicUsize,
+        admitted: AtomicUsize,
+    }
+
+    impl<T: Admission> Under<T> {
+        fn new(throttle: T) -> Arc<Under<T>> {
+            Arc::new(Under {
+                throttle,
+                in_flight: AtomicUsize::new(0),
+                admitted: AtomicUsize::new(0),
+            })
+        }
+
+        /// Wait for a slot; returns the admission's place in the order.
+        fn admit(&self) -> Result<usize, ThrottleClosed> {
+            self.throttle.admit()?;
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            assert!(
+                now <= LIMIT,
+                "admitted beyond the limit: {now} in flight, limit {LIMIT}"
+            );
+            Ok(self.admitted.fetch_add(1, Ordering::SeqCst))
+        }
+
+        fn release(&self) {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            self.throttle.release();
+        }
+
+        /// Spin (yielding to the model checker) until `n` requests wait.
+        fn wait_waiters(&self, n: usize) {
+            while self.throttle.waiters() < n {
+                thread::yield_now();
+            }
+        }
+
+        /// At a model's end: nobody waiting, and a slot free at once.
+        fn settled(&self) {
+            assert_eq!(self.throttle.waiters(), 0, "a request is still waiting");
+            self.admit().expect("a free slot is granted");
+            self.release();
+        }
+    }
+
+    /// Runs every model on throttles `make` builds, each admitting
+    /// [`LIMIT`] request at a time.
+    ///
+    /// # Panics
+    ///
+    /// Where a model fails: a rule's message, or loom's report of a
+    /// deadlock (a lost wakeup or a sleeper left behind).
+    pub fn check<T, F>(make: F)
+    where
+        T: Admission + 'static,
+        F: Fn() -> T + Send + Sync + 'static,
+    {
+        let make = std::sync::Arc::new(make);
+        let m = std::sync::Arc::clone(&make);
+        limit_and_no_lost_wakeup(move || m());
+        let m = std::sync::Arc::clone(&make);
+        fifo_hand_off(move || m());
+        close_fails_every_waiter(move || make());
+    }
+
+    /// Two threads each take a slot twice and give it back: never more
+    /// than the limit in flight, and every release wakes the waiter.
+    pub fn limit_and_no_lost_wakeup<T, F>(make: F)
+    where
+        T: Admission + 'static,
+        F: Fn() -> T + Send + Sync + 'static,
+    {
+        crate::model("admission::limit_and_no_lost_wakeup", move || {
+            let u = Under::new(make());
+            let workers: Vec<_> = (0..2)
+                .map(|_| {
+                    let u = Arc::clone(&u);
+                    thread::spawn(move || {
+                        for _ in 0..2 {
+                            u.admit().expect("open");
+                            u.release();
+                        }
+                    })
+                })
+                .collect();
+            for w in workers {
+                w.join().expect("worker");
+            }
+            u.settled();
+        });
+    }
+
+    /// A holder takes the slot; A starts waiting, then B: the release
+    /// lets A in before B.
+    pub fn fifo_hand_off<T, F>(make: F)
+    where
+        T: Admission + 'static,
+        F: Fn() -> T + Send + Sync + 'static,
+    {
+        crate::model("admission::fifo_hand_off", move || {
+            let u = Under::new(make());
+            u.admit().expect("a free slot");
+            let waiter = |u: &Arc<Under<T>>| {
+                let u = Arc::clone(u);
+                thread::spawn(move || {
+                    let place = u.admit().expect("open");
+                    u.release();
+                    place
+                })
+            };
+            let a = waiter(&u);
+            u.wait_waiters(1);
+            let b = waiter(&u);
+            u.wait_waiters(2);
+            u.release();
+            let (a, b) = (a.join().expect("a"), b.join().expect("b"));
+            assert!(
+                a < b,
+                "the second waiter was let in before the first (not FIFO): places {a} and {b}"
+            );
+            u.settled();
+        });
+    }
+
+    /// Two requests wait (or are about to) behind a holder when the
+    /// throttle closes: both fail, holding nothing, and so does a later
+    /// admission.
+    pub fn close_fails_every_waiter<T, F>(make: F)
+    where
+        T: Admission + 'static,
+        F: Fn() -> T + Send + Sync + 'static,
+    {
+        crate::model("admission::close_fails_every_waiter", move || {
+            let u = Under::new(make());
+            u.admit().expect("a free slot");
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    let u = Arc::clone(&u);
+                    thread::spawn(move || u.admit())
+                })
+                .collect();
+            u.throttle.close();
+            for w in waiters {
+                match w.join().expect("waiter") {
+                    Err(ThrottleClosed) => {}
+                    Ok(place) => panic!(
+                        "a request waited through the close and was let in (admission {place}), not refused"
+                    ),
+                }
+            }
+            assert_eq!(
+                u.throttle.admit(),
+                Err(ThrottleClosed),
+                "an admission after the close"
+            );
+            u.release();
+            assert_eq!(u.throttle.waiters(), 0, "a request is still waiting");
+        });
     }
 }

@@ -134,3 +134,30 @@ fn b5_no_double_token() {
         });
     });
 }
+
+/// The conformance models a user's throttle goes through (the `Admission`
+/// face, `iolab_verification::wbt::admission`) catch B2, B3 and B4 too:
+/// the FIFO hand-off model sees B2's overtaking waiter, the lost-wakeup
+/// and close models deadlock on B3 and B4.
+#[test]
+fn b2_caught_by_the_conformance_models() {
+    check("b2", "b2_caught_by_the_conformance_models", || {
+        iolab_verification::wbt::admission::check(|| common::unshared_throttle(2));
+    });
+}
+
+/// See [`b2_caught_by_the_conformance_models`].
+#[test]
+fn b3_caught_by_the_conformance_models() {
+    check("b3", "b3_caught_by_the_conformance_models", || {
+        iolab_verification::wbt::admission::check(|| common::unshared_throttle(2));
+    });
+}
+
+/// See [`b2_caught_by_the_conformance_models`].
+#[test]
+fn b4_caught_by_the_conformance_models() {
+    check("b4", "b4_caught_by_the_conformance_models", || {
+        iolab_verification::wbt::admission::check(|| common::unshared_throttle(2));
+    });
+}

@@ -158,8 +158,8 @@ pub use slots::{LocalSlots, Released, Slots};
 pub use snapshot::Snapshot;
 #[cfg(feature = "std")]
 pub use throttle::{
-    Acquire, Clock, ManualClock, OwnedAcquire, OwnedPermit, Permit, SystemClock, Throttle,
-    ThrottleClosed, ThrottleSnapshot, TryAcquireError,
+    Acquire, Admission, Clock, ManualClock, OwnedAcquire, OwnedPermit, Permit, SystemClock,
+    Throttle, ThrottleClosed, ThrottleSnapshot, TryAcquireError,
 };
 pub use trace::TraceRecord;
 pub use verdict::{Verdict, WindowInputs, WindowOutcome};

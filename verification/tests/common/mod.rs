@@ -10,7 +10,13 @@ pub type T = Throttle<ManualClock>;
 /// models use background writes, so the limit is `wb_background`):
 /// queue depth 2 → limit 1, 8 → limit 2, 12 → limit 3.
 pub fn throttle(queue_depth: u32) -> Arc<T> {
-    Arc::new(Throttle::with_clock(
+    Arc::new(unshared_throttle(queue_depth))
+}
+
+/// [`throttle`] not yet shared: for the conformance models, which share
+/// it themselves.
+pub fn unshared_throttle(queue_depth: u32) -> T {
+    Throttle::with_clock(
         DeviceParams {
             queue_depth,
             rotational: false,
@@ -19,7 +25,7 @@ pub fn throttle(queue_depth: u32) -> Arc<T> {
         Variant::Modern,
         Options::default(),
         ManualClock::new(0),
-    ))
+    )
 }
 
 /// A background write (class Bg, limit `wb_background`).
@@ -59,4 +65,5 @@ pub fn wait_waiting(t: &T, n: u32) {
     }
 }
 
+#[allow(unused_imports)] // each test file uses a subset
 pub use iolab_verification::model;

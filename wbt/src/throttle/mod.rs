@@ -133,6 +133,7 @@
 
 mod board;
 mod clock;
+mod face;
 mod future;
 mod gate;
 mod samples;
@@ -150,6 +151,7 @@ use crate::{
 };
 use board::{Board, Notice};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use face::Admission;
 pub use future::{Acquire, OwnedAcquire};
 use gate::Gates;
 use samples::{Registry, WriteSamples};
@@ -1091,6 +1093,12 @@ impl<C: Clock> Permit<'_, C> {
         };
         self.live = false; // the new permit releases it
         moved
+    }
+
+    /// Keep the slot past this permit: it stays taken until released
+    /// through [`Admission::release`].
+    pub(crate) fn keep(mut self) {
+        self.live = false;
     }
 
     fn finish(&mut self, sample: bool) {
