@@ -94,15 +94,56 @@ fn model_with(name: &str, builder: loom::model::Builder, f: impl Fn() + Sync + S
     );
 }
 
-/// Environment variable that marks the child run of a mutant check.
-const MUTANT_CHILD: &str = "IOLAB_MUTANT_CHILD";
+/// Environment variable that marks the child run of
+/// [`failure_in_child`].
+const CHILD: &str = "IOLAB_CHECK_CHILD";
+
+/// Runs `scenario` in a child process of this test binary (the test
+/// named `test`, alone) and returns the message it failed with. For a
+/// test that shows a loom suite catches a deliberately wrong variant: a
+/// failing loom model may abort its process (a deadlock, a panic while
+/// unwinding), so it cannot be caught in-process like
+/// [`failure_of`]'s suites.
+///
+/// # Panics
+///
+/// If the scenario passed, or the child failed without a panic.
+pub fn failure_in_child(test: &str, scenario: fn()) -> String {
+    if std::env::var_os(CHILD).is_some() {
+        scenario();
+        return String::new();
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .args(["--exact", test, "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .output()
+        .expect("rerun the test binary");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "{test}: the scenario passed where it should fail\n{stdout}"
+    );
+    assert!(
+        stderr.contains("panicked"),
+        "{test}: the child failed without a panic ({:?})\n{stderr}",
+        out.status
+    );
+    stderr
+        .lines()
+        .skip_while(|l| !l.contains("panicked"))
+        .nth(1)
+        .unwrap_or("?")
+        .to_owned()
+}
 
 /// Runs the mutant scenario `test` (the calling test's own name) for bug
 /// `bug`, given the mutant compiled in (`active`): directly on the real
 /// code, where it must pass; in a child process expecting a model panic
 /// under its own mutant; not at all under another mutant.
 pub fn check_mutant(active: Option<&str>, bug: &str, test: &str, scenario: fn()) {
-    if active.is_none() || std::env::var_os(MUTANT_CHILD).is_some() {
+    if active.is_none() || std::env::var_os(CHILD).is_some() {
         scenario();
         return;
     }
@@ -110,27 +151,6 @@ pub fn check_mutant(active: Option<&str>, bug: &str, test: &str, scenario: fn())
         eprintln!("{test}: skipped under mutant {active:?}");
         return;
     }
-    let exe = std::env::current_exe().expect("test binary");
-    let out = std::process::Command::new(exe)
-        .args(["--exact", test, "--test-threads=1", "--nocapture"])
-        .env(MUTANT_CHILD, "1")
-        .output()
-        .expect("rerun the test binary");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !out.status.success(),
-        "mutant {bug} survived: loom found no failure in {test}\n{stdout}"
-    );
-    assert!(
-        stderr.contains("panicked"),
-        "mutant {bug}: the child failed without a model panic ({:?})\n{stderr}",
-        out.status
-    );
-    let why = stderr
-        .lines()
-        .skip_while(|l| !l.contains("panicked"))
-        .nth(1)
-        .unwrap_or("?");
+    let why = failure_in_child(test, scenario);
     eprintln!("{test}: mutant {bug} caught: {why}");
 }

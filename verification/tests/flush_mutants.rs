@@ -15,7 +15,7 @@
 //! How the failure is checked (as in `wbt_mutants.rs`): a panic inside a
 //! loom model thread may abort the process rather than fail the test, so
 //! with a mutant on, the scenario of that bug reruns its own test binary
-//! as a child process (`IOLAB_MUTANT_CHILD=1`, only that test) and asserts
+//! as a child process (`IOLAB_CHECK_CHILD=1`, only that test) and asserts
 //! that the child failed with a panic message from the model. The
 //! scenarios of the other bugs are skipped under a mutant.
 #![cfg(iolab_loom)]

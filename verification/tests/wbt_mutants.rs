@@ -16,7 +16,7 @@
 //! a parked model thread, and unwinding through loom's runtime often
 //! aborts the process instead of failing the test. So with a mutant on,
 //! the scenario of that bug reruns its own test binary as a child process
-//! (`IOLAB_MUTANT_CHILD=1`, only that test) and asserts that the child
+//! (`IOLAB_CHECK_CHILD=1`, only that test) and asserts that the child
 //! failed with a panic message from the model (not, say, a missing test).
 //! The scenarios of the other bugs are skipped under a mutant: a mutant may
 //! break them too, and that says nothing about the mutant they target.
