@@ -35,6 +35,8 @@
 //! twins). The simulator's own tests live in
 //! `sim/tests` and in its modules.
 
+#[cfg(feature = "bench")]
+pub mod bench;
 mod cases;
 pub mod flush;
 pub mod tiering;
