@@ -74,6 +74,10 @@
 //! (models in `verification/tests/flush_loom.rs`). Without the feature the crate is `no_std`
 //! + `alloc` and holds the core only.
 //!
+//! A threaded pool of your own implements [`ReservationPool`] (which
+//! [`Pool`] implements too) to go through `iolab-verification`'s loom
+//! models (`flush::pool::check`).
+//!
 //! # Variants (kernel eras)
 //!
 //! | name | era | what it is |

@@ -70,6 +70,19 @@
 //! swaps in loom under `--cfg iolab_loom`. Without the feature the crate
 //! is `no_std` and holds the core only.
 //!
+//! # Extension points
+//!
+//! * The scaling step: [`DepthPolicy`] gives the depths at a step and
+//!   moves the step when a window asks; [`Variant`] is ours, and
+//!   [`Wbt::with_depth_policy`] runs yours inside a variant's other rules.
+//!   The core checks every answer where it uses it ([`DepthRule`]) and
+//!   refuses a broken one with a [`DepthError`], in every build.
+//! * A threaded throttle of your own implements [`Admission`] (feature
+//!   `std`), which [`Throttle`] implements too.
+//!
+//! `iolab-verification` runs the rules on either from your tests
+//! (`wbt::depth::check`, and the loom models `wbt::admission::check`).
+//!
 //! # Variants
 //!
 //! * [`Variant::Modern`] (default): mainline `block/blk-wbt.c` (6.x) with
