@@ -55,6 +55,10 @@ impl ChunkAllocator for AllocationHint {
         "allocation-hint"
     }
 
+    fn honours_hints(&self) -> bool {
+        true
+    }
+
     fn select(&self, req: &SelectRequest, cands: &mut Vec<Candidate>) {
         // Step 1: exclusion and keys.
         cands.retain(|c| hint_key(c.hint, req.ty).is_some());

@@ -48,6 +48,15 @@ pub trait ChunkAllocator {
     /// naming the [`SelectionRule`](crate::SelectionRule), placing nothing.
     fn select(&self, req: &SelectRequest, cands: &mut Vec<Candidate>);
 
+    /// Whether the allocator places chunks by the devices' allocation
+    /// hints: then no chunk goes on a device whose hint excludes its
+    /// type ([`hint_key`](crate::hint_key): metadata and system never on
+    /// `DATA_ONLY` or `NONE`, data never on `METADATA_ONLY` or `NONE`).
+    /// `false`, the default, for an allocator that ignores hints.
+    fn honours_hints(&self) -> bool {
+        false
+    }
+
     /// Allocates one chunk on `volume` (kernel: `btrfs_create_chunk`).
     fn alloc_chunk(
         &self,
@@ -121,6 +130,14 @@ impl ChunkAllocator for AllocPolicy {
             AllocVariant::Stock => Stock.select(req, cands),
             AllocVariant::SsdMetadata(v) => v.select(req, cands),
             AllocVariant::AllocationHint(v) => v.select(req, cands),
+        }
+    }
+
+    fn honours_hints(&self) -> bool {
+        match &self.variant {
+            AllocVariant::Stock => Stock.honours_hints(),
+            AllocVariant::SsdMetadata(v) => v.honours_hints(),
+            AllocVariant::AllocationHint(v) => v.honours_hints(),
         }
     }
 }

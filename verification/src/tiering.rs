@@ -134,19 +134,108 @@ pub mod read_policy {
         })
     }
 
+    /// Reads of one load run.
+    pub const LOAD_READS: u64 = 400;
+
+    /// One run under load: two to four equal, present copies, each
+    /// serving one read per 100 µs in order; readers of many pids sending
+    /// reads a quarter faster than all copies together serve them, so
+    /// reads pile up and wait where the policy sends them; each read's
+    /// size is submitted. Returns the
+    /// reads each copy served, or the case that broke the contract.
+    fn under_load<P: ReadPolicy>(policy: &mut P, rng: &mut Rng) -> Result<Vec<u64>, String> {
+        let copies = 2 + rng.below(3) as usize;
+        let mut mirrors: Vec<MirrorInfo> = (0..copies)
+            .map(|k| MirrorInfo {
+                devid: 1 + k as u64,
+                present: true,
+                physical: 0,
+                read_ios: 0,
+                read_wait_ns: 0,
+                inflight: 0,
+                last_offset: 0,
+                queue_depth: 32,
+                rotational: false,
+            })
+            .collect();
+        let mut busy_until = vec![0u64; copies];
+        // (copy, issued at, completes at), in issue order.
+        let mut out: Vec<(usize, u64, u64)> = Vec::new();
+        let mut served = vec![0u64; copies];
+        // 100 µs per read on each copy; arrivals at 125 % of the total.
+        let gap = 80_000 / copies as u64;
+        for r in 0..LOAD_READS {
+            let now = r * gap;
+            out.retain(|&(k, issued, done)| {
+                if done > now {
+                    return true;
+                }
+                mirrors[k].inflight -= 1;
+                mirrors[k].read_ios += 1;
+                mirrors[k].read_wait_ns += done - issued;
+                false
+            });
+            let pid = rng.below(1 << 16) as u32;
+            let offset = rng.below(1 << 30) << 9;
+            for m in &mut mirrors {
+                m.physical = offset;
+            }
+            let Ok(mut req) = ReadRequest::new(&mirrors, 0, copies, pid) else {
+                return Err(format!("read {r}: a request over {copies} copies"));
+            };
+            req.cpu = rng.below(64) as u32;
+            let k =
+                find_live_mirror(policy, &req).map_err(|e| format!("read {r} under load: {e}"))?;
+            let done = busy_until[k].max(now) + 100_000;
+            busy_until[k] = done;
+            out.push((k, now, done));
+            mirrors[k].inflight += 1;
+            mirrors[k].last_offset = offset;
+            served[k] += 1;
+            policy.on_read_submitted(8 + rng.below(249));
+        }
+        Ok(served)
+    }
+
     /// Checks a read policy that `make` builds fresh:
     ///
     /// - every proposal lies in the request's copies, on requests of one
     ///   to four copies at any place in the stripe, some of them missing,
     ///   on rotational and non-rotational devices, under any load;
     /// - the policy is deterministic: two fresh policies fed the same
-    ///   requests and the same submitted reads answer the same.
+    ///   requests and the same submitted reads answer the same;
+    /// - if it claims to balance ([`ReadPolicy::balances`]): under load
+    ///   from many readers (one run per ten cases, [`LOAD_READS`] reads
+    ///   each), every copy serves at least a quarter of its even share.
     ///
     /// # Panics
     ///
     /// At the first case that breaks a rule, naming it and its seed.
     pub fn check<P: ReadPolicy, F: Fn() -> P>(make: F) -> crate::Checked {
         let name = make().name();
+        if make().balances() {
+            let (cases, first) = plan(DEFAULT_CASES);
+            for seed in first..first + cases.div_ceil(10) {
+                let mut rng = Rng(seed);
+                let served = match under_load(&mut make(), &mut rng) {
+                    Ok(s) => s,
+                    Err(case) => broke("read_policy", name, seed, "under load", &case),
+                };
+                let floor = LOAD_READS / (4 * served.len() as u64);
+                if let Some(k) = served.iter().position(|&n| n < floor) {
+                    broke(
+                        "read_policy",
+                        name,
+                        seed,
+                        &format!(
+                            "it claims to balance, but under load copy {k} served {} of {LOAD_READS} reads, under a quarter of its even share ({floor})",
+                            served[k]
+                        ),
+                        &format!("{} equal copies, reads served {served:?}", served.len()),
+                    );
+                }
+            }
+        }
         side_by_side(&make, &make, |r| {
             let got = match &r.mine {
                 Ok(i) => *i,
@@ -181,7 +270,7 @@ pub mod read_policy {
 pub mod allocator {
     use iolab_tiering::{
         AllocError, AllocHint, Chunk, ChunkAllocator, ChunkType, Device, DeviceClass, Profile,
-        Volume, VolumeParams,
+        Volume, VolumeParams, hint_key,
     };
 
     use crate::cases::{Rng, broke, plan};
@@ -366,12 +455,14 @@ pub mod allocator {
     /// At the first case that breaks a rule, naming it and its seed.
     pub fn check<A: ChunkAllocator, F: Fn() -> A>(make: F) -> crate::Checked {
         let name = make().name();
+        let hints = make().honours_hints();
         // The case's extents so far: (device, offset, length).
         let mut placed: Vec<(u64, u64, u64)> = Vec::new();
         side_by_side(&make, &make, |e| match e {
             Event::Step {
                 seed,
                 case,
+                ty,
                 profile,
                 mine,
                 theirs,
@@ -394,6 +485,28 @@ pub mod allocator {
                     }
                     Err(_) => return,
                 };
+                if hints {
+                    for st in &chunk.stripes {
+                        let hint = devices
+                            .iter()
+                            .find(|d| d.devid() == st.devid)
+                            .map(|d| d.hint);
+                        if let Some(hint) = hint
+                            && hint_key(hint, ty).is_none()
+                        {
+                            broke(
+                                "allocator",
+                                name,
+                                seed,
+                                &format!(
+                                    "it honours hints, but placed a {ty:?} chunk on device {} whose hint {hint:?} excludes it",
+                                    st.devid
+                                ),
+                                &case,
+                            );
+                        }
+                    }
+                }
                 if matches!(profile, Profile::Raid1 | Profile::Raid10) {
                     let mut devs: Vec<u64> = chunk.stripes.iter().map(|s| s.devid).collect();
                     devs.sort_unstable();

@@ -155,3 +155,48 @@ fn an_allocator_beside_its_reference_agrees_or_shows_the_first_diverging_chunk()
     assert!(m.contains("where 'stock' gives Ok("), "{m}");
     eprintln!("{m}");
 }
+
+/// Claims to balance, but sends every read to the first copy.
+struct ClaimsBalance;
+
+impl ReadPolicy for ClaimsBalance {
+    fn name(&self) -> &'static str {
+        "claims-balance"
+    }
+    fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
+        req.first()
+    }
+    fn balances(&self) -> bool {
+        true
+    }
+}
+
+/// Claims to honour allocation hints, and places as stock does.
+struct ClaimsHints;
+
+impl ChunkAllocator for ClaimsHints {
+    fn name(&self) -> &'static str {
+        "claims-hints"
+    }
+    fn select(&self, _req: &SelectRequest, _cands: &mut Vec<Candidate>) {}
+    fn honours_hints(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_claim_of_balance_or_of_hints_is_held_to() {
+    let m = caught(|| read_policy::check(|| ClaimsBalance));
+    assert!(
+        m.contains("it claims to balance, but under load copy 1 served 0"),
+        "{m}"
+    );
+    eprintln!("{m}");
+    let m = caught(|| allocator::check(|| ClaimsHints));
+    assert!(m.contains("it honours hints, but placed a"), "{m}");
+    assert!(m.contains("excludes it"), "{m}");
+    eprintln!("{m}");
+    // devid (fixed copies, claims nothing) and stock (ignores hints)
+    // make no such claim, and pass.
+    assert!(!iolab_tiering::Devid { read_devid: 1 }.balances() && !Stock.honours_hints());
+}

@@ -35,6 +35,11 @@ impl ReadPolicy for ShortestWait {
             .min_by_key(|&i| (key(i), i))
             .unwrap_or(req.first())
     }
+
+    /// Waits grow where reads go, so under load every copy serves some.
+    fn balances(&self) -> bool {
+        true
+    }
 }
 
 /// A chunk allocator: metadata chunks on non-rotational devices first,

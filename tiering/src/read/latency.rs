@@ -43,6 +43,11 @@ impl ReadPolicy for Latency {
         "latency"
     }
 
+    /// Spreads reads to the copy waited on least, which grows where reads go.
+    fn balances(&self) -> bool {
+        true
+    }
+
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
         let m = req.mirrors();
         let mut best = req.first();

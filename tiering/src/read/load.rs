@@ -58,6 +58,11 @@ impl ReadPolicy for LoadBalance {
         "load"
     }
 
+    /// Spreads reads by load.
+    fn balances(&self) -> bool {
+        true
+    }
+
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
         let slot = req.cpu as usize % self.last.len();
         // A last choice from another chunk's range is meaningless here;

@@ -159,6 +159,15 @@ pub trait ReadPolicy {
     /// `stats_read_blocks` counter of `btrfs_submit_dev_bio`). Only
     /// round-robin counts.
     fn on_read_submitted(&mut self, _sectors: u64) {}
+
+    /// Whether the policy spreads reads over the copies under load (from
+    /// many readers, with reads in flight and their waits growing where
+    /// they go): then every copy must serve some of them. A policy that
+    /// sends every read to a fixed copy (`devid`) says `false`, the
+    /// default.
+    fn balances(&self) -> bool {
+        false
+    }
 }
 
 /// A read policy proposed a copy outside the request's range: the
@@ -248,6 +257,17 @@ impl ReadPolicy for ReadPolicyImpl {
     fn on_read_submitted(&mut self, sectors: u64) {
         if let ReadPolicyImpl::RoundRobin(p) = self {
             p.on_read_submitted(sectors);
+        }
+    }
+
+    fn balances(&self) -> bool {
+        match self {
+            ReadPolicyImpl::Pid(p) => p.balances(),
+            ReadPolicyImpl::RoundRobin(p) => p.balances(),
+            ReadPolicyImpl::Devid(p) => p.balances(),
+            ReadPolicyImpl::Latency(p) => p.balances(),
+            ReadPolicyImpl::Load(p) => p.balances(),
+            ReadPolicyImpl::Queue(p) => p.balances(),
         }
     }
 }

@@ -13,6 +13,11 @@ impl ReadPolicy for Pid {
         "pid"
     }
 
+    /// Spreads reads by reader: many readers spread over the copies.
+    fn balances(&self) -> bool {
+        true
+    }
+
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
         req.first() + (req.pid as usize) % req.n()
     }

@@ -12,6 +12,11 @@ impl ReadPolicy for Queue {
         "queue"
     }
 
+    /// Spreads reads to the copy with the fewest in flight.
+    fn balances(&self) -> bool {
+        true
+    }
+
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
         let m = req.mirrors();
         let mut best = req.first();

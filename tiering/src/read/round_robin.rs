@@ -97,6 +97,11 @@ impl ReadPolicy for RoundRobin {
         "round-robin"
     }
 
+    /// Spreads reads in turn.
+    fn balances(&self) -> bool {
+        true
+    }
+
     fn preferred(&mut self, req: &ReadRequest<'_>) -> usize {
         let cycle = self.read_sectors / self.per_dev;
         let pos = cycle as usize % req.n();
