@@ -77,6 +77,7 @@ fn issue_path(c: &mut Criterion) {
                     while ioc.poll_release().is_some() {}
                     return;
                 }
+                Admit::Refused(e) => panic!("the linear model refused a bio: {e}"),
             };
             ioc.on_done(
                 now + 80 * US,

@@ -2,11 +2,12 @@
 //! (`ioc_rqos_done_bio`), and each read or write request is judged against
 //! its latency target net of its transfer time (`ioc_rqos_done`).
 
+use crate::CostModel;
 use crate::consts::VTIME_PER_NSEC;
 use crate::ioc::{Done, IoCost, Variant};
 use crate::model::Op;
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// A request completed at `now` ns.
     ///
     /// Its cost moves the group's `done_vtime` (whatever the enable state,

@@ -12,6 +12,7 @@
 use alloc::string::{String, ToString};
 use core::fmt;
 
+use crate::CostModel;
 use crate::consts::{CGROUP_WEIGHT_MAX, CGROUP_WEIGHT_MIN, VRATE_MAX_PPM, VRATE_MIN_PPM};
 use crate::group::GroupId;
 use crate::ioc::IoCost;
@@ -153,8 +154,8 @@ fn parse_centi(s: &str) -> Option<u64> {
 }
 
 /// Splits a write into tokens, checking an optional `MAJ:MIN` prefix.
-fn tokens<'a>(
-    ioc: &IoCost,
+fn tokens<'a, M: CostModel>(
+    ioc: &IoCost<M>,
     file: ConfigFile,
     line: &'a str,
 ) -> Result<impl Iterator<Item = &'a str>, ConfigError> {
@@ -195,7 +196,7 @@ pub const MODEL_KEYS: [&str; 6] = [
     "wrandiops",
 ];
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// Writes `io.cost.qos` (`ioc_qos_write`), e.g.
     /// `enable=1 ctrl=user rpct=95 rlat=2500 wpct=95 wlat=5000 min=50 max=150`.
     ///

@@ -5,6 +5,7 @@
 //! forgiven by halving while the device is mostly idle
 //! (`ioc_forgive_debts`).
 
+use crate::CostModel;
 use crate::consts::{
     DFGV_PERIOD, DFGV_USAGE_PCT, MAX_DELAY, MAX_DELAY_THR_PCT, MIN_DELAY, MIN_DELAY_THR_PCT,
 };
@@ -13,7 +14,7 @@ use crate::ioc::{IoCost, Now};
 use crate::trace::Trace;
 use crate::units::{abs_cost_to_cost, vdiff};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// `iocg_incur_debt`: the first debt takes the group's `inuse` down to 1
     /// (it donates everything while in debt); debt counts as usage.
     pub(crate) fn incur_debt(&mut self, i: usize, abs_cost: u64, now: &Now) {

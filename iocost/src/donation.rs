@@ -9,6 +9,7 @@
 //! heuristics lower a surplus group's `inuse` step by step and take it back
 //! when the group runs short.
 
+use crate::CostModel;
 use crate::consts::{
     MARGIN_TARGET_PCT, V54_MARGIN_PCT, V54_MIN_VALID_USAGES, V54_NR_USAGE_SLOTS,
     V54_SURPLUS_MIN_ADJ_DELTA, V54_SURPLUS_SCALE_ABS, V54_SURPLUS_SCALE_PCT, WEIGHT_ONE,
@@ -18,7 +19,7 @@ use crate::ioc::{IoCost, Now, PeriodStats};
 use crate::trace::Trace;
 use crate::units::{after, before, div_ceil, div_floor, vdiff};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// `hweight_after_donation`: the `hwi` that, at this period's usage,
     /// would leave the group with exactly the target budget (50 % of a
     /// period) at the end of the next one. Debtors get 1 (debt owns their

@@ -13,6 +13,7 @@ use crate::group::{Group, GroupId};
 use crate::model::{Lcoefs, LinearModel, Op};
 use crate::params::{Autop, Margins, Qos, period_us, timer_slack_ns, vrate_bound};
 use crate::trace::Trace;
+use crate::{CostError, CostModel, Linear};
 
 /// Which generation of the algorithm runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -100,6 +101,11 @@ pub enum Admit {
     /// Over budget: the bio is parked in the group's FIFO. It comes back
     /// through [`IoCost::poll_release`].
     Wait,
+    /// The cost model's price for the bio broke its contract (see
+    /// [`CostModel`]): the bio is neither admitted nor charged nor
+    /// parked; the caller fails it. Never for [`Linear`] on a bio the
+    /// kernel could carry.
+    Refused(CostError),
 }
 
 /// A parked bio that may now be issued.
@@ -149,9 +155,12 @@ pub struct PeriodStats {
     pub nr_debtors: u32,
 }
 
-/// The blk-iocost controller of one device. See the crate docs.
+/// The blk-iocost controller of one device. See the crate docs. `M`
+/// prices bios ([`CostModel`]); the default is the kernel's linear model.
 #[derive(Clone, Debug)]
-pub struct IoCost {
+pub struct IoCost<M = Linear> {
+    /// The cost model: the kernel's linear one, or a user's.
+    pub(crate) cost_model: M,
     pub(crate) variant: Variant,
     pub(crate) device: Device,
     pub(crate) enabled: bool,
@@ -228,8 +237,17 @@ impl IoCost {
     /// [`IoCost::write_qos`] or call [`IoCost::set_enabled`]), with the
     /// built-in parameter set the device selects.
     pub fn new(device: Device, opts: Options) -> IoCost {
+        IoCost::with_cost_model(device, opts, Linear)
+    }
+}
+
+impl<M: CostModel> IoCost<M> {
+    /// [`IoCost::new`] with bios priced by `cost_model` instead of the
+    /// linear model.
+    pub fn with_cost_model(device: Device, opts: Options, cost_model: M) -> IoCost<M> {
         let autop = Autop::select(device.rotational, device.queue_depth);
         let mut ioc = IoCost {
+            cost_model,
             variant: opts.variant,
             device,
             enabled: false,
@@ -386,6 +404,17 @@ impl IoCost {
     /// Whether the controller is enabled.
     pub fn enabled(&self) -> bool {
         self.enabled
+    }
+
+    /// The linear model's coefficients in force (`io.cost.model`, or the
+    /// device's built-in set), which [`CostModel::abs_cost`] is given.
+    pub fn lcoefs(&self) -> Lcoefs {
+        self.lcoefs
+    }
+
+    /// The cost model that prices bios.
+    pub fn cost_model(&self) -> &M {
+        &self.cost_model
     }
 
     /// The algorithm generation.

@@ -8,8 +8,9 @@ use crate::group::{GroupId, Waiter};
 use crate::ioc::{Admit, Bio, IoCost, Now, Variant};
 use crate::trace::Trace;
 use crate::units::{abs_cost_to_cost, after, before, div_ceil, vdiff};
+use crate::{CostModel, check_cost};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// Offers a bio at `now` ns (`ioc_rqos_throttle`).
     ///
     /// [`Admit::Go`] means issue now; [`Admit::Wait`] means the bio waits in
@@ -38,9 +39,17 @@ impl IoCost {
                 return BYPASS;
             }
         }
-        let abs_cost =
-            self.lcoefs
-                .abs_cost(bio.op, sectors, bio.sector, self.groups[i].cursor, false);
+        let price = self.cost_model.abs_cost(
+            &self.lcoefs,
+            bio.op,
+            sectors,
+            bio.sector,
+            self.groups[i].cursor,
+        );
+        let abs_cost = match check_cost(bio.op, sectors, price) {
+            Ok(c) => c,
+            Err(e) => return Admit::Refused(e),
+        };
         if abs_cost == 0 {
             return BYPASS;
         }

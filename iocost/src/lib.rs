@@ -56,6 +56,16 @@
 //! assert_eq!(ioc.snapshot(10_001_000).vrate_pct100, 10_000); // 100.00 %
 //! ```
 //!
+//! # Extension point
+//!
+//! [`CostModel`] prices bios; [`Linear`], the kernel's linear model on the
+//! `io.cost.model` coefficients, is the default, and
+//! [`IoCost::with_cost_model`] runs another. A price past
+//! [`MAX_BIO_COST`] is answered [`Admit::Refused`], in every build.
+//! `iolab-verification` checks a model from your tests
+//! (`iocost::cost_model::check`). QoS latency sampling keeps subtracting
+//! the linear model's size cost.
+//!
 //! # Hierarchy: flat for now
 //!
 //! Groups are leaves directly under the root (root + leaves). The flat
@@ -152,6 +162,7 @@ extern crate std;
 mod completion;
 mod config;
 pub mod consts;
+mod cost_model;
 mod debt;
 mod donation;
 mod group;
@@ -168,6 +179,7 @@ mod waitq;
 mod weights;
 
 pub use config::{ConfigError, ConfigFile, MODEL_KEYS, ModelLine, QOS_KEYS, QosLine};
+pub use cost_model::{CostError, CostModel, Linear, MAX_BIO_COST, check_cost};
 pub use group::GroupId;
 pub use ioc::{Admit, Bio, Device, Done, IoCost, Options, PeriodStats, Release, Variant};
 pub use model::{DirCoefs, Lcoefs, LinearModel, Op, calc_lcoefs};

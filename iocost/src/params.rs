@@ -174,7 +174,7 @@ impl Margins {
     }
 }
 
-impl crate::ioc::IoCost {
+impl<M: crate::CostModel> crate::ioc::IoCost<M> {
     /// `ioc_autop_idx`: the set the device should use now. Non-rotational
     /// devices with a queue deeper than 1 start at SSD_DFL; while the user
     /// has set neither QoS nor model, a base vrate at or above the set's

@@ -9,6 +9,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::CostModel;
 use crate::consts::VTIME_PER_USEC;
 use crate::group::GroupId;
 use crate::ioc::{IoCost, PeriodStats};
@@ -76,7 +77,7 @@ pub struct Snapshot {
     pub groups: Vec<GroupStat>,
 }
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// One group's statistics at `now` ns.
     pub fn group_stat(&self, now: u64, group: GroupId) -> Option<GroupStat> {
         let i = self.gidx(group)?;

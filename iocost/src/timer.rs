@@ -2,6 +2,7 @@
 //! groups, usage, donation, `busy_level`, the base vrate, debt forgiveness
 //! and the next period.
 
+use crate::CostModel;
 use crate::consts::{
     BUSY_LEVEL_MAX, MAX_LAGGING_PERIODS, MILLION, RQ_WAIT_BUSY_PCT, UNBUSY_THR_PCT, VRATE_ADJ_PCT,
     VRATE_CLAMP_ADJ_PCT, VRATE_MIN, WEIGHT_ONE,
@@ -11,7 +12,7 @@ use crate::ioc::{IoCost, Now, PeriodStats, Variant};
 use crate::trace::Trace;
 use crate::units::{after, before, cost_to_abs_cost, div_ceil, div_floor};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// `ioc_lat_stat`: missed ppm per direction (rounded up), request-wait
     /// share of the period and the number of completions; resets the
     /// counters.

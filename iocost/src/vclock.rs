@@ -4,9 +4,10 @@
 //! (`ioc_refresh_vrate`), which re-emits budget thrown away in
 //! one period as a faster clock in the next.
 
+use crate::CostModel;
 use crate::ioc::{IoCost, Now, Variant};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// `ioc_now`: wall time in µs (truncated from ns) and `vnow`. A time
     /// earlier than the latest one seen (a caller breaking the monotonic
     /// contract) is taken as that latest time, so that no interval

@@ -6,12 +6,13 @@
 //! when the budget will have grown enough for it (plus slack, so that
 //! wake-ups come in chunks).
 
+use crate::CostModel;
 use crate::consts::V54_WAITQ_TIMER_MARGIN_PCT;
 use crate::group::GroupId;
 use crate::ioc::{IoCost, Now, Release, Variant};
 use crate::units::{abs_cost_to_cost, cost_to_abs_cost, div_ceil, vdiff};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// `iocg_kick_waitq`: pay debt from the budget if allowed, refresh the
     /// delay, release the waiters that fit and arm the wake-up timer for
     /// the next one.

@@ -9,11 +9,12 @@
 //! is still current until the next commit. The period timer relies on this
 //! (its donation pass works from the weights as they were when it started).
 
+use crate::CostModel;
 use crate::consts::WEIGHT_ONE;
 use crate::ioc::{IoCost, Now, Variant};
 use crate::units::{div_ceil, div_floor, vdiff};
 
-impl IoCost {
+impl<M: CostModel> IoCost<M> {
     /// `current_hweight`: `(hwa, hwi)` of group `i`, from the cache when its
     /// generation is current.
     pub(crate) fn current_hweight(&mut self, i: usize) -> (u32, u32) {

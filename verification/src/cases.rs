@@ -47,3 +47,53 @@ pub(crate) fn broke(suite: &str, name: &str, seed: u64, rule: &str, case: &str) 
         "{suite}: '{name}' broke a rule at seed {seed}: {rule}\n  case: {case}\n  replay: IOLAB_CHECK_SEED={seed} IOLAB_CHECK_CASES=1 cargo test"
     )
 }
+
+/// Runs `cases` proptest cases of `strategy` (the environment's count,
+/// else `default`; drawn from `IOLAB_CHECK_SEED`) through `body`, which
+/// returns the outputs it checked or the rule a case broke. A failure
+/// is shrunk and reported with the smallest case and the seed.
+pub(crate) fn proptest_cases<S: proptest::strategy::Strategy>(
+    suite: &str,
+    name: &str,
+    default: u64,
+    strategy: S,
+    body: impl Fn(&S::Value) -> Result<u64, String>,
+) -> Checked
+where
+    S::Value: core::fmt::Debug,
+{
+    use proptest::test_runner::{
+        Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+    };
+
+    let (n, seed) = plan(default);
+    let mut bytes = [0u8; 32];
+    let mut rng = Rng(seed);
+    for chunk in bytes.chunks_mut(8) {
+        chunk.copy_from_slice(&rng.next().to_le_bytes());
+    }
+    let config = Config {
+        cases: u32::try_from(n).unwrap_or(u32::MAX),
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner =
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let outputs = core::cell::Cell::new(0u64);
+    let result = runner.run(&strategy, |c| {
+        body(&c)
+            .map(|k| outputs.set(outputs.get() + k))
+            .map_err(TestCaseError::fail)
+    });
+    match result {
+        Ok(()) => Checked {
+            cases: n,
+            outputs: outputs.get(),
+            refused: 0,
+        },
+        Err(TestError::Fail(why, smallest)) => panic!(
+            "{suite}: '{name}' broke a rule: {why}\n  smallest case: {smallest:?}\n  replay: IOLAB_CHECK_SEED={seed} cargo test"
+        ),
+        Err(TestError::Abort(why)) => panic!("{suite}: '{name}': proptest gave up: {why}"),
+    }
+}

@@ -39,6 +39,7 @@
 pub mod bench;
 mod cases;
 pub mod flush;
+pub mod iocost;
 pub mod tiering;
 pub mod wbt;
 

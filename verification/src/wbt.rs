@@ -19,19 +19,13 @@
 
 /// The scaling-step suite.
 pub mod depth {
-    use core::cell::Cell;
-
     use iolab_wbt::{
         DepthError, DepthPolicy, DeviceParams, LocalSlots, Options, StepDir, Variant, Verdict, Wbt,
         WindowOutcome,
     };
     use proptest::prelude::*;
-    use proptest::test_runner::{
-        Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
-    };
 
     use crate::Checked;
-    use crate::cases::{Rng, plan};
 
     /// Cases when `IOLAB_CHECK_CASES` is not set.
     pub const DEFAULT_CASES: u64 = 400;
@@ -150,39 +144,8 @@ pub mod depth {
         }
     }
 
-    /// Runs the cases (from `IOLAB_CHECK_SEED`) through `body`; a failure
-    /// is shrunk and reported with the seed that replays it.
     fn cases(suite: &str, name: &str, body: impl Fn(&Case) -> Result<u64, String>) -> Checked {
-        let (n, seed) = plan(DEFAULT_CASES);
-        let mut bytes = [0u8; 32];
-        let mut rng = Rng(seed);
-        for chunk in bytes.chunks_mut(8) {
-            chunk.copy_from_slice(&rng.next().to_le_bytes());
-        }
-        let config = Config {
-            cases: u32::try_from(n).unwrap_or(u32::MAX),
-            failure_persistence: None,
-            ..Config::default()
-        };
-        let mut runner =
-            TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-        let outputs = Cell::new(0u64);
-        let result = runner.run(&case(), |c| {
-            body(&c)
-                .map(|k| outputs.set(outputs.get() + k))
-                .map_err(TestCaseError::fail)
-        });
-        match result {
-            Ok(()) => Checked {
-                cases: n,
-                outputs: outputs.get(),
-                refused: 0,
-            },
-            Err(TestError::Fail(why, smallest)) => panic!(
-                "{suite}: '{name}' broke a rule: {why}\n  smallest case: {smallest:?}\n  replay: IOLAB_CHECK_SEED={seed} cargo test"
-            ),
-            Err(TestError::Abort(why)) => panic!("{suite}: '{name}': proptest gave up: {why}"),
-        }
+        crate::cases::proptest_cases(suite, name, DEFAULT_CASES, case(), body)
     }
 
     /// Checks a scaling step that `make` builds fresh, on devices of

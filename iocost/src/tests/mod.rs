@@ -217,6 +217,7 @@ impl Harness {
                 match self.ioc.on_submit(self.now, &bio) {
                     Admit::Go { cost, .. } => self.dispatch_at_sector(k, cost, sector),
                     Admit::Wait => self.parked.push((id, k, self.now)),
+                    Admit::Refused(e) => panic!("the linear model refused a bio: {e}"),
                 }
                 self.drain_releases();
             }

@@ -160,6 +160,7 @@ impl Run {
                         assert!(!must, "must-issue bios never wait");
                         self.parked.push((id, g, self.now, op, bytes));
                     }
+                    Admit::Refused(e) => panic!("the linear model refused a bio: {e}"),
                 }
                 if !must && self.ioc.variant == Variant::Modern {
                     // Debt grows only through must-issue bios.

@@ -458,6 +458,14 @@ impl Policy for IocostPolicy {
                 self.delayed.push((now.saturating_add(delay_ns), waiter));
                 Admit::Wait
             }
+            // The linear model prices any bio up to 4 GiB below the bound
+            // on any model it accepts (iolab-iocost's
+            // `linear_never_refuses_a_bio_up_to_4_gib`), and bios here are
+            // under 2 GiB (`MAX_BS`), so no refusal reaches the simulator.
+            IocAdmit::Refused(_) => {
+                self.admit(bio, group, 0, now);
+                Admit::Go
+            }
             IocAdmit::Wait => {
                 self.parked_bios += 1;
                 self.set_held(
