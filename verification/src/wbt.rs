@@ -8,7 +8,7 @@
 //! iolab_verification::wbt::depth::differential(|| Variant::Modern, || Variant::Modern);
 //! ```
 //!
-//! [`admission`] holds loom models for a threaded throttle's face
+//! `admission` holds loom models for a threaded throttle's face
 //! ([`Admission`](iolab_wbt::Admission)), compiled under
 //! `--cfg iolab_loom`.
 //!
