@@ -2,13 +2,14 @@
 //! and `should_end_transaction`): the ending handle may queue or wait for a
 //! catch-up batch of refs, and may block the transaction and commit it.
 
+use crate::FlushPolicy;
 use crate::handle::{End, HState, Handle};
 use crate::refworker::RefJob;
 use crate::space::{check_space_legacy, check_space_rsv, global_low, throttle_level};
 use crate::txn::TxnState;
 use crate::{CommitSource, FlushModel, HandleId, HandleKind, TraceRecord};
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// `check_space()` of the policy's era (kernel:
     /// `btrfs_check_space_for_delayed_refs`): true = short.
     pub fn check_space(&self) -> bool {

@@ -4,6 +4,7 @@
 //! write-out (`Unblocked`: a new transaction may run) and completion
 //! (pinned bytes freed, tickets granted).
 
+use crate::FlushPolicy;
 use crate::handle::HState;
 use crate::refs::Budget;
 use crate::txn::{TxnState, Writing};
@@ -38,7 +39,7 @@ pub(crate) struct CommitMachine {
     pub next_requested: Option<CommitSource>,
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// Ask for a commit of the running transaction. Returns the id of the
     /// transaction whose completion the asker should wait for, or `None`
     /// when there is nothing to commit.

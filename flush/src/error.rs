@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::{HandleId, JobId, TicketId};
+use crate::{HandleId, JobId, TicketId, WalkRule};
 
 /// An event the core cannot accept. The state is unchanged when one is
 /// returned.
@@ -83,6 +83,8 @@ pub enum ConfigError {
     Percent(u64),
     /// A size or cost above 2^60 (kept out so no counter can overflow).
     TooLarge(&'static str),
+    /// The flush policy's reclaim walk breaks a rule.
+    Walk(WalkRule),
 }
 
 impl fmt::Display for ConfigError {
@@ -98,6 +100,11 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroCapacity(what) => write!(f, "{what} must be at least 1"),
             ConfigError::Percent(p) => write!(f, "threshold {p}% is not in 1..=100"),
             ConfigError::TooLarge(what) => write!(f, "{what} is beyond the model's range (2^60)"),
+            ConfigError::Walk(rule) => write!(
+                f,
+                "the flush policy's reclaim walk breaks the rule: {}",
+                rule.says()
+            ),
         }
     }
 }

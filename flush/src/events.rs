@@ -2,6 +2,7 @@
 //! updates the state, lets every actor move, and leaves its decisions in
 //! the queue drained by [`FlushModel::poll_decision`].
 
+use crate::FlushPolicy;
 use crate::ticket::Owner;
 
 /// Largest byte count an event may carry.
@@ -23,7 +24,7 @@ use crate::{
     Start, TicketId,
 };
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// A metadata reservation of `bytes` (kernel:
     /// `btrfs_reserve_metadata_bytes`), e.g. a buffered `write()`'s
     /// delalloc reservation. `owner` is any token of the caller's; it comes

@@ -4,6 +4,7 @@
 //! reserve is short, or a one-head refill for `items == 0`), joining the
 //! running transaction, and queueing refs.
 
+use crate::FlushPolicy;
 use crate::consts::MIN_CATCHUP_BATCH;
 use crate::ticket::Owner;
 use crate::txn::{Txn, TxnState};
@@ -72,7 +73,7 @@ pub enum End {
     Wait(HandleId),
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     fn alloc_handle(&mut self, kind: HandleKind) -> Result<HandleId, Error> {
         let slot = self.free_slots.pop().ok_or(Error::HandleTableFull)?;
         let i = slot as usize;

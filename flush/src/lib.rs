@@ -74,7 +74,10 @@
 //! (models in `verification/tests/flush_loom.rs`). Without the feature the crate is `no_std`
 //! + `alloc` and holds the core only.
 //!
-//! A threaded pool of your own implements [`ReservationPool`] (which
+//! Which flush states reclaim walks for waiting tickets and when a
+//! flusher commits is an extension point, [`FlushPolicy`] ([`Policy`]
+//! implements it; [`FlushModel::with_policy`] runs yours, refusing a walk
+//! that breaks a [`WalkRule`]). A threaded pool of your own implements [`ReservationPool`] (which
 //! [`Pool`] implements too) to go through `iolab-verification`'s loom
 //! models (`flush::pool::check`).
 //!
@@ -161,6 +164,7 @@ mod error;
 mod events;
 #[cfg(feature = "std")]
 mod face;
+mod flush_policy;
 mod handle;
 mod ids;
 mod kind;
@@ -189,6 +193,7 @@ pub use error::{ConfigError, Error};
 pub use events::{MAX_BYTES, MAX_ITEMS, MAX_REFS};
 #[cfg(feature = "std")]
 pub use face::ReservationPool;
+pub use flush_policy::{CommitView, FlushPolicy, WalkRule, check_walk};
 pub use handle::{End, Start};
 pub use ids::{HandleId, JobId, TicketId};
 pub use kind::{FlushKind, HandleKind};

@@ -16,12 +16,18 @@ use crate::space::{Rsv, Space};
 use crate::ticket::Tickets;
 use crate::txn::{Txn, Writing};
 use crate::{Config, ConfigError, Decision, Params, Policy, TraceRecord};
+use crate::{FlushPolicy, FlushState, check_walk};
 
 /// The metadata space, delayed-ref queue, transactions, tickets and
 /// flushers of one filesystem. See the crate docs for how to drive it.
 #[derive(Clone, Debug)]
-pub struct FlushModel {
+pub struct FlushModel<P = Policy> {
     pub(crate) policy: Policy,
+    /// Which states reclaim walks and when a flusher commits.
+    pub(crate) plan: P,
+    /// `plan`'s walk, checked when the model was built.
+    pub(crate) walk: [FlushState; FlushState::ALL.len()],
+    pub(crate) walk_len: usize,
     pub(crate) params: Params,
     /// Insert unit `U`.
     pub(crate) unit: u64,
@@ -81,6 +87,22 @@ impl FlushModel {
     /// A filesystem at time 0 with the global reserve filled. All queues
     /// are allocated here, at their configured capacities.
     pub fn new(config: Config) -> Result<FlushModel, ConfigError> {
+        FlushModel::with_policy(config, config.policy)
+    }
+}
+
+impl<P: FlushPolicy> FlushModel<P> {
+    /// [`FlushModel::new`] with reclaim's walk and the commit gate decided
+    /// by `plan` instead of `config.policy`'s `states` and `commit_gate`
+    /// (which are then unused). Refused when the walk breaks a
+    /// [`WalkRule`](crate::WalkRule).
+    pub fn with_policy(config: Config, plan: P) -> Result<FlushModel<P>, ConfigError> {
+        let mut walk = [FlushState::CommitTrans; FlushState::ALL.len()];
+        let given = plan.states();
+        check_walk(given).map_err(ConfigError::Walk)?;
+        // No repeats: at most one of each state.
+        walk[..given.len()].copy_from_slice(given);
+        let walk_len = given.len();
         let p = config.params;
         if !p.nodesize.is_power_of_two() || !(4096..=65536).contains(&p.nodesize) {
             return Err(ConfigError::NodeSize(p.nodesize));
@@ -144,6 +166,9 @@ impl FlushModel {
         empty.set_full();
         let model = FlushModel {
             policy: config.policy,
+            plan,
+            walk,
+            walk_len,
             params: p,
             unit,
             head_bytes,

@@ -3,6 +3,7 @@
 //! with its clamp (kernel: `need_preemptive_reclaim`,
 //! `btrfs_preempt_reclaim_metadata_space`, `maybe_clamp_preempt`).
 
+use crate::FlushPolicy;
 use crate::consts::{CLAMP_MAX, CLAMP_MIN, PREEMPT_MIN_FLUSHABLE, pct};
 use crate::{Actor, FlushKind, FlushModel, FlushState, Preempt, TraceRecord};
 
@@ -21,7 +22,7 @@ pub(crate) struct PreemptWorker {
     pub parked: bool,
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// After a successful metadata reservation: maybe start preemptive
     /// flushing (kernel: `__reserve_bytes`).
     pub(crate) fn maybe_queue_preempt(&mut self) {

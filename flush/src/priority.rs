@@ -3,6 +3,7 @@
 //! its end steals from the global reserve or fails, then lets smaller
 //! tickets behind it try again.
 
+use crate::FlushPolicy;
 use crate::state::{EVICT_STATES, FREE_SPACE_INODE_STATES, PRIORITY_STATES};
 use crate::{Actor, FlushKind, FlushModel, FlushState, TicketError, TicketId};
 
@@ -15,7 +16,7 @@ pub(crate) const fn priority_states(kind: FlushKind) -> &'static [FlushState] {
     }
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// Move every idle priority owner one state on.
     pub(crate) fn advance_priority(&mut self) -> bool {
         let mut progress = false;

@@ -3,9 +3,9 @@
 //! flushers share (kernel: `flush_space`, `may_commit_transaction`,
 //! `btrfs_calc_reclaim_metadata_size`).
 
+use crate::FlushPolicy;
 use crate::consts::{CHUNK_ALLOC_PCT, CHUNK_ALLOC_SLACK, MAX_COMMIT_CYCLES, MIB, pct};
-use crate::state::states;
-use crate::{Actor, CommitSource, FlushModel, FlushState, Preempt, TraceRecord};
+use crate::{Actor, CommitSource, CommitView, FlushModel, FlushState, Preempt, TraceRecord};
 
 /// Where the worker is in its loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub(crate) struct Reclaim {
     pub passes: u32,
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// Queue the worker; `from_ticket` means the ticket path, which
     /// re-queues a running worker (the preemptive path does not).
     pub(crate) fn queue_reclaim(&mut self, from_ticket: bool) {
@@ -110,8 +110,7 @@ impl FlushModel {
                 (None, None)
             }
             FlushState::CommitTrans => {
-                let gated = self.policy.commit_gate && actor != Actor::Preempt;
-                if gated && !self.may_commit() {
+                if actor != Actor::Preempt && !self.may_commit() {
                     return (None, None);
                 }
                 (None, self.request_commit(CommitSource::Flusher(actor)))
@@ -120,9 +119,12 @@ impl FlushModel {
         }
     }
 
-    /// `may_commit_transaction` (before 5.12): commit only if the pinned
-    /// bytes, or the pinned bytes plus what the delayed reserves hold,
-    /// could satisfy the front ticket.
+    /// Whether a flusher's `COMMIT_TRANS` commits, as the flush policy
+    /// says (ours: `may_commit_transaction` before 5.12, which commits
+    /// only if the pinned bytes, or the pinned bytes plus what the delayed
+    /// reserves hold, could satisfy the front ticket; unconditionally
+    /// after). A declined commit is traced with what the front ticket
+    /// needs beyond the free space.
     pub(crate) fn may_commit(&mut self) -> bool {
         let front = self
             .tickets
@@ -131,26 +133,26 @@ impl FlushModel {
             .or(self.tickets.normal.front())
             .map_or(0, |t| t.bytes);
         let free = self.space.total.saturating_sub(self.space.used_all());
-        let need = front.saturating_sub(free);
-        if need == 0 {
-            // Nothing beyond free space is needed: no commit (a decision
-            // all the same, traced so that a failure after it is explained).
-            let now = self.now;
-            self.trace(TraceRecord::CommitDeclined { now, need });
-            return false;
-        }
-        let ok = if self.space.pinned >= need {
-            true
-        } else {
-            let held =
-                self.delayed_items.reserved + self.delayed_refs.reserved + self.trans.reserved;
-            held >= need || self.space.pinned >= need - held
+        let view = CommitView {
+            need: front.saturating_sub(free),
+            pinned: self.space.pinned,
+            held: self.delayed_items.reserved + self.delayed_refs.reserved + self.trans.reserved,
         };
+        let ok = self.plan.may_commit(&view);
         if !ok {
             let now = self.now;
-            self.trace(TraceRecord::CommitDeclined { now, need });
+            self.trace(TraceRecord::CommitDeclined {
+                now,
+                need: view.need,
+            });
         }
         ok
+    }
+
+    /// The flush states reclaim walks (the flush policy's, checked when
+    /// the model was built).
+    pub fn reclaim_walk(&self) -> &[FlushState] {
+        &self.walk[..self.walk_len]
     }
 
     /// Allocate one metadata chunk (kernel: `btrfs_chunk_alloc`). Without
@@ -183,8 +185,7 @@ impl FlushModel {
     }
 
     fn reclaim_flush(&mut self) {
-        let list = states(self.policy.states);
-        let state = list[self.reclaim.index];
+        let state = self.reclaim_walk()[self.reclaim.index];
         let (job, wait) = self.do_flush(Actor::Reclaim, state, self.reclaim.to_reclaim);
         self.reclaim.job = job;
         self.reclaim.wait_commit = wait;
@@ -232,7 +233,8 @@ impl FlushModel {
                     self.reclaim_finish();
                     return true;
                 }
-                let list = states(self.policy.states);
+                let walk = self.walk;
+                let list = &walk[..self.walk_len];
                 self.reclaim.to_reclaim = self.calc_reclaim();
                 if self.reclaim.last_tickets_id == self.tickets.tickets_id {
                     self.reclaim.index += 1;

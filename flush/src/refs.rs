@@ -8,6 +8,7 @@
 //! the core free of per-ref allocation while every count the kernel keeps
 //! (`num_entries`, `num_heads`, `num_heads_ready`) stays exact.
 
+use crate::FlushPolicy;
 use crate::{Actor, Decision, Error, FlushModel, JobId, RunZero, TraceRecord};
 
 /// What one tree update queued.
@@ -131,7 +132,7 @@ pub(crate) struct Job {
     pub work: Work,
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// Queue refs of an open handle's tree update (kernel:
     /// `btrfs_add_delayed_*_ref`, then `btrfs_update_delayed_refs_rsv`).
     pub(crate) fn add_refs(&mut self, batch: &RefBatch) -> Result<u64, Error> {

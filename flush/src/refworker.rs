@@ -4,6 +4,7 @@
 
 use alloc::collections::VecDeque;
 
+use crate::FlushPolicy;
 use crate::handle::HState;
 use crate::txn::TxnState;
 use crate::{Actor, Decision, FlushModel, HandleId};
@@ -39,7 +40,7 @@ impl RefWorker {
     }
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// Release the handle waiting at its end, if any.
     fn release_waiter(&mut self, waiter: Option<HandleId>) {
         if let Some(h) = waiter

@@ -2,9 +2,10 @@
 //! `delayed-ref.c` rsv helpers): release with its routing of the excess,
 //! using reserved bytes for COW, moving fresh grants in.
 
+use crate::FlushPolicy;
 use crate::{FlushModel, RsvKind};
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     pub(crate) fn rsv_mut(&mut self, kind: RsvKind) -> &mut crate::space::Rsv {
         match kind {
             RsvKind::Global => &mut self.global,

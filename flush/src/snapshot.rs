@@ -1,6 +1,7 @@
 //! A copy of the state for export (time series of `may_use`, the ticket
 //! queue, commits).
 
+use crate::FlushPolicy;
 use crate::space::{Rsv, Space};
 use crate::{FlushModel, RefQueue, TxnState};
 
@@ -59,7 +60,7 @@ pub struct Snapshot {
     pub trace_dropped: u64,
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// A copy of the state.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {

@@ -10,6 +10,7 @@
 
 use alloc::collections::VecDeque;
 
+use crate::FlushPolicy;
 use crate::consts::{STEAL_FLOOR_PCT, pct};
 use crate::{
     Decision, Error, FlushKind, FlushModel, HandleId, Preempt, TicketError, TicketId, TraceRecord,
@@ -93,7 +94,7 @@ pub enum Interrupted {
     AlreadyResolved,
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     /// `reserve(bytes, kind)`: admit, or queue a ticket.
     pub(crate) fn reserve(
         &mut self,

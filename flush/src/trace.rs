@@ -1,6 +1,7 @@
 //! Trace records (what the kernel's `btrfs_*` tracepoints and counters
 //! would show) and the bounded ring that holds them.
 
+use crate::FlushPolicy;
 use crate::{Actor, CommitSource, FlushModel, FlushState, HandleId, TicketError, TicketId};
 
 /// One event, stamped with the time of the call that produced it.
@@ -144,7 +145,7 @@ pub enum TraceRecord {
     },
 }
 
-impl FlushModel {
+impl<P: FlushPolicy> FlushModel<P> {
     pub(crate) fn trace(&mut self, rec: TraceRecord) {
         if self.ring.len() >= self.params.trace_capacity {
             self.ring.pop_front();

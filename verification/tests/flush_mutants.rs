@@ -122,3 +122,14 @@ fn f2_caught_by_the_conformance_models() {
         iolab_verification::flush::pool::fifo_hand_off(flush_common::unshared_pool);
     });
 }
+
+/// ... and the flush-policy suite, which drives the core itself, catches
+/// F2 in the core's admission: a reservation granted at once while
+/// tickets wait.
+#[test]
+fn f2_caught_by_the_flush_policy_suite() {
+    check("f2", "f2_caught_by_the_flush_policy_suite", || {
+        let od = iolab_flush::Policy::on_demand();
+        iolab_verification::flush::policy::check(move || od);
+    });
+}
