@@ -97,3 +97,55 @@ where
         Err(TestError::Abort(why)) => panic!("{suite}: '{name}': proptest gave up: {why}"),
     }
 }
+
+/// A case's draws: words proptest generates and shrinks, read in order;
+/// 0 once they run out, so a shrunk case is a smaller one (fewer
+/// devices, fewer reads, smaller numbers).
+pub(crate) struct Draws<'a> {
+    words: &'a [u64],
+    at: usize,
+}
+
+impl Draws<'_> {
+    pub(crate) fn next(&mut self) -> u64 {
+        let w = self.words.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        w
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// The words of a case, shown only as their count: the case itself is
+/// described in the rule's report.
+#[derive(Clone)]
+pub(crate) struct Words(Vec<u64>);
+
+impl core::fmt::Debug for Words {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} draws (the case is described above)", self.0.len())
+    }
+}
+
+/// [`proptest_cases`] over cases drawn through [`Draws`]; `body` returns
+/// the outputs checked and the requests refused as the rules allow.
+pub(crate) fn proptest_draws(
+    suite: &str,
+    name: &str,
+    default: u64,
+    body: impl Fn(&mut Draws<'_>) -> Result<(u64, u64), String>,
+) -> Checked {
+    use proptest::prelude::*;
+
+    let refused = core::cell::Cell::new(0u64);
+    let words = proptest::collection::vec(any::<u64>(), 0..512).prop_map(Words);
+    let mut checked = proptest_cases(suite, name, default, words, |w| {
+        let (outputs, r) = body(&mut Draws { words: &w.0, at: 0 })?;
+        refused.set(refused.get() + r);
+        Ok(outputs)
+    });
+    checked.refused = refused.get();
+    checked
+}

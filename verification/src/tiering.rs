@@ -7,27 +7,34 @@
 //! iolab_verification::tiering::allocator::check(|| Stock);
 //! ```
 //!
-//! Each suite draws its cases from a seeded stream (`IOLAB_CHECK_CASES`
-//! sets how many, `IOLAB_CHECK_SEED` the first seed) and panics on the
-//! first case that breaks a rule, with the rule, the case and the seed
-//! that replays it. The rules are the ones our own variants are held to;
+//! Each suite draws its cases with proptest (`IOLAB_CHECK_CASES` sets
+//! how many, `IOLAB_CHECK_SEED` the seed they are drawn from) and panics
+//! on the first case that breaks a rule, shrunk to the smallest that
+//! still does, with the rule, the case and the seed that replays it.
+//! The rules are the ones our own variants are held to;
 //! our variants pass every suite (tests in this crate), and deliberately
 //! wrong twins fail them.
 
 pub use crate::Checked;
 
+/// A broken rule and the case that broke it, for a report.
+fn rule(rule: &str, case: &str) -> String {
+    format!("{rule}\n  case: {case}")
+}
+
 /// The RAID1 read-mirror suite: [`ReadPolicy`](iolab_tiering::ReadPolicy).
 pub mod read_policy {
     use iolab_tiering::{MirrorInfo, MirrorOutOfRange, ReadPolicy, ReadRequest, find_live_mirror};
 
-    use crate::cases::{Rng, broke, plan};
+    use super::rule;
+    use crate::cases::{Draws, Rng, broke, plan, proptest_draws};
 
     /// Cases when `IOLAB_CHECK_CASES` is not set.
     pub const DEFAULT_CASES: u64 = 2000;
 
     /// A case's copies: one to six mirrors, some missing, under any
     /// load; and the request's range in them.
-    fn stripe(rng: &mut Rng) -> (Vec<MirrorInfo>, usize, usize) {
+    fn stripe(rng: &mut Draws<'_>) -> (Vec<MirrorInfo>, usize, usize) {
         let total = 1 + rng.below(6) as usize;
         let mirrors: Vec<MirrorInfo> = (0..total)
             .map(|k| MirrorInfo {
@@ -49,7 +56,6 @@ pub mod read_policy {
 
     /// One read of a case, as both sides answered it.
     struct Read<'a> {
-        seed: u64,
         /// The other side's name.
         other: &'static str,
         mine: Result<usize, MirrorOutOfRange>,
@@ -59,22 +65,19 @@ pub mod read_policy {
         case: String,
     }
 
-    /// Feeds `mine` and `other`, built fresh for each case, the same
-    /// requests and submitted reads, and hands each read's two answers to
-    /// `judge`.
+    /// Feeds `mine` and `other`, built fresh, the same requests and
+    /// submitted reads of one case drawn from `rng`, and hands each
+    /// read's two answers to `judge`; the reads judged, or the first
+    /// broken rule.
     fn side_by_side<P: ReadPolicy, Q: ReadPolicy>(
         mine: impl Fn() -> P,
         other: impl Fn() -> Q,
-        mut judge: impl FnMut(&Read<'_>),
-    ) -> crate::Checked {
-        let (cases, first) = plan(DEFAULT_CASES);
-        let mut checked = crate::Checked {
-            cases,
-            ..crate::Checked::default()
-        };
-        for seed in first..first + cases {
-            let mut rng = Rng(seed);
-            let (mirrors, first_copy, n) = stripe(&mut rng);
+        rng: &mut Draws<'_>,
+        mut judge: impl FnMut(&Read<'_>) -> Result<(), String>,
+    ) -> Result<(u64, u64), String> {
+        let mut outputs = 0;
+        {
+            let (mirrors, first_copy, n) = stripe(rng);
             let (mut a, mut b) = (mine(), other());
             for r in 0..1 + rng.below(16) {
                 let pid = rng.below(1 << 16) as u32;
@@ -84,7 +87,6 @@ pub mod read_policy {
                 req.cpu = rng.below(64) as u32;
                 req.mixed_rotational = rng.below(2) == 0;
                 judge(&Read {
-                    seed,
                     other: b.name(),
                     mine: find_live_mirror(&mut a, &req),
                     theirs: find_live_mirror(&mut b, &req),
@@ -94,14 +96,14 @@ pub mod read_policy {
                         req.cpu,
                         first_copy + n
                     ),
-                });
-                checked.outputs += 1;
+                })?;
+                outputs += 1;
                 let sectors = rng.below(2048);
                 a.on_read_submitted(sectors);
                 b.on_read_submitted(sectors);
             }
         }
-        checked
+        Ok((outputs, 0))
     }
 
     /// Runs `mine` beside `reference` (our variant of the same name, or a
@@ -111,26 +113,27 @@ pub mod read_policy {
     ///
     /// # Panics
     ///
-    /// At the first diverging read, naming it, both answers and the seed.
+    /// At the first diverging read, shrunk, naming it, both answers and
+    /// the seed.
     pub fn differential<P, Q>(mine: impl Fn() -> P, reference: impl Fn() -> Q) -> crate::Checked
     where
         P: ReadPolicy,
         Q: ReadPolicy,
     {
         let name = mine().name();
-        side_by_side(mine, reference, |r| {
-            if r.mine != r.theirs {
-                broke(
-                    "read_policy::differential",
-                    name,
-                    r.seed,
-                    &format!(
-                        "the read went to {:?} where '{}' sends it to {:?}",
-                        r.mine, r.other, r.theirs
-                    ),
-                    &r.case,
-                );
-            }
+        proptest_draws("read_policy::differential", name, DEFAULT_CASES, |d| {
+            side_by_side(&mine, &reference, d, |r| {
+                if r.mine != r.theirs {
+                    return Err(rule(
+                        &format!(
+                            "the read went to {:?} where '{}' sends it to {:?}",
+                            r.mine, r.other, r.theirs
+                        ),
+                        &r.case,
+                    ));
+                }
+                Ok(())
+            })
         })
     }
 
@@ -210,7 +213,8 @@ pub mod read_policy {
     ///
     /// # Panics
     ///
-    /// At the first case that breaks a rule, naming it and its seed.
+    /// At the first case that breaks a rule, shrunk, naming the rule, the
+    /// case and the seed.
     pub fn check<P: ReadPolicy, F: Fn() -> P>(make: F) -> crate::Checked {
         let name = make().name();
         if make().balances() {
@@ -236,32 +240,26 @@ pub mod read_policy {
                 }
             }
         }
-        side_by_side(&make, &make, |r| {
-            let got = match &r.mine {
-                Ok(i) => *i,
-                Err(e) => broke("read_policy", name, r.seed, &e.to_string(), &r.case),
-            };
-            if !r.req.range().contains(&got) {
-                broke(
-                    "read_policy",
-                    name,
-                    r.seed,
-                    "the read went outside the request",
-                    &r.case,
-                );
-            }
-            if r.theirs.as_ref().ok() != Some(&got) {
-                broke(
-                    "read_policy",
-                    name,
-                    r.seed,
-                    &format!(
-                        "not deterministic: {got}, then {:?} from a fresh twin fed the same",
-                        r.theirs
-                    ),
-                    &r.case,
-                );
-            }
+        proptest_draws("read_policy", name, DEFAULT_CASES, |d| {
+            side_by_side(&make, &make, d, |r| {
+                let got = match &r.mine {
+                    Ok(i) => *i,
+                    Err(e) => return Err(rule(&e.to_string(), &r.case)),
+                };
+                if !r.req.range().contains(&got) {
+                    return Err(rule("the read went outside the request", &r.case));
+                }
+                if r.theirs.as_ref().ok() != Some(&got) {
+                    return Err(rule(
+                        &format!(
+                            "not deterministic: {got}, then {:?} from a fresh twin fed the same",
+                            r.theirs
+                        ),
+                        &r.case,
+                    ));
+                }
+                Ok(())
+            })
         })
     }
 }
@@ -273,7 +271,8 @@ pub mod allocator {
         Volume, VolumeParams, hint_key,
     };
 
-    use crate::cases::{Rng, broke, plan};
+    use super::rule;
+    use crate::cases::{Draws, proptest_draws};
 
     /// Cases (volumes, each with a run of allocations) when
     /// `IOLAB_CHECK_CASES` is not set.
@@ -283,7 +282,7 @@ pub mod allocator {
 
     /// A case's volume: two to six SSDs and HDDs of 2 to 200 GiB, with
     /// allocation hints.
-    fn volume(rng: &mut Rng) -> Vec<Device> {
+    fn volume(rng: &mut Draws<'_>) -> Vec<Device> {
         let ndev = 2 + rng.below(5);
         (0..ndev)
             .map(|k| {
@@ -307,7 +306,7 @@ pub mod allocator {
     }
 
     /// One allocation request of a run.
-    fn request(rng: &mut Rng) -> (ChunkType, Profile) {
+    fn request(rng: &mut Draws<'_>) -> (ChunkType, Profile) {
         let ty = [ChunkType::Data, ChunkType::Metadata, ChunkType::System][rng.below(3) as usize];
         let profiles = [
             Profile::Single,
@@ -323,7 +322,6 @@ pub mod allocator {
     enum Event<'a> {
         /// One allocation, as both sides answered it.
         Step {
-            seed: u64,
             /// Its place in the case, for a message.
             case: String,
             ty: ChunkType,
@@ -338,41 +336,37 @@ pub mod allocator {
         /// A case ended: the volumes it started from and where the first
         /// side left them.
         End {
-            seed: u64,
             devices: &'a [Device],
             volume: &'a Volume,
         },
     }
 
-    /// Runs `mine` and `other`, built fresh for each case, on two copies
-    /// of the same volume through the same allocation requests, and
-    /// hands each step's two results, then each case's end, to `judge`.
+    /// Runs `mine` and `other`, built fresh, on two copies of the same
+    /// volume through the same allocation requests of one case drawn
+    /// from `rng`, and hands each step's two results, then the case's
+    /// end, to `judge`; the chunks placed and refused, or the first
+    /// broken rule.
     fn side_by_side<A: ChunkAllocator, B: ChunkAllocator>(
         mine: impl Fn() -> A,
         other: impl Fn() -> B,
-        mut judge: impl FnMut(Event<'_>),
-    ) -> crate::Checked {
-        let (cases, first) = plan(DEFAULT_CASES);
-        let mut checked = crate::Checked {
-            cases,
-            ..crate::Checked::default()
-        };
-        for seed in first..first + cases {
-            let mut rng = Rng(seed);
-            let devices = volume(&mut rng);
+        rng: &mut Draws<'_>,
+        mut judge: impl FnMut(Event<'_>) -> Result<(), String>,
+    ) -> Result<(u64, u64), String> {
+        let (mut outputs, mut refused) = (0, 0);
+        {
+            let devices = volume(rng);
             let (Ok(mut va), Ok(mut vb)) = (
                 Volume::new(VolumeParams::default(), devices.clone()),
                 Volume::new(VolumeParams::default(), devices.clone()),
             ) else {
-                continue;
+                return Ok((0, 0));
             };
             let (a, b) = (mine(), other());
             for step in 0..1 + rng.below(40) {
-                let (ty, profile) = request(&mut rng);
+                let (ty, profile) = request(rng);
                 let x = va.alloc_chunk(&a, ty, profile);
                 let y = vb.alloc_chunk(&b, ty, profile);
                 judge(Event::Step {
-                    seed,
                     case: format!("step {step}: {ty:?} {profile:?} on {devices:?}"),
                     ty,
                     profile,
@@ -380,20 +374,19 @@ pub mod allocator {
                     mine: &x,
                     theirs: &y,
                     devices: &devices,
-                });
+                })?;
                 if x.is_ok() {
-                    checked.outputs += 1;
+                    outputs += 1;
                 } else {
-                    checked.refused += 1;
+                    refused += 1;
                 }
             }
             judge(Event::End {
-                seed,
                 devices: &devices,
                 volume: &va,
-            });
+            })?;
         }
-        checked
+        Ok((outputs, refused))
     }
 
     /// Runs `mine` beside `reference` on the same volumes and allocation
@@ -402,37 +395,36 @@ pub mod allocator {
     ///
     /// # Panics
     ///
-    /// At the first diverging allocation, naming it, both results and the
-    /// seed.
+    /// At the first diverging allocation, shrunk, naming it, both
+    /// results and the seed.
     pub fn differential<A, B>(mine: impl Fn() -> A, reference: impl Fn() -> B) -> crate::Checked
     where
         A: ChunkAllocator,
         B: ChunkAllocator,
     {
         let name = mine().name();
-        side_by_side(mine, reference, |e| {
-            if let Event::Step {
-                seed,
-                case,
-                ty,
-                profile,
-                other,
-                mine,
-                theirs,
-                ..
-            } = e
-                && mine != theirs
-            {
-                broke(
-                    "allocator::differential",
-                    name,
-                    seed,
-                    &format!(
-                        "a {ty:?} {profile:?} chunk: {mine:?} where '{other}' gives {theirs:?}"
-                    ),
-                    &case,
-                );
-            }
+        proptest_draws("allocator::differential", name, DEFAULT_CASES, |d| {
+            side_by_side(&mine, &reference, d, |e| {
+                if let Event::Step {
+                    case,
+                    ty,
+                    profile,
+                    other,
+                    mine,
+                    theirs,
+                    ..
+                } = e
+                    && mine != theirs
+                {
+                    return Err(rule(
+                        &format!(
+                            "a {ty:?} {profile:?} chunk: {mine:?} where '{other}' gives {theirs:?}"
+                        ),
+                        &case,
+                    ));
+                }
+                Ok(())
+            })
         })
     }
 
@@ -452,129 +444,113 @@ pub mod allocator {
     ///
     /// # Panics
     ///
-    /// At the first case that breaks a rule, naming it and its seed.
+    /// At the first case that breaks a rule, shrunk, naming the rule, the
+    /// case and the seed.
     pub fn check<A: ChunkAllocator, F: Fn() -> A>(make: F) -> crate::Checked {
         let name = make().name();
         let hints = make().honours_hints();
-        // The case's extents so far: (device, offset, length).
-        let mut placed: Vec<(u64, u64, u64)> = Vec::new();
-        side_by_side(&make, &make, |e| match e {
-            Event::Step {
-                seed,
-                case,
-                ty,
-                profile,
-                mine,
-                theirs,
-                devices,
-                ..
-            } => {
-                if mine != theirs {
-                    broke(
-                        "allocator",
-                        name,
-                        seed,
-                        &format!("not deterministic: {mine:?}, then {theirs:?} from a fresh twin"),
-                        &case,
-                    );
-                }
-                let chunk = match mine {
-                    Ok(c) => c,
-                    Err(e @ AllocError::BadSelection { .. }) => {
-                        broke("allocator", name, seed, &e.to_string(), &case)
+        proptest_draws("allocator", name, DEFAULT_CASES, |d| {
+            // The case's extents so far: (device, offset, length).
+            let mut placed: Vec<(u64, u64, u64)> = Vec::new();
+            side_by_side(&make, &make, d, |e| match e {
+                Event::Step {
+                    case,
+                    ty,
+                    profile,
+                    mine,
+                    theirs,
+                    devices,
+                    ..
+                } => {
+                    if mine != theirs {
+                        return Err(rule(
+                            &format!(
+                                "not deterministic: {mine:?}, then {theirs:?} from a fresh twin"
+                            ),
+                            &case,
+                        ));
                     }
-                    Err(_) => return,
-                };
-                if hints {
-                    for st in &chunk.stripes {
-                        let hint = devices
-                            .iter()
-                            .find(|d| d.devid() == st.devid)
-                            .map(|d| d.hint);
-                        if let Some(hint) = hint
-                            && hint_key(hint, ty).is_none()
-                        {
-                            broke(
-                                "allocator",
-                                name,
-                                seed,
-                                &format!(
-                                    "it honours hints, but placed a {ty:?} chunk on device {} whose hint {hint:?} excludes it",
-                                    st.devid
-                                ),
-                                &case,
-                            );
+                    let chunk = match mine {
+                        Ok(c) => c,
+                        Err(e @ AllocError::BadSelection { .. }) => {
+                            return Err(rule(&e.to_string(), &case));
+                        }
+                        Err(_) => return Ok(()),
+                    };
+                    if hints {
+                        for st in &chunk.stripes {
+                            let hint = devices
+                                .iter()
+                                .find(|d| d.devid() == st.devid)
+                                .map(|d| d.hint);
+                            if let Some(hint) = hint
+                                && hint_key(hint, ty).is_none()
+                            {
+                                return Err(rule(
+                                    &format!(
+                                        "it honours hints, but placed a {ty:?} chunk on device {} whose hint {hint:?} excludes it",
+                                        st.devid
+                                    ),
+                                    &case,
+                                ));
+                            }
                         }
                     }
-                }
-                if matches!(profile, Profile::Raid1 | Profile::Raid10) {
-                    let mut devs: Vec<u64> = chunk.stripes.iter().map(|s| s.devid).collect();
-                    devs.sort_unstable();
-                    devs.dedup();
-                    if devs.len() != chunk.stripes.len() {
-                        broke(
-                            "allocator",
-                            name,
-                            seed,
-                            "a mirrored chunk has two stripes on one device",
-                            &case,
-                        );
+                    if matches!(profile, Profile::Raid1 | Profile::Raid10) {
+                        let mut devs: Vec<u64> = chunk.stripes.iter().map(|s| s.devid).collect();
+                        devs.sort_unstable();
+                        devs.dedup();
+                        if devs.len() != chunk.stripes.len() {
+                            return Err(rule(
+                                "a mirrored chunk has two stripes on one device",
+                                &case,
+                            ));
+                        }
                     }
-                }
-                for s in &chunk.stripes {
-                    let end = s.physical + s.len;
-                    let size = devices
-                        .iter()
-                        .find(|d| d.devid() == s.devid)
-                        .map_or(0, Device::total_bytes);
-                    if end > size {
-                        broke(
-                            "allocator",
-                            name,
-                            seed,
-                            "a stripe runs past its device",
-                            &case,
-                        );
+                    for s in &chunk.stripes {
+                        let end = s.physical + s.len;
+                        let size = devices
+                            .iter()
+                            .find(|d| d.devid() == s.devid)
+                            .map_or(0, Device::total_bytes);
+                        if end > size {
+                            return Err(rule("a stripe runs past its device", &case));
+                        }
+                        if placed
+                            .iter()
+                            .any(|&(d, o, l)| d == s.devid && o < end && s.physical < o + l)
+                        {
+                            return Err(rule("two extents overlap", &case));
+                        }
+                        placed.push((s.devid, s.physical, s.len));
                     }
-                    if placed
-                        .iter()
-                        .any(|&(d, o, l)| d == s.devid && o < end && s.physical < o + l)
-                    {
-                        broke("allocator", name, seed, "two extents overlap", &case);
-                    }
-                    placed.push((s.devid, s.physical, s.len));
+                    Ok(())
                 }
-            }
-            Event::End {
-                seed,
-                devices,
-                volume,
-            } => {
-                for d in volume.devices() {
-                    let initial = devices.iter().find(|x| x.devid() == d.devid());
-                    let mine: u64 = placed
-                        .iter()
-                        .filter(|p| p.0 == d.devid())
-                        .map(|p| p.2)
-                        .sum();
-                    let expected = initial.map_or(0, Device::bytes_used) + mine;
-                    if d.bytes_used() != expected {
-                        broke(
-                            "allocator",
-                            name,
-                            seed,
-                            &format!(
-                                "space not conserved on device {}: {} used, {} placed",
-                                d.devid(),
-                                d.bytes_used(),
-                                expected
-                            ),
-                            "the whole run",
-                        );
+                Event::End { devices, volume } => {
+                    for d in volume.devices() {
+                        let initial = devices.iter().find(|x| x.devid() == d.devid());
+                        let mine: u64 = placed
+                            .iter()
+                            .filter(|p| p.0 == d.devid())
+                            .map(|p| p.2)
+                            .sum();
+                        let expected = initial.map_or(0, Device::bytes_used) + mine;
+                        if d.bytes_used() != expected {
+                            return Err(rule(
+                                &format!(
+                                    "space not conserved on device {}: {} used, {} placed",
+                                    d.devid(),
+                                    d.bytes_used(),
+                                    expected
+                                ),
+                                "the whole run",
+                            ));
+                        }
                     }
+                    placed.clear();
+                    Ok(())
                 }
-                placed.clear();
-            }
+            })
         })
     }
 }
