@@ -82,6 +82,23 @@ pub fn model_min_preemptions(name: &str, bound: usize, f: impl Fn() + Sync + Sen
 
 #[cfg(iolab_loom)]
 fn model_with(name: &str, builder: loom::model::Builder, f: impl Fn() + Sync + Send + 'static) {
+    // A panic inside a model runs on one of loom's coroutine stacks,
+    // which a backtrace (RUST_BACKTRACE=1) overflows, leaving the process
+    // hung instead of failed: models report their panics without one.
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let thread = std::thread::current();
+            let at = info
+                .location()
+                .map_or_else(|| "?".to_owned(), ToString::to_string);
+            eprintln!(
+                "thread '{}' panicked at {at}:\n{}",
+                thread.name().unwrap_or("<unnamed>"),
+                info.payload_as_str().unwrap_or("a panic without a message")
+            );
+        }));
+    });
     // Instrumentation outside the model: a plain std atomic on purpose.
     let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&runs);
@@ -101,6 +118,9 @@ fn model_with(name: &str, builder: loom::model::Builder, f: impl Fn() + Sync + S
 /// [`failure_in_child`].
 const CHILD: &str = "IOLAB_CHECK_CHILD";
 
+/// How long [`failure_in_child`] waits for its child.
+const CHILD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Runs `scenario` in a child process of this test binary (the test
 /// named `test`, alone) and returns the message it failed with. For a
 /// test that shows a loom suite catches a deliberately wrong variant: a
@@ -117,21 +137,55 @@ pub fn failure_in_child(test: &str, scenario: fn()) -> String {
         return String::new();
     }
     let exe = std::env::current_exe().expect("test binary");
-    let out = std::process::Command::new(exe)
+    let mut child = std::process::Command::new(exe)
         .args(["--exact", test, "--test-threads=1", "--nocapture"])
         .env(CHILD, "1")
-        .output()
+        // A backtrace inside a loom coroutine can overflow its stack.
+        .env("RUST_BACKTRACE", "0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("rerun the test binary");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    // A scenario that hangs is ended, and said so, rather than waited on.
+    let deadline = std::time::Instant::now() + CHILD_DEADLINE;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let Some(status) = status else {
+        panic!(
+            "{test}: the scenario did not end within {CHILD_DEADLINE:?} and was killed\n{stderr}"
+        );
+    };
     assert!(
-        !out.status.success(),
+        !status.success(),
         "{test}: the scenario passed where it should fail\n{stdout}"
     );
     assert!(
         stderr.contains("panicked"),
-        "{test}: the child failed without a panic ({:?})\n{stderr}",
-        out.status
+        "{test}: the child failed without a panic ({status:?})\n{stderr}"
     );
     stderr
         .lines()
