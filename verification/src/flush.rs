@@ -120,7 +120,9 @@ pub mod pool {
         fifo_hand_off(move || m());
         let m = std::sync::Arc::clone(&make);
         close_fails_every_waiter(move || m());
-        cancellation_gives_back(move || make());
+        let m = std::sync::Arc::clone(&make);
+        cancellation_gives_back(move || m());
+        cancellation_behind_the_front(move || make());
     }
 
     /// Two reservers wait behind a holder of the whole space; one release
@@ -205,6 +207,33 @@ pub mod pool {
             u.release(SPACE);
             assert_eq!(u.pool.waiters(), 0, "a reservation is still waiting");
             assert_eq!(u.pool.held_bytes(), 0, "bytes held after the release");
+        });
+    }
+
+    /// A waiter behind the front one is cancelled: it leaves the line
+    /// holding nothing, and the front waiter, and any reservation after
+    /// it, is still served when the space comes back.
+    pub fn cancellation_behind_the_front<P, F>(make: F)
+    where
+        P: ReservationPool + 'static,
+        F: Fn() -> P + Send + Sync + 'static,
+    {
+        crate::model("pool::cancellation_behind_the_front", move || {
+            let u = Under::new(make());
+            u.reserve(SPACE).expect("the space is free");
+            let a = thread_reserving(&u, SPACE / 2);
+            u.wait_waiters(1);
+            let cancel = Arc::new(AtomicBool::new(true));
+            // Cancelled before it waits: it queues behind A, then leaves.
+            let got = match u.pool.reserve_bytes_cancellable(SPACE / 4, &cancel) {
+                Ok(()) => panic!("a cancelled reservation was granted while the space was held"),
+                Err(PoolError::Ticket(TicketError::Eintr)) => 0,
+                Err(e) => panic!("a cancelled reservation failed with {e}, not EINTR"),
+            };
+            u.release(SPACE);
+            let got = got + a.join().expect("a").expect("a granted");
+            u.release(got);
+            u.settled();
         });
     }
 
