@@ -354,6 +354,9 @@ pub mod policy {
         /// Tickets failed, in order, and why.
         failed: Vec<(TicketId, TicketError)>,
         commits: u64,
+        /// Every decision, with the event it followed (the stream's
+        /// length for the end).
+        decisions: Vec<(usize, Decision)>,
     }
 
     struct Run<P: FlushPolicy> {
@@ -366,6 +369,8 @@ pub mod policy {
         work: Vec<JobId>,
         /// Commits written out, durable when time next passes.
         commits: Vec<u64>,
+        /// The event being played.
+        at: usize,
     }
 
     impl<P: FlushPolicy> Run<P> {
@@ -378,6 +383,7 @@ pub mod policy {
                 seen: Seen::default(),
                 work: Vec::new(),
                 commits: Vec::new(),
+                at: 0,
             })
         }
 
@@ -413,6 +419,7 @@ pub mod policy {
                 let Some(d) = self.fs.poll_decision() else {
                     return Ok(());
                 };
+                self.seen.decisions.push((self.at, d));
                 let r = match d {
                     Decision::Grant { ticket, bytes, .. } => {
                         self.held.push(bytes);
@@ -519,9 +526,11 @@ pub mod policy {
     fn run<P: FlushPolicy>(ops: &[Op], plan: P) -> Result<Seen, String> {
         let mut r = Run::new(plan)?;
         for (k, op) in ops.iter().enumerate() {
+            r.at = k;
             r.step(op)
                 .map_err(|e| format!("at event {k} ({op:?}): {e}"))?;
         }
+        r.at = ops.len();
         // The end: everything held comes back; time passes.
         let before = r.seen.failed.len();
         while let Some(bytes) = r.held.pop() {
@@ -647,8 +656,13 @@ pub mod policy {
             }
             let twin = run(ops, make())?;
             if twin != seen {
+                let k = (0..seen.decisions.len().max(twin.decisions.len()))
+                    .find(|&k| seen.decisions.get(k) != twin.decisions.get(k))
+                    .unwrap_or(0);
                 return Err(format!(
-                    "not deterministic: {seen:?}, then {twin:?} from a fresh twin"
+                    "not deterministic: decision {k} was {:?}, then {:?} from a fresh twin",
+                    seen.decisions.get(k),
+                    twin.decisions.get(k)
                 ));
             }
             Ok(ops.len() as u64)
@@ -656,8 +670,8 @@ pub mod policy {
     }
 
     /// Runs `mine` beside `reference` through the same streams and
-    /// reports the first case whose tickets were granted, failed or
-    /// committed for differently.
+    /// reports the first decision (a grant, a failure, work, a commit)
+    /// that differs, and the event it followed.
     ///
     /// # Panics
     ///
@@ -675,13 +689,20 @@ pub mod policy {
             DEFAULT_CASES,
             stream(),
             |ops| {
-                let a = run(ops, mine())?;
-                let b = run(ops, reference())?;
-                if a == b {
-                    Ok(ops.len() as u64)
-                } else {
-                    Err(format!("{a:?} where '{other}' gives {b:?}"))
-                }
+                let a = run(ops, mine())?.decisions;
+                let b = run(ops, reference())?.decisions;
+                let Some(k) = (0..a.len().max(b.len())).find(|&k| a.get(k) != b.get(k)) else {
+                    return Ok(ops.len() as u64);
+                };
+                let at = a.get(k).or(b.get(k)).map_or(ops.len(), |d| d.0);
+                let event = ops
+                    .get(at)
+                    .map_or_else(|| "the end".to_owned(), |op| format!("event {at} ({op:?})"));
+                Err(format!(
+                    "decision {k}, after {event}: {:?} where '{other}' decides {:?}",
+                    a.get(k).map(|d| d.1),
+                    b.get(k).map(|d| d.1)
+                ))
             },
         )
     }

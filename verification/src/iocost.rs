@@ -80,6 +80,8 @@ pub mod cost_model {
         next_id: u64,
         window_from: Option<u64>,
         case: Case,
+        /// Every bio dispatched, as priced: (sector, cursor, price).
+        priced: Vec<(u64, u64, u64)>,
     }
 
     impl<M: CostModel> Loop<M> {
@@ -125,6 +127,7 @@ pub mod cost_model {
                 next_id: 1,
                 window_from: None,
                 case: case.clone(),
+                priced: Vec::new(),
             }
         }
 
@@ -154,6 +157,7 @@ pub mod cost_model {
                 sector,
                 self.groups[k].cursor,
             );
+            self.priced.push((sector, self.groups[k].cursor, price));
             self.groups[k].cursor = sector + sectors;
             let service = (u128::from(price) * 900_000_000 / u128::from(VTIME_PER_SEC)) as u64;
             let finish = self.free_at.max(self.now) + service.max(1);
@@ -386,12 +390,14 @@ pub mod cost_model {
         Ok(())
     }
 
-    /// Runs `mine` beside `reference` in the same saturated loops, and
-    /// reports the first case where the work the groups did differs.
+    /// Runs `mine` in the saturated loops and prices each bio it
+    /// dispatched with `reference` too, reporting the first bio they
+    /// price differently; then runs `reference` in the same loop and
+    /// reports work done that differs all the same.
     ///
     /// # Panics
     ///
-    /// At the first diverging case, shrunk, with the seed.
+    /// At the first diverging bio of a case, shrunk, with the seed.
     pub fn differential<M, R>(mine: impl Fn() -> M, reference: impl Fn() -> R) -> Checked
     where
         M: CostModel,
@@ -405,10 +411,23 @@ pub mod cost_model {
             DEFAULT_CASES,
             case(),
             |case| {
-                let a = Loop::new(case, mine()).measure(WARM_NS, WINDOW_NS)?;
+                let mut run = Loop::new(case, mine());
+                let a = run.measure(WARM_NS, WINDOW_NS)?;
+                let lcoefs = run.ioc.lcoefs();
+                let sectors = case.bytes >> 9;
+                let theirs = reference();
+                for (k, &(sector, cursor, price)) in run.priced.iter().enumerate() {
+                    let want = theirs.abs_cost(&lcoefs, case.op, sectors, sector, cursor);
+                    if price != want {
+                        return Err(format!(
+                            "bio {k} (a {:?} of {} bytes at sector {sector}, the group's last ending at {cursor}) priced {price} where '{other}' prices {want}",
+                            case.op, case.bytes
+                        ));
+                    }
+                }
                 let b = Loop::new(case, reference()).measure(WARM_NS, WINDOW_NS)?;
                 if a == b {
-                    Ok(1)
+                    Ok(run.priced.len() as u64)
                 } else {
                     Err(format!(
                         "work done per group {a:?} where '{other}' gives {b:?}"

@@ -21,7 +21,7 @@
 pub mod depth {
     use iolab_wbt::{
         DepthError, DepthPolicy, DeviceParams, LocalSlots, Options, StepDir, Variant, Verdict, Wbt,
-        WindowOutcome,
+        WindowOutcome, window_ns,
     };
     use proptest::prelude::*;
 
@@ -87,6 +87,21 @@ pub mod depth {
         refused: Option<DepthError>,
     }
 
+    /// The window rule of both variants: a window's length is the
+    /// kernel's for the step it ran at (`rwb_arm_timer`: 100 ms at step 0
+    /// or below, 100 ms / √(step + 1) above).
+    fn window_rule(o: &WindowOutcome) -> Result<(), String> {
+        let want = window_ns(o.step_before);
+        if o.window_ns == want {
+            Ok(())
+        } else {
+            Err(format!(
+                "a window at step {} lasted {} ns, where the window rule gives {want} ns",
+                o.step_before, o.window_ns
+            ))
+        }
+    }
+
     impl From<&WindowOutcome> for Seen {
         fn from(o: &WindowOutcome) -> Seen {
             Seen {
@@ -113,6 +128,21 @@ pub mod depth {
             LocalSlots::default(),
             depth,
         )
+    }
+
+    /// The case's windows through a core driven by `depth`, each held to
+    /// the window rule.
+    fn windows_keep_their_length<D: DepthPolicy>(case: &Case, depth: D) -> Result<(), String> {
+        let Ok(mut wbt) = core(case, depth) else {
+            return Ok(());
+        };
+        let mut now = 0u64;
+        for (k, &(verdict, inflight)) in case.windows.iter().enumerate() {
+            now += 100_000_000;
+            window_rule(&wbt.apply_verdict(now, verdict, inflight))
+                .map_err(|e| format!("{}: {e}", when(case, k + 1)))?;
+        }
+        Ok(())
     }
 
     /// The case's windows through a core driven by `depth`: what each
@@ -161,6 +191,9 @@ pub mod depth {
     ///   `max_depth` to at most half its step-0 value (at least 1);
     /// - it recovers: [`RELAX_WINDOWS`] windows whose reads were fine then
     ///   bring the step back to 0 or below;
+    /// - the windows keep the variants' window rule at every step the
+    ///   policy reaches (100 ms at step 0 or below, 100 ms / √(step + 1)
+    ///   above);
     /// - it is deterministic: a fresh twin through the same windows gives
     ///   the same steps and depths.
     ///
@@ -187,6 +220,7 @@ pub mod depth {
                     twin[k]
                 ));
             }
+            windows_keep_their_length(case, make())?;
             liveness(case, make())?;
             Ok(case.windows.len() as u64)
         })

@@ -69,3 +69,14 @@ fn a_walk_without_commit_is_refused_at_construction() {
     let e = FlushModel::with_policy(Config::default(), Wrong::NoCommitState).unwrap_err();
     assert_eq!(e, ConfigError::Walk(WalkRule::EndsInCommit));
 }
+
+#[test]
+fn the_differential_names_the_first_diverging_decision() {
+    let od = Policy::on_demand();
+    let never = Wrong::NeverCommits;
+    let why = failure_of(|| policy::differential(move || never.clone(), move || od))
+        .expect("a flusher that never commits decides otherwise");
+    eprintln!("{why}");
+    assert!(why.contains("where 'on-demand' decides"), "{why}");
+    assert!(why.contains("decision "), "{why}");
+}

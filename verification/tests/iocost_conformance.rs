@@ -56,3 +56,25 @@ fn wrong_twins_are_caught() {
         assert!(why.contains("smallest case"), "{why}");
     }
 }
+
+/// The linear model, a page dearer.
+#[derive(Clone, Debug)]
+struct Dearer;
+
+impl CostModel for Dearer {
+    fn name(&self) -> &str {
+        "dearer"
+    }
+
+    fn abs_cost(&self, linear: &Lcoefs, op: Op, sectors: u64, sector: u64, cursor: u64) -> u64 {
+        Linear.abs_cost(linear, op, sectors, sector, cursor) + linear.read.page
+    }
+}
+
+#[test]
+fn the_differential_names_the_first_bio_priced_differently() {
+    let why = failure_of(|| cost_model::differential(|| Dearer, || Linear)).expect("differs");
+    eprintln!("{why}");
+    assert!(why.contains("bio 0 ("), "{why}");
+    assert!(why.contains("where 'linear' prices"), "{why}");
+}
