@@ -5,32 +5,14 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use iolab_tiering::{
-    ChunkType, Device, DeviceClass, GIB, MirrorInfo, PolicyChoice, Profile, ReadPolicy,
-    ReadRequest, Stock, Volume, VolumeParams, find_live_mirror, parse_policy,
+    ChunkType, GIB, MirrorInfo, PolicyChoice, Profile, ReadPolicy, ReadRequest, find_live_mirror,
+    parse_policy,
 };
 
-const TIB: u64 = 1024 * GIB;
-
-/// `n` devices of 1 TiB, every fourth one an SSD, with some chunks
-/// already placed so the hole search has extents to walk.
-fn volume(n: u64) -> Volume {
-    let devices = (1..=n)
-        .map(|id| {
-            let class = if id % 4 == 1 {
-                DeviceClass::Ssd
-            } else {
-                DeviceClass::Hdd
-            };
-            Device::new(id, TIB).with_class(class)
-        })
-        .collect();
-    let mut v = Volume::new(VolumeParams::default(), devices).expect("a valid volume");
-    for _ in 0..8 {
-        v.alloc_chunk(&Stock, ChunkType::Data, Profile::Raid1)
-            .expect("room for data");
-    }
-    v
-}
+// `n` devices of 1 TiB, every fourth one an SSD, with some chunks already
+// placed so the hole search has extents to walk: the volume the
+// conformance kit's bench harness times allocators on.
+use iolab_verification::bench::volume;
 
 fn alloc(c: &mut Criterion) {
     let mut g = c.benchmark_group("tiering_alloc_chunk");

@@ -111,9 +111,10 @@ pub fn read_policy<P: ReadPolicy, Q: ReadPolicy>(
     g.finish();
 }
 
-/// A volume of `n` devices of 1 TiB, every fourth an SSD, with some
-/// data chunks already placed.
-fn volume(n: u64) -> Volume {
+/// A volume of `n` devices of 1 TiB, every fourth an SSD, with eight
+/// RAID1 data chunks already placed so the hole search has extents to
+/// walk (the volume [`allocator`] times on).
+pub fn volume(n: u64) -> Volume {
     let devices = (1..=n)
         .map(|id| {
             let class = if id % 4 == 1 {
