@@ -635,15 +635,17 @@ impl<C: Clock> Pool<C> {
         self.lock().work.pop_front()
     }
 
-    /// Wait for the next piece of work; `None` once the pool is closed.
+    /// Wait for the next piece of work; `None` once the pool is closed,
+    /// whatever work is still queued (the flusher's service ends with
+    /// the pool's; reservations held stay valid).
     pub fn wait_work(&self) -> Option<Work> {
         let mut s = self.lock();
         loop {
-            if let Some(w) = s.work.pop_front() {
-                return Some(w);
-            }
             if s.closed {
                 return None;
+            }
+            if let Some(w) = s.work.pop_front() {
+                return Some(w);
             }
             s = self.wait(s);
         }

@@ -1006,6 +1006,11 @@ fn class_request(class: Class) -> (Op, OpFlags) {
 
 /// The right to have one request in flight, from [`Throttle::acquire`].
 /// Completing or dropping it releases the slot and records its latency.
+///
+/// Dropping counts as a completion: the time since the grant becomes a
+/// write-latency sample of the current window. A request that failed, or
+/// never reached the device, must end with [`cancel`](Permit::cancel)
+/// instead, or its (usually short) time is taken as the device's.
 #[derive(Debug)]
 #[must_use = "dropping a permit at once releases its slot"]
 pub struct Permit<'a, C: Clock = SystemClock> {
