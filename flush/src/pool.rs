@@ -33,7 +33,8 @@
 //!   [`Pool::reserve_timeout`] gives up the same way once its time on the
 //!   pool's [`Clock`] is up ([`PoolError::TimedOut`]), and
 //!   [`Pool::try_reserve`] never waits (the kernel's
-//!   `BTRFS_RESERVE_NO_FLUSH`: it fails at once if the bytes do not fit).
+//!   `BTRFS_RESERVE_NO_FLUSH`: it fails at once, with
+//!   [`PoolError::WouldBlock`], if the bytes do not fit).
 //! * The flusher loops on [`Pool::wait_work`] → do the work →
 //!   [`Pool::work_done`]; [`Pool::close`] ends the loop.
 //! * [`Pool::close`] is the end of the pool's service: every reserver
@@ -170,6 +171,9 @@ pub enum PoolError {
     Closed,
     /// [`Pool::reserve_timeout`]'s time ran out before a grant.
     TimedOut,
+    /// [`Pool::try_reserve`]: the bytes do not fit now, and it does not
+    /// wait (a waiting reservation might still be granted them).
+    WouldBlock,
 }
 
 impl core::fmt::Display for PoolError {
@@ -179,6 +183,10 @@ impl core::fmt::Display for PoolError {
             PoolError::Core(e) => write!(f, "{e}"),
             PoolError::Closed => write!(f, "the pool is closed"),
             PoolError::TimedOut => write!(f, "timed out waiting for a grant"),
+            PoolError::WouldBlock => write!(
+                f,
+                "the bytes do not fit now, and the reservation does not wait"
+            ),
         }
     }
 }
@@ -379,10 +387,13 @@ impl<C: Clock> Pool<C> {
     }
 
     /// Reserve `bytes` without waiting: granted if they fit now, else
-    /// [`TicketError::Enospc`] at once and no ticket (the kernel's
-    /// `BTRFS_RESERVE_NO_FLUSH`).
+    /// [`PoolError::WouldBlock`] at once and no ticket (the kernel's
+    /// `BTRFS_RESERVE_NO_FLUSH`, which says `-ENOSPC` there).
     pub fn try_reserve(&self, bytes: u64) -> Result<Reservation<'_, C>, PoolError> {
-        self.reserve_inner(bytes, FlushKind::NoFlush, None, None)
+        match self.reserve_inner(bytes, FlushKind::NoFlush, None, None) {
+            Err(PoolError::Ticket(TicketError::Enospc)) => Err(PoolError::WouldBlock),
+            other => other,
+        }
     }
 
     /// [`reserve`](Self::reserve), giving up with [`PoolError::TimedOut`]

@@ -232,7 +232,8 @@ fn close_fails_the_waiting_and_later_reservations() {
 }
 
 /// `try_reserve` never queues: what fits is granted, what does not fails
-/// with ENOSPC at once, leaving no ticket.
+/// at once with `WouldBlock` (not the ENOSPC a failed ticket gives),
+/// leaving no ticket.
 #[test]
 fn try_reserve_grants_or_fails_at_once() {
     let pool = Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap();
@@ -240,7 +241,7 @@ fn try_reserve_grants_or_fails_at_once() {
     assert_eq!(r.bytes(), 768 * KIB);
     assert_eq!(
         pool.try_reserve(512 * KIB).map(|r| r.bytes()),
-        Err(PoolError::Ticket(TicketError::Enospc))
+        Err(PoolError::WouldBlock)
     );
     let s = pool.snapshot();
     assert_eq!((s.normal_tickets, s.prio_tickets), (0, 0));
@@ -291,7 +292,7 @@ fn an_owned_reservation_travels_and_keeps_its_pool_alive() {
     assert_eq!(pool.snapshot().space.may_use, 2 * MIB);
     assert_eq!(
         pool.try_reserve_owned(512 * KIB).map(|r| r.bytes()),
-        Err(PoolError::Ticket(TicketError::Enospc))
+        Err(PoolError::WouldBlock)
     );
     let waiter = queued(&pool, |p| {
         p.reserve(512 * KIB, FlushKind::FlushAll).map(|r| r.bytes())
