@@ -397,17 +397,19 @@ impl<C: Clock> Pool<C> {
     }
 
     /// [`reserve`](Self::reserve), giving up with [`PoolError::TimedOut`]
-    /// (and taking its ticket off the queue) once `timeout_ns` have passed
-    /// on the pool's clock, unless the grant came first. With a
+    /// (and taking its ticket off the queue) once `timeout` has passed on
+    /// the pool's clock, unless the grant came first. With a
     /// [`ManualClock`] the time passes only as the clock is moved; the
-    /// waiter looks again at least every `timeout_ns` of real time, or at
-    /// once after [`Pool::notify`].
+    /// waiter looks again at least every `timeout` of real time, or at
+    /// once after [`Pool::notify`]. A timeout beyond 584 years is taken
+    /// as that.
     pub fn reserve_timeout(
         &self,
         bytes: u64,
         kind: FlushKind,
-        timeout_ns: u64,
+        timeout: Duration,
     ) -> Result<Reservation<'_, C>, PoolError> {
+        let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
         let deadline = self.clock.now_ns().saturating_add(timeout_ns);
         self.reserve_inner(bytes, kind, None, Some(deadline))
     }
@@ -449,9 +451,9 @@ impl<C: Clock> Pool<C> {
         self: &std::sync::Arc<Self>,
         bytes: u64,
         kind: FlushKind,
-        timeout_ns: u64,
+        timeout: Duration,
     ) -> Result<OwnedReservation<C>, PoolError> {
-        self.reserve_timeout(bytes, kind, timeout_ns)
+        self.reserve_timeout(bytes, kind, timeout)
             .map(|r| r.into_owned(self))
     }
 

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
+use std::time::Duration;
 
 use iolab_flush::{
     Config, FlushKind, ManualClock, Params, Policy, Pool, PoolError, Preempt, RefBatch,
@@ -256,7 +257,7 @@ fn reserve_timeout_gives_up_on_the_pools_clock() {
     let pool = Arc::new(Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap());
     let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
     let timed = |p: &Pool<ManualClock>| {
-        p.reserve_timeout(512 * KIB, FlushKind::FlushAll, 1_000_000)
+        p.reserve_timeout(512 * KIB, FlushKind::FlushAll, Duration::from_millis(1))
             .map(|r| r.bytes())
     };
     let waiter = queued(&pool, timed);
@@ -305,7 +306,7 @@ fn an_owned_reservation_travels_and_keeps_its_pool_alive() {
     let s = p.snapshot();
     assert_eq!((s.grants, s.normal_tickets, s.space.may_use), (0, 0, MIB));
     let timed = p
-        .reserve_timeout_owned(256 * KIB, FlushKind::FlushAll, 1_000)
+        .reserve_timeout_owned(256 * KIB, FlushKind::FlushAll, Duration::from_micros(1))
         .unwrap();
     drop(p);
     let pool = weak.upgrade().expect("alive while a reservation is held");
