@@ -56,73 +56,16 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::PoisonError;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::Interrupted;
-use crate::sync::{AtomicBool, AtomicU64, Condvar, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicBool, Condvar, Mutex, MutexGuard, Ordering};
 use crate::{
     Actor, Config, ConfigError, Decision, End, Error, FlushKind, FlushModel, FlushState, HandleId,
     HandleKind, JobId, RefBatch, Reserve, Snapshot, Start, TicketError, TicketId,
 };
 
-/// A source of time in nanoseconds from a fixed origin, non-decreasing.
-pub trait Clock: Send + Sync {
-    /// The current time in nanoseconds.
-    fn now_ns(&self) -> u64;
-}
-
-/// The production clock: [`Instant`] since the clock was created.
-#[derive(Clone, Copy, Debug)]
-pub struct SystemClock {
-    origin: Instant,
-}
-
-impl SystemClock {
-    /// A clock whose origin is now.
-    pub fn new() -> SystemClock {
-        SystemClock {
-            origin: Instant::now(),
-        }
-    }
-}
-
-impl Default for SystemClock {
-    fn default() -> SystemClock {
-        SystemClock::new()
-    }
-}
-
-impl Clock for SystemClock {
-    fn now_ns(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-}
-
-/// A clock moved by hand, for tests and simulations.
-#[derive(Debug)]
-pub struct ManualClock {
-    ns: AtomicU64,
-}
-
-impl ManualClock {
-    /// A clock reading `start_ns`.
-    pub fn new(start_ns: u64) -> ManualClock {
-        ManualClock {
-            ns: AtomicU64::new(start_ns),
-        }
-    }
-
-    /// Move the clock forward by `ns`.
-    pub fn advance(&self, ns: u64) {
-        self.ns.fetch_add(ns, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ns(&self) -> u64 {
-        self.ns.load(Ordering::SeqCst)
-    }
-}
+pub use iolab_clock::{Clock, ManualClock, SystemClock};
 
 /// A piece of work for the flusher thread; hand it back to
 /// [`Pool::work_done`] when done.

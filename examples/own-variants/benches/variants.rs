@@ -1,8 +1,9 @@
 //! This crate's policies beside iolab's on the same recorded inputs:
 //! `cargo bench -p iolab-example-own-variants`.
 
+use iolab_clock::ManualClock;
 use iolab_example_own_variants::{FifoGate, Halving, MetadataOnFlash, ShortestWait, TicketPool};
-use iolab_flush::{Config, ManualClock, Pool};
+use iolab_flush::{Config, Pool};
 use iolab_tiering::{Queue, Stock};
 use iolab_verification::bench::{
     self,
@@ -27,7 +28,7 @@ fn variants(c: &mut Criterion) {
                 ssd,
                 Variant::Modern,
                 Options::default(),
-                iolab_wbt::ManualClock::new(0),
+                ManualClock::new(0),
             )
         },
     );
