@@ -7,6 +7,7 @@ use crate::{HandleId, JobId, TicketId, WalkRule};
 /// An event the core cannot accept. The state is unchanged when one is
 /// returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A reservation or release of 0 bytes (the kernel asserts against it).
     ZeroBytes,
@@ -66,6 +67,7 @@ impl core::error::Error for Error {}
 
 /// A [`Config`](crate::Config) that cannot be run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The node size is not a power of two between 4 KiB and 64 KiB.
     NodeSize(u64),

@@ -46,6 +46,7 @@ pub trait FlushPolicy: Clone + fmt::Debug {
 
 /// A rule the reclaim walk must keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum WalkRule {
     /// At least one state.
     NotEmpty,

@@ -24,6 +24,7 @@ use crate::{Mode, Policy, Preempt, RunZero, StateList};
 /// A knob string that does not name a variant. Every variant names the
 /// knob at fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KnobError {
     /// The base name is neither `catch-up` nor `on-demand`.
     UnknownPolicy(String),

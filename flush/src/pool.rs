@@ -104,6 +104,7 @@ pub enum Work {
 
 /// Why a reservation or ref update did not go through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PoolError {
     /// The ticket failed (ENOSPC, interrupted, aborted).
     Ticket(TicketError),

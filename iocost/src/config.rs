@@ -42,6 +42,7 @@ impl fmt::Display for ConfigFile {
 
 /// Why a configuration write was refused (the kernel answers `-EINVAL`).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A token that is not a key of this file.
     UnknownKey {

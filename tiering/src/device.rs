@@ -98,6 +98,7 @@ pub struct Device {
 
 /// A device description the volume rejects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeviceError {
     /// devid 0 is not a valid device id.
     ZeroDevid,

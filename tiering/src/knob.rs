@@ -102,6 +102,7 @@ impl ReadPolicyConfig {
 /// A `read=`/`alloc=` text that does not parse. Every variant names the
 /// policy and, where there is one, the knob.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KnobError {
     /// Empty text or an empty `:` part.
     Empty(String),

@@ -78,6 +78,7 @@ impl Chunk {
 /// Why a chunk could not be allocated. The kernel answers ENOSPC for all
 /// of them; they are told apart here for reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocError {
     /// No device is writable, in the filesystem and not a replace target.
     NoWritableDevices,
@@ -128,6 +129,7 @@ pub enum AllocError {
 /// do to the candidates it is given (it may reorder them, drop some and
 /// set their `key`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SelectionRule {
     /// The same device twice: a RAID1 chunk would put both copies on it.
     Duplicate,
@@ -194,6 +196,7 @@ impl core::error::Error for AllocError {}
 
 /// A rejected volume description.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum VolumeError {
     /// A device is invalid or clashes with another.
     Device(DeviceError),

@@ -93,6 +93,7 @@ pub trait DepthPolicy: Clone + fmt::Debug {
 
 /// A rule every [`DepthPolicy`] answer must keep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DepthRule {
     /// `background ≤ normal ≤ max_depth`.
     Ordered,

@@ -22,6 +22,7 @@ pub enum EnableState {
 
 /// Rejected value of the `wbt_lat_usec` knob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KnobError {
     /// Values below −1 are invalid (the kernel answers `EINVAL`).
     BelowMinusOne(i64),

@@ -978,6 +978,7 @@ impl std::error::Error for ThrottleClosed {}
 
 /// Why [`Throttle::try_acquire`] gave no permit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TryAcquireError {
     /// The request would have to wait: over the limit, or others wait.
     WouldBlock,
