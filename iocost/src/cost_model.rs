@@ -108,6 +108,41 @@ mod tests {
         }
     }
 
+    /// A controller left disabled lets reads and writes through
+    /// uncharged, and says how many in its snapshot; once enabled it
+    /// counts no more.
+    #[test]
+    fn io_let_through_while_disabled_is_counted() {
+        let dev = Device {
+            devno: (8, 0),
+            rotational: false,
+            queue_depth: 32,
+        };
+        let mut ioc = IoCost::new(dev, Options::default());
+        let g = ioc.add_group(0, 1);
+        let bio = |id, op| Bio {
+            id,
+            group: g,
+            op,
+            bytes: 1 << 20,
+            sector: 0,
+            must_issue: false,
+        };
+        for (id, op) in [(1, Op::Read), (2, Op::Write), (3, Op::Other)] {
+            assert_eq!(
+                ioc.on_submit(1_000, &bio(id, op)),
+                Admit::Go {
+                    cost: 0,
+                    delay_ns: 0
+                }
+            );
+        }
+        assert_eq!(ioc.snapshot(1_000).passed_disabled, 2);
+        ioc.write_qos(1_000, "enable=1").unwrap();
+        let _ = ioc.on_submit(2_000, &bio(4, Op::Read));
+        assert_eq!(ioc.snapshot(2_000).passed_disabled, 2);
+    }
+
     /// A model that prices past the bound gets its bio refused, naming
     /// the price; nothing is charged.
     #[test]

@@ -220,6 +220,8 @@ pub struct IoCost<M = Linear> {
     pub(crate) last_now: u64,
     /// The same in ns, which every entry point clamps its `now` to.
     pub(crate) last_ns: u64,
+    /// Reads and writes of a group let through uncharged while disabled.
+    pub(crate) passed_disabled: u64,
 }
 
 /// A consistent reading of the clock (`struct ioc_now`).
@@ -295,6 +297,7 @@ impl<M: CostModel> IoCost<M> {
             opts,
             last_now: 0,
             last_ns: 0,
+            passed_disabled: 0,
         };
         ioc.refresh_params();
         ioc

@@ -16,7 +16,8 @@ impl<M: CostModel> IoCost<M> {
     /// [`Admit::Go`] means issue now; [`Admit::Wait`] means the bio waits in
     /// its group's FIFO until [`IoCost::poll_release`] returns it. Bios of
     /// the root or of an unknown group, zero-cost bios and everything while
-    /// disabled go uncharged.
+    /// disabled go uncharged; reads and writes of a known group let
+    /// through while disabled are counted ([`Snapshot::passed_disabled`](crate::Snapshot::passed_disabled)).
     pub fn on_submit(&mut self, now_ns: u64, bio: &Bio) -> Admit {
         const BYPASS: Admit = Admit::Go {
             cost: 0,
@@ -27,6 +28,10 @@ impl<M: CostModel> IoCost<M> {
             return BYPASS;
         };
         if !self.enabled {
+            // Counted, so a caller who forgot `enable=1` can see it.
+            if matches!(bio.op, crate::Op::Read | crate::Op::Write) {
+                self.passed_disabled = self.passed_disabled.saturating_add(1);
+            }
             return BYPASS;
         }
         let sectors = bio.bytes >> 9;

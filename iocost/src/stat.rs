@@ -75,6 +75,11 @@ pub struct Snapshot {
     pub last_period: PeriodStats,
     /// Every group in creation order.
     pub groups: Vec<GroupStat>,
+    /// Reads and writes of a group let through uncharged because the
+    /// controller was disabled (a controller built by `IoCost::new`
+    /// starts so, until `enable=1` is written): not 0 says IO went
+    /// uncontrolled.
+    pub passed_disabled: u64,
 }
 
 impl<M: CostModel> IoCost<M> {
@@ -122,6 +127,7 @@ impl<M: CostModel> IoCost<M> {
             cur_period: self.cur_period,
             last_period: self.last_period,
             groups,
+            passed_disabled: self.passed_disabled,
         }
     }
 }
