@@ -1,39 +1,38 @@
-//! Verification suites for the algorithm crates: loom models of the
-//! userspace faces, reference-model property tests, and historic bugs
-//! reintroduced as mutants behind a test-only cfg (`--cfg iolab_mutant="b2"`,
-//! not a feature: no crate depending on ours can switch one on).
+//! Conformance suites for anyone's variants of iolab's extension points,
+//! run from the user's own tests, one line each, and iolab's own loom
+//! models and historic-bug mutants.
 //!
-//! * `tests/wbt_loom.rs`: loom models of `iolab_wbt::Throttle` (no lost
-//!   wakeup, inflight never above the limit, FIFO order, limit lowered and
-//!   raised while threads sleep, permits dropped with sleepers, disabling
-//!   with a sleeper, the close waking a sleeper, racing a grant and
-//!   racing a lockless admission).
-//! * `tests/wbt_async_loom.rs`: loom models of the throttle's futures
-//!   (no lost wakeup for a task; a task and a thread in one FIFO; a
-//!   future dropped while queued, granted but unpolled, or done gives its
-//!   place or slot back; close racing a waiting task's grant; a task
-//!   polled under a second waker is woken through it).
-//! * `tests/wbt_mutants.rs`: historic bugs B2, B3, B4 and B5 (each named
-//!   with its fixing commit there) as loom scenarios; each passes on the
-//!   real code and fails under its `iolab_mutant = "bN"` cfg.
-//! * `tests/flush_loom.rs`: loom models of `iolab_flush::Pool`
-//!   (reservers and a flusher keep FIFO, no sleeper left behind, grant
-//!   versus interrupt, space returned while a ticket is queued, a ticket
-//!   queued as the flusher stops, the pool's close waking a waiting
-//!   reserver and racing a grant).
-//! * `tests/flush_mutants.rs`: two historic btrfs races, F1 (an
-//!   interrupted waiter's ticket left queued, leaking its later grant) and
-//!   F2 (a newcomer taking space freed for the front ticket), each caught
-//!   by the loom suite under its `iolab_mutant = "fN"` cfg.
+//! The suites (what each proves and cannot: `docs/check-your-variant.md`):
 //!
-//! All are compiled only with `RUSTFLAGS="--cfg iolab_loom"`; the commands
-//! are in each file's header.
+//! * [`tiering`]: `read_policy` and `allocator` (`check`, `differential`);
+//! * [`wbt`]: `depth`, the scaling step (`check`, `differential`), and,
+//!   under `--cfg iolab_loom`, `admission`, loom models of a threaded
+//!   throttle;
+//! * [`iocost`]: `cost_model` (`check`, `differential`);
+//! * [`flush`]: `policy`, the flush policy (`check`, `differential`), and,
+//!   under `--cfg iolab_loom`, `pool`, loom models of a threaded pool;
+//! * `bench` (feature `bench`): a variant beside ours under criterion.
 //!
-//! [`tiering`] holds conformance suites a user runs on their own read
-//! policy or chunk allocator from their own tests, one line each, in any
-//! build (`tests/tiering_conformance.rs` runs them on ours and on wrong
-//! twins). The simulator's own tests live in
-//! `sim/tests` and in its modules.
+//! The drawn suites use proptest: a failing case is shrunk and reported
+//! with the seed that replays it (`IOLAB_CHECK_CASES`,
+//! `IOLAB_CHECK_SEED`). [`failure_of`] and [`failure_in_child`] let a test
+//! expect a suite to fail on a wrong variant.
+//!
+//! iolab's own models, compiled only with `RUSTFLAGS="--cfg iolab_loom"`
+//! (the commands are in each file's header):
+//!
+//! * `tests/wbt_loom.rs`, `tests/wbt_async_loom.rs`: `iolab_wbt::Throttle`
+//!   and its futures (no lost wakeup, the limit, FIFO, limit changes,
+//!   permits and futures dropped, close);
+//! * `tests/flush_loom.rs`: `iolab_flush::Pool` (FIFO with a flusher,
+//!   grant versus interrupt, space returned while queueing, close);
+//! * `tests/wbt_mutants.rs`, `tests/flush_mutants.rs`: historic bugs B2–B5
+//!   and F1–F2 put back behind a test-only cfg (`--cfg
+//!   iolab_mutant="b2"`, not a feature: no crate depending on ours can
+//!   switch one on); each scenario, and the conformance models, must
+//!   catch its bug;
+//! * `tests/*_conformance.rs`: every suite on our variants, and on wrong
+//!   twins.
 
 #[cfg(feature = "bench")]
 pub mod bench;
