@@ -12,15 +12,25 @@
 //! assert_eq!(clock.now_ns(), 15);
 //! ```
 //!
-//! Under `--cfg iolab_loom` the manual clock's counter is loom's, so a
-//! model sees it like every other shared access.
+//! The crate also holds [`sync`], the one shim every face takes its locks,
+//! condition variables, atomics and threads from: under
+//! `--cfg iolab_loom` (with the `loom` feature) they are loom's, the
+//! manual clock's counter included, so a model sees every shared access.
 
 use std::time::Instant;
 
-#[cfg(iolab_loom)]
-use loom::sync::atomic::{AtomicU64, Ordering};
-#[cfg(not(iolab_loom))]
-use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(all(iolab_loom, not(feature = "loom")))]
+compile_error!(
+    "`--cfg iolab_loom` needs iolab-clock's `loom` feature: add iolab-verification \
+     (which turns it on) to your dev-dependencies, or turn it on yourself"
+);
+
+pub mod sync;
+mod timer;
+
+pub use timer::{LATE_TICK_NS, Ticker, Timed, TimerWatch};
+
+use sync::{AtomicU64, Ordering};
 
 /// A source of time in nanoseconds from a fixed origin, non-decreasing.
 pub trait Clock: Send + Sync {

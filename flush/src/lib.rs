@@ -172,6 +172,8 @@ pub mod knob;
 mod machine;
 #[cfg(feature = "std")]
 pub mod pool;
+#[cfg(feature = "std")]
+mod pool_future;
 mod preempt;
 mod priority;
 mod reclaim;
@@ -196,12 +198,15 @@ pub use face::ReservationPool;
 pub use flush_policy::{CommitView, FlushPolicy, WalkRule, check_walk};
 pub use handle::{End, Start};
 pub use ids::{HandleId, JobId, TicketId};
+#[cfg(feature = "std")]
+pub use iolab_clock::{Ticker, Timed};
 pub use kind::{FlushKind, HandleKind};
 pub use knob::{KnobError, parse_policy};
 pub use machine::FlushModel;
 #[cfg(feature = "std")]
 pub use pool::{
-    Clock, ManualClock, OwnedReservation, Pool, PoolError, Reservation, SystemClock, Work,
+    Clock, LATE_TICK_NS, ManualClock, OwnedReservation, OwnedReserveFuture, Pool, PoolError,
+    Reservation, ReserveFuture, SystemClock, Work, WorkFuture,
 };
 pub use refs::{RefBatch, RefQueue};
 pub use snapshot::Snapshot;

@@ -56,7 +56,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::PoisonError;
+use std::task::Waker;
 use std::time::Duration;
+use std::vec::Vec;
 
 use crate::Interrupted;
 use crate::sync::{AtomicBool, Condvar, Mutex, MutexGuard, Ordering};
@@ -65,7 +67,11 @@ use crate::{
     HandleKind, JobId, RefBatch, Reserve, Snapshot, Start, TicketError, TicketId,
 };
 
+pub use iolab_clock::LATE_TICK_NS;
+use iolab_clock::TimerWatch;
 pub use iolab_clock::{Clock, ManualClock, SystemClock};
+
+pub use crate::pool_future::{OwnedReserveFuture, ReserveFuture, WorkFuture};
 
 /// A piece of work for the flusher thread; hand it back to
 /// [`Pool::work_done`] when done.
@@ -155,9 +161,18 @@ pub type OwnedReservation<C = SystemClock> = Reservation<'static, C>;
 
 /// How a reservation reaches its pool.
 #[derive(Debug)]
-enum Holder<'a, C: Clock> {
+pub(crate) enum Holder<'a, C: Clock> {
     Borrowed(&'a Pool<C>),
     Owned(std::sync::Arc<Pool<C>>),
+}
+
+impl<'a, C: Clock> Holder<'a, C> {
+    pub(crate) fn share(&self) -> Holder<'a, C> {
+        match self {
+            Holder::Borrowed(p) => Holder::Borrowed(p),
+            Holder::Owned(p) => Holder::Owned(std::sync::Arc::clone(p)),
+        }
+    }
 }
 
 impl<C: Clock> std::ops::Deref for Holder<'_, C> {
@@ -208,7 +223,7 @@ impl<C: Clock> Drop for Reservation<'_, C> {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Granted(u64),
     Failed(TicketError),
 }
@@ -221,16 +236,44 @@ enum HandleEvent {
 }
 
 #[derive(Debug)]
-struct Shared {
+pub(crate) struct Shared {
     fs: FlushModel,
     next_owner: u64,
-    outcomes: BTreeMap<u64, Outcome>,
+    pub(crate) outcomes: BTreeMap<u64, Outcome>,
     handles: BTreeMap<HandleId, HandleEvent>,
-    work: VecDeque<Work>,
-    closed: bool,
+    pub(crate) work: VecDeque<Work>,
+    pub(crate) closed: bool,
+    /// Waiting tasks (reservers and flushers), by owner token.
+    pub(crate) wakers: Vec<(u64, Waker)>,
+    pub(crate) watch: TimerWatch,
 }
 
 impl Shared {
+    pub(crate) fn register(&mut self, key: u64, waker: &Waker) {
+        match self.wakers.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, w)) => w.clone_from(waker),
+            None => self.wakers.push((key, waker.clone())),
+        }
+    }
+
+    pub(crate) fn forget(&mut self, key: u64) {
+        self.wakers.retain(|(k, _)| *k != key);
+    }
+
+    /// Wake every waiting task (threads are woken by the condition
+    /// variable): called wherever the condition variable is notified.
+    fn wake_tasks(&mut self) {
+        for (_, w) in self.wakers.drain(..) {
+            w.wake();
+        }
+    }
+
+    pub(crate) fn token(&mut self) -> u64 {
+        let t = self.next_owner;
+        self.next_owner += 1;
+        t
+    }
+
     /// Move every decision of the core to where its consumer looks.
     fn settle(&mut self) {
         while let Some(d) = self.fs.poll_decision() {
@@ -274,6 +317,7 @@ impl Shared {
         }
         // Traces are not kept by the face.
         while self.fs.poll_trace().is_some() {}
+        self.wake_tasks();
     }
 }
 
@@ -305,6 +349,8 @@ impl<C: Clock> Pool<C> {
                 handles: BTreeMap::new(),
                 work: VecDeque::new(),
                 closed: false,
+                wakers: Vec::new(),
+                watch: TimerWatch::new(LATE_TICK_NS),
             }),
             cv: Condvar::new(),
             clock,
@@ -316,7 +362,7 @@ impl<C: Clock> Pool<C> {
         &self.clock
     }
 
-    fn lock(&self) -> MutexGuard<'_, Shared> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -401,6 +447,71 @@ impl<C: Clock> Pool<C> {
             .map(|r| r.into_owned(self))
     }
 
+    /// The first step of every reservation, under the lock: refuse if
+    /// closed, else offer a ticket to the core; a task's `waker` is
+    /// registered (under the same lock) if it must wait.
+    pub(crate) fn start(
+        &self,
+        s: &mut Shared,
+        bytes: u64,
+        kind: FlushKind,
+        waker: Option<&Waker>,
+    ) -> Started {
+        if s.closed {
+            return Started::Done(Err(PoolError::Closed));
+        }
+        let owner = s.token();
+        let now = self.clock.now_ns();
+        let deadline = s.fs.next_deadline();
+        s.watch.observe(now, deadline);
+        let r = s.fs.on_reserve(now, owner, bytes, kind);
+        if let (Ok(Reserve::Queued(_)), Some(w)) = (&r, waker) {
+            s.register(owner, w);
+        }
+        s.settle();
+        // Wake the flusher (there is work now) or the waiters a grant
+        // leaves room for.
+        self.cv.notify_all();
+        match r {
+            Ok(Reserve::Granted) => Started::Done(Ok(bytes)),
+            Ok(Reserve::Failed(e)) => Started::Done(Err(PoolError::Ticket(e))),
+            Err(e) => Started::Done(Err(PoolError::Core(e))),
+            Ok(Reserve::Queued(ticket)) => Started::Queued { owner, ticket },
+        }
+    }
+
+    pub(crate) fn reservation<'a>(&self, pool: Holder<'a, C>, bytes: u64) -> Reservation<'a, C> {
+        debug_assert!(std::ptr::eq(&*pool, self));
+        Reservation {
+            pool,
+            bytes,
+            live: true,
+        }
+    }
+
+    /// A waiter leaves without waiting for its outcome (cancelled, timed
+    /// out, closed, or its future dropped): its ticket leaves the queue,
+    /// unless it was resolved first; then its outcome is returned (and
+    /// taken out of the table).
+    pub(crate) fn leave(&self, s: &mut Shared, owner: u64, ticket: TicketId) -> Option<Outcome> {
+        s.forget(owner);
+        if let Some(o) = s.outcomes.remove(&owner) {
+            return Some(o);
+        }
+        let r = s.fs.on_interrupt(self.clock.now_ns(), ticket);
+        s.settle();
+        self.cv.notify_all();
+        match r {
+            Ok(Interrupted::Removed) => {
+                s.outcomes.remove(&owner);
+                None
+            }
+            // Resolved already: its outcome is in the table (the decisions
+            // were settled under this same lock).
+            Ok(Interrupted::AlreadyResolved) | Err(_) => s.outcomes.remove(&owner),
+        }
+    }
+
     /// Why a waiting reserver stops waiting without its outcome: its
     /// cancel flag, the pool's close, or its deadline on the clock.
     fn give_up(
@@ -428,39 +539,18 @@ impl<C: Clock> Pool<C> {
         deadline: Option<u64>,
     ) -> Result<Reservation<'_, C>, PoolError> {
         let mut s = self.lock();
-        if s.closed {
-            return Err(PoolError::Closed);
-        }
-        let owner = s.next_owner;
-        s.next_owner += 1;
-        let now = self.clock.now_ns();
-        let r = s.fs.on_reserve(now, owner, bytes, kind);
-        s.settle();
-        let ticket: TicketId = match r {
-            Ok(Reserve::Granted) => {
+        let (owner, ticket) = match self.start(&mut s, bytes, kind, None) {
+            Started::Done(r) => {
                 drop(s);
-                self.cv.notify_all();
-                return Ok(Reservation {
-                    pool: Holder::Borrowed(self),
-                    bytes,
-                    live: true,
-                });
+                return r.map(|b| self.reservation(Holder::Borrowed(self), b));
             }
-            Ok(Reserve::Failed(e)) => return Err(PoolError::Ticket(e)),
-            Err(e) => return Err(PoolError::Core(e)),
-            Ok(Reserve::Queued(t)) => t,
+            Started::Queued { owner, ticket } => (owner, ticket),
         };
-        // Wake the flusher: there is work now.
-        self.cv.notify_all();
         loop {
             if let Some(o) = s.outcomes.remove(&owner) {
                 drop(s);
                 return match o {
-                    Outcome::Granted(b) => Ok(Reservation {
-                        pool: Holder::Borrowed(self),
-                        bytes: b,
-                        live: true,
-                    }),
+                    Outcome::Granted(b) => Ok(self.reservation(Holder::Borrowed(self), b)),
                     Outcome::Failed(e) => Err(PoolError::Ticket(e)),
                 };
             }
@@ -477,18 +567,14 @@ impl<C: Clock> Pool<C> {
                     drop(s);
                     return Err(why);
                 }
-                match s.fs.on_interrupt(self.clock.now_ns(), ticket) {
-                    Ok(Interrupted::Removed) => {
-                        s.settle();
-                        s.outcomes.remove(&owner);
+                match self.leave(&mut s, owner, ticket) {
+                    None => {
                         drop(s);
-                        self.cv.notify_all();
                         return Err(why);
                     }
-                    // Resolved already: its outcome is in the table (the
-                    // decisions were settled under this same lock).
-                    Ok(Interrupted::AlreadyResolved) | Err(_) => {
-                        s.settle();
+                    Some(o) => {
+                        // The outcome came first: it wins.
+                        s.outcomes.insert(owner, o);
                         continue;
                     }
                 }
@@ -519,7 +605,8 @@ impl<C: Clock> Pool<C> {
 
     /// Wake every sleeper (after setting a cancel flag).
     pub fn notify(&self) {
-        let g = self.lock();
+        let mut g = self.lock();
+        g.wake_tasks();
         drop(g);
         self.cv.notify_all();
     }
@@ -628,12 +715,24 @@ impl<C: Clock> Pool<C> {
         let now = self.clock.now_ns();
         if s.fs.next_deadline().is_some_and(|d| d <= now) {
             s.fs.on_timer(now);
-            s.settle();
         }
+        s.settle();
         let next = s.fs.next_deadline();
         drop(s);
         self.cv.notify_all();
         next
+    }
+
+    /// Commit deadlines found overdue by more than [`LATE_TICK_NS`] when
+    /// the pool was used: each is a timer nobody ran in time (no
+    /// [`tick`](Self::tick) loop, or a starved one).
+    pub fn missed_ticks(&self) -> u64 {
+        self.lock().watch.missed()
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
     }
 
     /// End the pool's service: [`wait_work`](Self::wait_work) loops stop,
@@ -644,6 +743,7 @@ impl<C: Clock> Pool<C> {
     pub fn close(&self) {
         let mut s = self.lock();
         s.closed = true;
+        s.wake_tasks();
         drop(s);
         self.cv.notify_all();
     }
@@ -652,4 +752,51 @@ impl<C: Clock> Pool<C> {
     pub fn snapshot(&self) -> Snapshot {
         self.lock().fs.snapshot()
     }
+
+    /// Wait as a task until `bytes` are granted (the async
+    /// [`reserve`](Self::reserve)): the same FIFO of tickets as threads.
+    /// Dropping the future gives back what it holds: its ticket leaves the
+    /// queue, or bytes granted but not yet polled are returned.
+    pub fn reserve_async(&self, bytes: u64, kind: FlushKind) -> ReserveFuture<'_, C> {
+        ReserveFuture::new(Holder::Borrowed(self), bytes, kind)
+    }
+
+    /// [`reserve_async`](Self::reserve_async) for a pool in an
+    /// [`std::sync::Arc`], resolving to an [`OwnedReservation`].
+    pub fn reserve_owned_async(
+        self: &std::sync::Arc<Self>,
+        bytes: u64,
+        kind: FlushKind,
+    ) -> OwnedReserveFuture<C> {
+        ReserveFuture::new(Holder::Owned(std::sync::Arc::clone(self)), bytes, kind)
+    }
+
+    /// The flusher's wait as a task (the async
+    /// [`wait_work`](Self::wait_work)): the next piece of work, or `None`
+    /// once the pool is closed.
+    pub fn wait_work_async(&self) -> WorkFuture<'_, C> {
+        WorkFuture::new(self)
+    }
+}
+
+impl<C: Clock> iolab_clock::Timed for Pool<C> {
+    fn tick(&self) -> Option<u64> {
+        Pool::tick(self)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn is_closed(&self) -> bool {
+        Pool::is_closed(self)
+    }
+}
+
+/// The first step of a reservation.
+pub(crate) enum Started {
+    /// Granted (these bytes) or failed at once.
+    Done(Result<u64, PoolError>),
+    /// Waiting on `ticket`, as `owner`.
+    Queued { owner: u64, ticket: TicketId },
 }

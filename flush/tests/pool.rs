@@ -318,3 +318,172 @@ fn an_owned_reservation_travels_and_keeps_its_pool_alive() {
         "the last reservation freed the pool"
     );
 }
+
+mod async_face {
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use super::*;
+
+    /// 1 MiB free, nothing can make room but returned bytes.
+    fn one_mib() -> Arc<Pool<ManualClock>> {
+        let config = Config {
+            policy: Policy {
+                preempt: Preempt::Off,
+                ..Policy::on_demand()
+            },
+            params: Params {
+                nodesize: 4096,
+                total: 6 * MIB,
+                used: 4 * MIB,
+                global_rsv: MIB,
+                unallocated: 0,
+                ..Params::default()
+            },
+        };
+        Arc::new(Pool::with_clock(config, ManualClock::new(0)).unwrap())
+    }
+
+    fn cx() -> Context<'static> {
+        Context::from_waker(Waker::noop())
+    }
+
+    #[test]
+    fn a_task_waits_behind_a_thread_and_is_granted_in_order() {
+        let pool = one_mib();
+        let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+        let mut cx = cx();
+        let mut a = pin!(pool.reserve_async(768 * KIB, FlushKind::FlushAll));
+        let mut b = pin!(pool.reserve_async(256 * KIB, FlushKind::FlushAll));
+        assert!(a.as_mut().poll(&mut cx).is_pending());
+        assert!(b.as_mut().poll(&mut cx).is_pending());
+        drop(held);
+        let Poll::Ready(Ok(ra)) = a.as_mut().poll(&mut cx) else {
+            panic!("the head is granted")
+        };
+        let Poll::Ready(Ok(rb)) = b.as_mut().poll(&mut cx) else {
+            panic!("and the one behind it")
+        };
+        assert_eq!((ra.bytes(), rb.bytes()), (768 * KIB, 256 * KIB));
+        drop((ra, rb));
+        assert_eq!(pool.snapshot().grants, 0);
+    }
+
+    #[test]
+    fn a_dropped_queued_future_leaves_the_queue_holding_nothing() {
+        let pool = one_mib();
+        let held = pool.reserve(512 * KIB, FlushKind::FlushAll).unwrap();
+        let mut cx = cx();
+        let mut a = Box::pin(pool.reserve_async(768 * KIB, FlushKind::FlushAll));
+        let mut b = pin!(pool.reserve_async(256 * KIB, FlushKind::FlushAll));
+        assert!(a.as_mut().poll(&mut cx).is_pending());
+        assert!(b.as_mut().poll(&mut cx).is_pending(), "FIFO: behind a");
+        drop(a);
+        assert_eq!(pool.snapshot().normal_tickets, 1, "a left the queue");
+        // As in the kernel (`remove_ticket` grants nothing), b is served
+        // at the next change of space, not by a's leaving.
+        assert!(b.as_mut().poll(&mut cx).is_pending());
+        drop(held);
+        let Poll::Ready(Ok(rb)) = b.as_mut().poll(&mut cx) else {
+            panic!("the returned space serves b")
+        };
+        assert_eq!(pool.snapshot().grants, 256 * KIB, "nothing held for a");
+        drop(rb);
+        assert_eq!(pool.snapshot().grants, 0);
+    }
+
+    #[test]
+    fn a_granted_future_dropped_before_its_poll_gives_the_bytes_back() {
+        let pool = one_mib();
+        let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+        let mut cx = cx();
+        let mut a = Box::pin(pool.reserve_async(512 * KIB, FlushKind::FlushAll));
+        assert!(a.as_mut().poll(&mut cx).is_pending());
+        drop(held);
+        assert_eq!(pool.snapshot().grants, 512 * KIB, "granted, not yet polled");
+        drop(a);
+        assert_eq!(pool.snapshot().grants, 0);
+    }
+
+    #[test]
+    fn close_fails_a_waiting_task_and_ends_the_async_flusher() {
+        let pool = one_mib();
+        let held = pool.reserve(MIB, FlushKind::FlushAll).unwrap();
+        let mut cx = cx();
+        let mut w = pin!(pool.wait_work_async());
+        assert!(w.as_mut().poll(&mut cx).is_pending(), "no work yet");
+        let mut a = pin!(pool.reserve_async(4 * KIB, FlushKind::FlushAll));
+        assert!(a.as_mut().poll(&mut cx).is_pending());
+        pool.close();
+        assert!(matches!(
+            a.as_mut().poll(&mut cx),
+            Poll::Ready(Err(PoolError::Closed))
+        ));
+        assert!(matches!(w.as_mut().poll(&mut cx), Poll::Ready(None)));
+        assert_eq!(pool.snapshot().normal_tickets, 0);
+        drop(held);
+        assert_eq!(pool.snapshot().grants, 0);
+    }
+
+    #[test]
+    fn tasks_under_tokio_share_the_pool_with_an_async_flusher() {
+        let pool = one_mib();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let (got, failed): (u64, u64) = rt.block_on(async {
+            let flusher = {
+                let pool = Arc::clone(&pool);
+                tokio::spawn(async move {
+                    while let Some(w) = pool.wait_work_async().await {
+                        pool.work_done(w).unwrap();
+                    }
+                })
+            };
+            let tasks: Vec<_> = (0..16)
+                .map(|_| {
+                    let pool = Arc::clone(&pool);
+                    tokio::spawn(async move {
+                        let (mut got, mut failed) = (0, 0);
+                        for _ in 0..50 {
+                            // With nothing to reclaim, a ticket the flusher
+                            // cannot serve fails with ENOSPC, as in btrfs.
+                            match pool
+                                .reserve_owned_async(384 * KIB, FlushKind::FlushAll)
+                                .await
+                            {
+                                Ok(r) => got += r.bytes(),
+                                Err(PoolError::Ticket(TicketError::Enospc)) => failed += 1,
+                                Err(e) => panic!("{e}"),
+                            }
+                            tokio::task::yield_now().await;
+                        }
+                        (got, failed)
+                    })
+                })
+                .collect();
+            let (mut got, mut failed) = (0, 0);
+            for t in tasks {
+                let (g, f) = t.await.unwrap();
+                got += g;
+                failed += f;
+            }
+            pool.close();
+            flusher.await.unwrap();
+            (got, failed)
+        });
+        assert_eq!(
+            got / (384 * KIB) + failed,
+            16 * 50,
+            "every request resolved"
+        );
+        assert!(got > 0);
+        let s = pool.snapshot();
+        assert_eq!(
+            (s.grants, s.normal_tickets),
+            (0, 0),
+            "nothing held or queued"
+        );
+    }
+}

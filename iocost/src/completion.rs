@@ -4,6 +4,7 @@
 
 use crate::CostModel;
 use crate::consts::VTIME_PER_NSEC;
+use crate::group::GroupId;
 use crate::ioc::{Done, IoCost, Variant};
 use crate::model::Op;
 
@@ -18,16 +19,7 @@ impl<M: CostModel> IoCost<M> {
     /// not a percentile estimate.
     pub fn on_done(&mut self, now_ns: u64, done: &Done) {
         let now_ns = self.note_time(now_ns);
-        if let Some(i) = self.gidx(done.group)
-            && done.cost != 0
-        {
-            // A cost larger than what is in flight can only come from a
-            // confused caller; it is capped so that done_vtime never passes
-            // vtime (for valid input the cap never binds).
-            let g = &mut self.groups[i];
-            let inflight = g.vtime.wrapping_sub(g.done_vtime);
-            g.done_vtime = g.done_vtime.wrapping_add(done.cost.min(inflight));
-        }
+        self.return_cost(done.group, done.cost);
         if !self.enabled {
             return;
         }
@@ -51,5 +43,29 @@ impl<M: CostModel> IoCost<M> {
             self.nr_missed[rw] = self.nr_missed[rw].saturating_add(1);
         }
         self.rq_wait_ns = self.rq_wait_ns.saturating_add(rq_wait_ns);
+    }
+
+    /// A bio admitted (or released) with `cost` that was never issued: a
+    /// userspace face's cancelled permit. Its cost moves `done_vtime` as a
+    /// completion's would, without a latency sample or a request-wait
+    /// figure. The kernel has no counterpart (an issued bio always
+    /// completes); this is the face's way of saying "it never ran".
+    pub fn on_unused(&mut self, now_ns: u64, group: GroupId, cost: u64) {
+        let _ = self.note_time(now_ns);
+        self.return_cost(group, cost);
+    }
+
+    /// `done_vtime += cost` for a known group. A cost larger than what is
+    /// in flight can only come from a confused caller; it is capped so
+    /// that done_vtime never passes vtime (for valid input the cap never
+    /// binds).
+    fn return_cost(&mut self, group: GroupId, cost: u64) {
+        if let Some(i) = self.gidx(group)
+            && cost != 0
+        {
+            let g = &mut self.groups[i];
+            let inflight = g.vtime.wrapping_sub(g.done_vtime);
+            g.done_vtime = g.done_vtime.wrapping_add(cost.min(inflight));
+        }
     }
 }

@@ -56,6 +56,15 @@
 //! assert_eq!(ioc.snapshot(10_001_000).vrate_pct100, 10_000); // 100.00 %
 //! ```
 //!
+//! # Threaded face
+//!
+//! With the `std` feature (on by default), [`Controller`] shares one core
+//! between threads and tasks: [`Controller::acquire`] (blocking),
+//! [`Controller::acquire_owned`], [`Controller::acquire_async`] give a
+//! [`Grant`] whose drop is the IO's completion; the period and waiter
+//! timers run from [`Controller::tick`] or a [`Ticker`]. Its protocol,
+//! cancellation and close: [the module docs](controller).
+//!
 //! # Extension point
 //!
 //! [`CostModel`] prices bios; [`Linear`], the kernel's linear model on the
@@ -162,6 +171,8 @@ extern crate std;
 mod completion;
 mod config;
 pub mod consts;
+#[cfg(feature = "std")]
+pub mod controller;
 mod cost_model;
 mod debt;
 mod donation;
@@ -171,6 +182,8 @@ mod issue;
 mod model;
 mod params;
 mod stat;
+#[cfg(feature = "std")]
+pub mod sync;
 mod timer;
 mod trace;
 mod units;
@@ -179,9 +192,15 @@ mod waitq;
 mod weights;
 
 pub use config::{ConfigError, ConfigFile, MODEL_KEYS, ModelLine, QOS_KEYS, QosLine};
+#[cfg(feature = "std")]
+pub use controller::{
+    Controller, ControllerError, Grant, GrantFuture, Io, LATE_TICK_NS, OwnedGrant, OwnedGrantFuture,
+};
 pub use cost_model::{CostError, CostModel, Linear, MAX_BIO_COST, check_cost};
 pub use group::GroupId;
 pub use ioc::{Admit, Bio, Device, Done, IoCost, Options, PeriodStats, Release, Variant};
+#[cfg(feature = "std")]
+pub use iolab_clock::{Clock, ManualClock, SystemClock, Ticker, Timed};
 pub use model::{DirCoefs, Lcoefs, LinearModel, Op, calc_lcoefs};
 pub use params::{Autop, Margins, Qos, period_us, timer_slack_ns, vrate_bound};
 pub use stat::{GroupStat, Snapshot};

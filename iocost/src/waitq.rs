@@ -102,6 +102,27 @@ impl<M: CostModel> IoCost<M> {
         g.waitq_timer = Some(expires);
     }
 
+    /// A parked bio given up by its issuer (a userspace face's cancelled
+    /// or closed wait): taken out of `group`'s FIFO uncharged, and the
+    /// waiters behind it served as the waiter timer would serve them (the
+    /// head's place no longer holds them up). `false` if `bio` is not
+    /// parked there (never was, or was released: then it was charged and
+    /// its cost comes back through [`IoCost::on_done`] or
+    /// [`IoCost::on_unused`]). The kernel has no counterpart: a bio
+    /// sleeping in `ioc_rqos_throttle` cannot be withdrawn.
+    pub fn on_withdraw(&mut self, now_ns: u64, group: GroupId, bio: u64) -> bool {
+        let now_ns = self.note_time(now_ns);
+        let Some(i) = self.gidx(group) else {
+            return false;
+        };
+        let Some(at) = self.groups[i].waitq.iter().position(|w| w.bio == bio) else {
+            return false;
+        };
+        self.groups[i].waitq.remove(at);
+        self.waitq_timer_fn(i, now_ns);
+        true
+    }
+
     /// The waiter timer fired (`iocg_waitq_timer_fn`).
     pub(crate) fn waitq_timer_fn(&mut self, i: usize, now_ns: u64) {
         let now = self.ioc_now(now_ns);

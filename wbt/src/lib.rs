@@ -171,8 +171,8 @@ pub use slots::{LocalSlots, Released, Slots};
 pub use snapshot::Snapshot;
 #[cfg(feature = "std")]
 pub use throttle::{
-    Acquire, Admission, Clock, ManualClock, OwnedAcquire, OwnedPermit, Permit, SystemClock,
-    Throttle, ThrottleClosed, ThrottleSnapshot, TryAcquireError,
+    Acquire, Admission, Clock, LATE_TICK_NS, ManualClock, OwnedAcquire, OwnedPermit, Permit,
+    SystemClock, Throttle, ThrottleClosed, ThrottleSnapshot, Ticker, Timed, TryAcquireError,
 };
 pub use trace::TraceRecord;
 pub use verdict::{Verdict, WindowInputs, WindowOutcome};

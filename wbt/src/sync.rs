@@ -1,26 +1,12 @@
-//! The one place the userspace face gets its synchronisation types from.
-//!
-//! Normally these are `std`'s; when the crate is built with
-//! `RUSTFLAGS="--cfg iolab_loom"` they are [loom](https://docs.rs/loom)'s,
-//! so the model checker sees every lock, wait, notify and atomic access of
-//! [`Throttle`](crate::Throttle). Every sync type of the face comes through
-//! here; the loom models in `iolab-verification` use it too (for `Arc`,
-//! `thread` and atomics), so a model and the code it checks always agree on
-//! which world they live in.
+//! The synchronisation types of the userspace face, from the one shim
+//! every iolab face shares (`iolab_clock::sync`): `std`'s normally, loom's
+//! under `RUSTFLAGS="--cfg iolab_loom"`, so the model checker sees every
+//! lock, wait, notify and atomic access of [`Throttle`](crate::Throttle).
+//! The loom models in `iolab-verification` take `Arc`, `thread` and
+//! atomics from here too, so a model and the code it checks always agree
+//! on which world they live in.
 
-#[cfg(not(iolab_loom))]
-pub use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-#[cfg(not(iolab_loom))]
-pub use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-#[cfg(not(iolab_loom))]
-pub use std::{thread, thread_local};
-
-#[cfg(iolab_loom)]
-pub use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-#[cfg(iolab_loom)]
-pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
-#[cfg(iolab_loom)]
-pub use loom::{thread, thread_local};
+pub use iolab_clock::sync::*;
 
 /// A number no earlier call in this process returned: the identity of an
 /// object that threads key thread-local state by (an address could be

@@ -154,6 +154,8 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use face::Admission;
 pub use future::{Acquire, OwnedAcquire};
 use gate::Gates;
+use iolab_clock::TimerWatch;
+pub use iolab_clock::{LATE_TICK_NS, Ticker, Timed};
 use samples::{Registry, WriteSamples};
 
 /// One queued waiter (kernel: `struct rq_qos_wait_data`). All fields are
@@ -254,11 +256,14 @@ struct Inner {
     /// Tasks granted or refused in this locked section, woken when it ends
     /// (outside the lock: a waker is the executor's code).
     wakers: Vec<Waker>,
+    /// Window deadlines found overdue under the lock (nobody ticks).
+    watch: TimerWatch,
 }
 
 impl Inner {
     fn now(&mut self, clock: &impl Clock) -> u64 {
         self.last_now = self.last_now.max(clock.now_ns());
+        self.watch.observe(self.last_now, self.wbt.next_deadline());
         self.last_now
     }
 
@@ -453,6 +458,7 @@ impl<C: Clock> Throttle<C> {
                 published: None,
                 registry: Registry::default(),
                 closed: false,
+                watch: TimerWatch::new(LATE_TICK_NS),
                 wakers: Vec::new(),
             }),
             gates,
@@ -942,9 +948,21 @@ impl<C: Clock> Throttle<C> {
         self.lock().closed
     }
 
+    /// Window deadlines found overdue by more than [`LATE_TICK_NS`]
+    /// whenever the throttle took its lock (the locked path, a snapshot):
+    /// each is a window nobody ended in time, so the depth did not adapt.
+    /// Nonzero means nobody runs [`tick`](Self::tick) (see
+    /// [`Ticker`](iolab_clock::Ticker)).
+    pub fn missed_ticks(&self) -> u64 {
+        let mut g = self.lock();
+        let _ = g.now(&self.clock);
+        g.watch.missed()
+    }
+
     /// A copy of the state for export.
     pub fn snapshot(&self) -> ThrottleSnapshot {
-        let g = self.lock();
+        let mut g = self.lock();
+        let _ = g.now(&self.clock);
         ThrottleSnapshot {
             wbt: g.wbt.snapshot(),
             queued: [g.queues[0].len(), g.queues[1].len(), g.queues[2].len()],
@@ -1118,5 +1136,19 @@ impl<C: Clock> Permit<'_, C> {
 impl<C: Clock> Drop for Permit<'_, C> {
     fn drop(&mut self) {
         self.finish(true);
+    }
+}
+
+impl<C: Clock> Timed for Throttle<C> {
+    fn tick(&self) -> Option<u64> {
+        Throttle::tick(self)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn is_closed(&self) -> bool {
+        Throttle::is_closed(self)
     }
 }

@@ -392,11 +392,11 @@ mod tests {
 mod loom_tests {
     use super::{Registry, WriteSamples};
     use crate::WindowStat;
-    use crate::sync::{Arc, Mutex, thread};
+    use crate::sync::{Arc, Mutex, model, thread};
 
     #[test]
     fn every_sample_is_folded_exactly_once() {
-        loom::model(|| {
+        model(|| {
             let s = Arc::new(WriteSamples::new());
             let reg = Arc::new(Mutex::new(Registry::default()));
             let threads: std::vec::Vec<_> = [[3, 10], [7, 1]]
