@@ -24,8 +24,13 @@
 //! * `tests/wbt_loom.rs`, `tests/wbt_async_loom.rs`: `iolab_wbt::Throttle`
 //!   and its futures (no lost wakeup, the limit, FIFO, limit changes,
 //!   permits and futures dropped, close);
-//! * `tests/flush_loom.rs`: `iolab_flush::Pool` (FIFO with a flusher,
-//!   grant versus interrupt, space returned while queueing, close);
+//! * `tests/flush_loom.rs`, `tests/pool_async_loom.rs`:
+//!   `iolab_flush::Pool` and its futures (FIFO with a flusher, grant
+//!   versus interrupt, space returned while queueing, no lost wakeup,
+//!   cancellation gives back, close wakes all);
+//! * `tests/iocost_loom.rs`: `iolab_iocost::Controller`, blocking and
+//!   async (no lost wakeup, FIFO, cancellation gives back, close wakes
+//!   all);
 //! * `tests/wbt_mutants.rs`, `tests/flush_mutants.rs`: historic bugs B2–B5
 //!   and F1–F2 put back behind a test-only cfg (`--cfg
 //!   iolab_mutant="b2"`, not a feature: no crate depending on ours can
@@ -68,6 +73,45 @@ pub fn failure_of<T>(suite: impl FnOnce() -> T + std::panic::UnwindSafe) -> Opti
 #[cfg(iolab_loom)]
 pub fn model(name: &str, f: impl Fn() + Sync + Send + 'static) {
     model_with(name, loom::model::Builder::new(), f);
+}
+
+/// Run a future to completion on the calling (loom) thread: poll, sleep
+/// until woken, poll again. The waker sets a flag under a loom mutex and
+/// signals a loom condition variable, so a wake that a face loses leaves
+/// the task asleep for good, which loom reports as a deadlock: the way a
+/// model checks an async face for lost wakeups.
+#[cfg(iolab_loom)]
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let signal = std::sync::Arc::new(Signal::default());
+    let waker = std::task::Waker::from(std::sync::Arc::clone(&signal));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(v) = future.as_mut().poll(&mut cx) {
+            return v;
+        }
+        let mut woken = signal.woken.lock().expect("signal");
+        while !*woken {
+            woken = signal.cv.wait(woken).expect("signal");
+        }
+        *woken = false;
+    }
+}
+
+/// [`block_on`]'s waker: "woken since the last poll", under a loom mutex.
+#[cfg(iolab_loom)]
+#[derive(Default)]
+struct Signal {
+    woken: loom::sync::Mutex<bool>,
+    cv: loom::sync::Condvar,
+}
+
+#[cfg(iolab_loom)]
+impl std::task::Wake for Signal {
+    fn wake(self: std::sync::Arc<Self>) {
+        *self.woken.lock().expect("signal") = true;
+        self.cv.notify_one();
+    }
 }
 
 /// [`model`] with at least `bound` preemptions, for a scenario whose bug
