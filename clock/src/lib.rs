@@ -134,3 +134,8 @@ mod tests {
         assert_eq!(Clock::now_ns(&shared), 7);
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -58,11 +58,11 @@ impl<P: FlushPolicy> FlushModel<P> {
         // which also does step 7; nothing in between reads them).
         let lock = x.kind != HandleKind::JoinNoLock;
         // Step 5: mark the transaction blocked on a shortage.
-        if lock
-            && self.should_end()
-            && let Some(t) = self.txn.as_mut()
-            && t.id == x.txn
-            && t.state == TxnState::Running
+        let should_end = lock && self.should_end();
+        if let Some(t) = self
+            .txn
+            .as_mut()
+            .filter(|t| should_end && t.id == x.txn && t.state == TxnState::Running)
         {
             t.state = TxnState::Blocked;
             let (now, id) = (self.now, t.id);

@@ -87,13 +87,18 @@ impl<P: FlushPolicy> FlushModel<P> {
         }
         match self.commit.phase {
             Phase::Idle => {
-                if let Some(src) = self.commit.next_requested.take()
-                    && self.txn.is_some()
-                {
-                    self.request_commit(src);
-                    return true;
+                if self.txn.is_none() {
+                    // A request with no transaction to commit is dropped.
+                    self.commit.next_requested = None;
+                    return false;
                 }
-                false
+                match self.commit.next_requested.take() {
+                    Some(src) => {
+                        self.request_commit(src);
+                        true
+                    }
+                    None => false,
+                }
             }
             Phase::PreFlush { started } => {
                 let Some(t) = self.txn.as_mut() else {

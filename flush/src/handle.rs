@@ -310,9 +310,7 @@ impl<P: FlushPolicy> FlushModel<P> {
     /// catch-up end in `catchup.rs`).
     pub(crate) fn leave_txn(&mut self, x: &Handle) {
         self.release_rsv(RsvKind::Trans, x.bytes_reserved);
-        if let Some(t) = self.txn.as_mut()
-            && t.id == x.txn
-        {
+        if let Some(t) = self.txn.as_mut().filter(|t| t.id == x.txn) {
             t.writers -= 1;
             if x.kind.is_external() {
                 t.extwriters -= 1;

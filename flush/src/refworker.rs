@@ -43,10 +43,9 @@ impl RefWorker {
 impl<P: FlushPolicy> FlushModel<P> {
     /// Release the handle waiting at its end, if any.
     fn release_waiter(&mut self, waiter: Option<HandleId>) {
-        if let Some(h) = waiter
-            && let Ok(x) = self.handle(h)
-            && x.state == HState::EndWaitRefs
-        {
+        let waits =
+            waiter.filter(|&h| self.handle(h).is_ok_and(|x| x.state == HState::EndWaitRefs));
+        if let Some(h) = waits {
             self.free_handle(h);
             self.emit(Decision::HandleReleased { handle: h });
         }

@@ -60,9 +60,7 @@ impl<M: CostModel> IoCost<M> {
     /// that done_vtime never passes vtime (for valid input the cap never
     /// binds).
     fn return_cost(&mut self, group: GroupId, cost: u64) {
-        if let Some(i) = self.gidx(group)
-            && cost != 0
-        {
+        if let Some(i) = self.gidx(group).filter(|_| cost != 0) {
             let g = &mut self.groups[i];
             let inflight = g.vtime.wrapping_sub(g.done_vtime);
             g.done_vtime = g.done_vtime.wrapping_add(cost.min(inflight));

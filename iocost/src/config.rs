@@ -164,10 +164,7 @@ fn tokens<'a, M: CostModel>(
         .split([' ', '\t', '\n'])
         .filter(|t| !t.is_empty())
         .peekable();
-    if let Some(first) = it.peek()
-        && !first.contains('=')
-        && first.contains(':')
-    {
+    if let Some(first) = it.peek().filter(|f| !f.contains('=') && f.contains(':')) {
         {
             let ok = first
                 .split_once(':')

@@ -463,8 +463,9 @@ impl<M: CostModel> IoCost<M> {
                 best = Some((t, None));
             }
             for (i, g) in self.groups.iter().enumerate() {
-                if let Some(t) = g.waitq_timer.filter(|&t| t <= now)
-                    && best.is_none_or(|(b, _)| t < b)
+                if let Some(t) = g
+                    .waitq_timer
+                    .filter(|&t| t <= now && best.is_none_or(|(b, _)| t < b))
                 {
                     best = Some((t, Some(i)));
                 }

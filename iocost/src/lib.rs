@@ -209,3 +209,8 @@ pub use units::{abs_cost_to_cost, cost_to_abs_cost};
 
 #[cfg(test)]
 mod tests;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -94,8 +94,8 @@ impl<M: CostModel> IoCost<M> {
                 div_ceil(u128::from(vshortage), u128::from(rate.max(1))).saturating_mul(1000),
             )
             .saturating_add(slack);
-        if let Some(old) = g.waitq_timer
-            && old.abs_diff(expires) <= slack
+        if g.waitq_timer
+            .is_some_and(|old| old.abs_diff(expires) <= slack)
         {
             return;
         }
@@ -144,10 +144,10 @@ impl<M: CostModel> IoCost<M> {
             g.vtime = g.vtime.wrapping_add(delta);
             g.done_vtime = g.done_vtime.wrapping_add(delta);
             g.abs_vdebt -= abs_delta;
-            if g.abs_vdebt == 0
-                && let Some(s) = g.indebt_since.take()
-            {
-                g.stat.indebt_us += now.now - s;
+            if g.abs_vdebt == 0 {
+                if let Some(s) = g.indebt_since.take() {
+                    g.stat.indebt_us += now.now - s;
+                }
             }
         }
         let start = vbudget.saturating_sub(vdebt.min(i64::MAX as u64) as i64);

@@ -158,3 +158,8 @@ pub use stripe::{StripeDecision, decide_ndevs, decide_stripe_size};
 pub use volume::{
     AllocError, Chunk, DeviceFlags, SelectionRule, Stripe, Volume, VolumeError, VolumeParams,
 };
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -512,7 +512,7 @@ impl Volume {
         };
         debug_assert_eq!(chunk.stripes.len() as u32, d.num_stripes);
         debug_assert_eq!(chunk.length, d.stripe_size * u64::from(d.data_stripes));
-        debug_assert!(chunk.stripe_size.is_multiple_of(crate::STRIPE_LEN));
+        debug_assert!(chunk.stripe_size % crate::STRIPE_LEN == 0);
         debug_assert!(chunk.stripe_size <= crate::MAX_STRIPE_SIZE);
         Ok(chunk)
     }

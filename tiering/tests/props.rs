@@ -172,7 +172,7 @@ fn check_chunk(before: &Volume, after: &Volume, policy: &AllocPolicy, c: &Chunk)
         assert_eq!(c.stripes[1].physical, c.stripes[0].physical + c.stripe_size);
     }
     // Sizes.
-    assert!(c.stripe_size > 0 && c.stripe_size.is_multiple_of(STRIPE_LEN));
+    assert!(c.stripe_size > 0 && c.stripe_size % STRIPE_LEN == 0);
     assert!(c.stripe_size <= GIB);
     let ds = a.data_stripes(ndevs);
     assert_eq!(c.length, c.stripe_size * u64::from(ds));

@@ -183,3 +183,8 @@ pub use window::{WindowStat, isqrt, window_ns};
 mod tests;
 #[cfg(test)]
 mod window_tests;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

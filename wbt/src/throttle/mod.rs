@@ -305,9 +305,7 @@ impl Inner {
                     }
                 }
                 WakeMode::RecheckOne => {
-                    if let Some(head) = q.front()
-                        && wbt.try_admit(now, class, head.flags)
-                    {
+                    if let Some(head) = q.front().filter(|h| wbt.try_admit(now, class, h.flags)) {
                         head.grant(now, wakers);
                         q.pop_front();
                     }
