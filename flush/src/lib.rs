@@ -219,6 +219,22 @@ pub use txn::TxnState;
 #[cfg(test)]
 mod tests;
 
+/// What an engine imports to run the pool, with names that do not
+/// collide with the other iolab crates' preludes: `use
+/// iolab_flush::prelude::*;` beside theirs. `Snapshot`, which the crates
+/// share, carries the crate's name here.
+pub mod prelude {
+    #[cfg(feature = "std")]
+    pub use crate::{
+        Clock, ManualClock, OwnedReservation, OwnedReserveFuture, Pool, PoolError, Reservation,
+        ReservationPool, ReserveFuture, SystemClock, Ticker, Timed, Work, WorkFuture,
+    };
+    pub use crate::{
+        Config, FlushKind, FlushModel, FlushPolicy, Params, Policy, RefBatch,
+        Snapshot as FlushSnapshot, TicketError,
+    };
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -35,6 +35,14 @@
 //!   [`Pool::try_reserve`] never waits (the kernel's
 //!   `BTRFS_RESERVE_NO_FLUSH`: it fails at once, with
 //!   [`PoolError::WouldBlock`], if the bytes do not fit).
+//! * Tasks reserve with [`Pool::reserve_async`] (or
+//!   [`Pool::reserve_owned_async`]) and a flusher task waits with
+//!   [`Pool::wait_work_async`]: the same tickets in the same FIFO as
+//!   threads; dropping a reservation future gives back what it holds
+//!   (see `pool_future`).
+//! * The commit timer is the caller's: [`Pool::tick`] at the deadline it
+//!   returns, or [`Ticker`](iolab_clock::Ticker) on a thread or a task;
+//!   [`Pool::missed_ticks`] counts deadlines found overdue.
 //! * The flusher loops on [`Pool::wait_work`] → do the work →
 //!   [`Pool::work_done`]; [`Pool::close`] ends the loop.
 //! * [`Pool::close`] is the end of the pool's service: every reserver

@@ -487,3 +487,24 @@ mod async_face {
         );
     }
 }
+
+/// Nobody ticks: the commit deadline found more than a second overdue
+/// when the pool is next used counts once.
+#[test]
+fn an_unticked_pool_counts_its_missed_commit_deadline() {
+    let pool = Pool::with_clock(tight(Policy::on_demand()), ManualClock::new(0)).unwrap();
+    pool.add_refs(RefBatch {
+        new_heads: 1,
+        refs: 1,
+        cancelled: 0,
+        meta_used: 4096,
+    })
+    .unwrap(); // a transaction runs: the commit timer is armed
+    let deadline = pool.tick().expect("a commit deadline");
+    assert_eq!(pool.missed_ticks(), 0);
+    pool.clock().set(deadline + 2 * iolab_flush::LATE_TICK_NS);
+    drop(pool.reserve(4096, FlushKind::FlushAll).unwrap());
+    assert_eq!(pool.missed_ticks(), 1);
+    drop(pool.reserve(4096, FlushKind::FlushAll).unwrap());
+    assert_eq!(pool.missed_ticks(), 1, "each deadline counts once");
+}

@@ -210,6 +210,24 @@ pub use units::{abs_cost_to_cost, cost_to_abs_cost};
 #[cfg(test)]
 mod tests;
 
+/// What an engine imports to run the controller, with names that do not
+/// collide with the other iolab crates' preludes: `use
+/// iolab_iocost::prelude::*;` beside theirs. The names the crates share
+/// (`Device`, `Op`, `Options`, `Variant`, `Snapshot`) carry the crate's
+/// name here.
+pub mod prelude {
+    pub use crate::{
+        Admit as IoCostAdmit, CostModel, Device as IoCostDevice, GroupId, IoCost, Linear,
+        Op as IoCostOp, Options as IoCostOptions, Snapshot as IoCostSnapshot,
+        Variant as IoCostVariant,
+    };
+    #[cfg(feature = "std")]
+    pub use crate::{
+        Clock, Controller, ControllerError, Grant, GrantFuture, Io, ManualClock, OwnedGrant,
+        OwnedGrantFuture, SystemClock, Ticker, Timed,
+    };
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

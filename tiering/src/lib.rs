@@ -159,6 +159,18 @@ pub use volume::{
     AllocError, Chunk, DeviceFlags, SelectionRule, Stripe, Volume, VolumeError, VolumeParams,
 };
 
+/// What an engine imports to place chunks and pick mirrors, with names
+/// that do not collide with the other iolab crates' preludes: `use
+/// iolab_tiering::prelude::*;` beside theirs. `Device`, which the crates
+/// share, carries the crate's name here.
+pub mod prelude {
+    pub use crate::{
+        AllocError, AllocHint, AllocationHint, Chunk, ChunkAllocator, ChunkType,
+        Device as TieringDevice, DeviceClass, GIB, MIB, MirrorInfo, Profile, ReadPolicy,
+        ReadRequest, RoundRobin, SsdMetadata, Stock, Volume, VolumeParams, find_live_mirror,
+    };
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -184,6 +184,23 @@ mod tests;
 #[cfg(test)]
 mod window_tests;
 
+/// What an engine imports to run the throttle, with names that do not
+/// collide with the other iolab crates' preludes: `use iolab_wbt::prelude::*;`
+/// beside `iolab_iocost::prelude::*`, `iolab_flush::prelude::*` and
+/// `iolab_tiering::prelude::*`. The names the crates share (`Op`,
+/// `Variant`, `Options`) carry the crate's name here.
+pub mod prelude {
+    #[cfg(feature = "std")]
+    pub use crate::{
+        Acquire, Clock, ManualClock, OwnedAcquire, OwnedPermit, Permit, SystemClock, Throttle,
+        ThrottleClosed, ThrottleSnapshot, Ticker, Timed, TryAcquireError,
+    };
+    pub use crate::{
+        Admission, DepthPolicy, DeviceParams, Op as WbtOp, OpFlags, Options as WbtOptions,
+        Variant as WbtVariant, Wbt,
+    };
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

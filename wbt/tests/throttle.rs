@@ -506,3 +506,21 @@ fn the_cores_try_throttle_admits_like_on_throttle_and_leaves_no_waiter() {
         .expect("reads go");
     assert_eq!(read.class(), None);
 }
+
+/// Nobody ticks: a window's deadline found more than a second overdue
+/// when the throttle takes its lock counts once; a tick ends the count.
+#[test]
+fn an_unticked_throttle_counts_its_missed_windows() {
+    let t = throttle(32);
+    bg(&t).complete(); // starts a monitoring window
+    let deadline = t.next_deadline().expect("a window runs");
+    assert_eq!(t.missed_ticks(), 0);
+    t.clock().set(deadline + iolab_wbt::LATE_TICK_NS / 2);
+    assert_eq!(t.missed_ticks(), 0, "late, but within the grace");
+    t.clock().set(deadline + 2 * iolab_wbt::LATE_TICK_NS);
+    assert_eq!(t.missed_ticks(), 1);
+    assert_eq!(t.missed_ticks(), 1, "each deadline counts once");
+    t.tick();
+    bg(&t).complete();
+    assert_eq!(t.missed_ticks(), 1, "ticked: nothing more missed");
+}

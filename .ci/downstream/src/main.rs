@@ -1,26 +1,24 @@
 //! An engine on each face, from the READMEs' quick starts: threads under
 //! the throttle, the iocost controller and the pool; a tokio task under
 //! the throttle, the controller and the pool; chunks placed on devices.
-//! All four crates glob-imported together, which must not collide.
+//! The four crates' preludes glob-imported together, which must not
+//! collide (an ambiguous name is an error here).
+#![deny(ambiguous_glob_reexports)]
 
 use std::sync::Arc;
 
-#[allow(unused_imports)]
-use iolab_flush::*;
-#[allow(unused_imports)]
-use iolab_iocost::*;
-#[allow(unused_imports)]
-use iolab_tiering::*;
-#[allow(unused_imports)]
-use iolab_wbt::*;
+pub use iolab_flush::prelude::*;
+pub use iolab_iocost::prelude::*;
+pub use iolab_tiering::prelude::*;
+pub use iolab_wbt::prelude::*;
 
 fn throttle_on_threads() {
-    let device = iolab_wbt::DeviceParams {
+    let device = DeviceParams {
         queue_depth: 64,
         rotational: false,
         write_cache: true,
     };
-    let throttle = Arc::new(Throttle::new(device, iolab_wbt::Variant::Modern));
+    let throttle = Arc::new(Throttle::new(device, WbtVariant::Modern));
     let ticker = {
         let t = Arc::clone(&throttle);
         std::thread::spawn(move || Ticker::default().run_blocking(&*t))
@@ -31,7 +29,7 @@ fn throttle_on_threads() {
             std::thread::spawn(move || {
                 for _ in 0..100 {
                     let permit = t
-                        .acquire(iolab_wbt::Op::Write, OpFlags::BACKGROUND)
+                        .acquire(WbtOp::Write, OpFlags::BACKGROUND)
                         .expect("open");
                     permit.complete();
                 }
@@ -46,12 +44,12 @@ fn throttle_on_threads() {
 }
 
 fn controller_on_threads() {
-    let device = iolab_iocost::Device {
+    let device = IoCostDevice {
         devno: (259, 0),
         rotational: false,
         queue_depth: 64,
     };
-    let mut ioc = IoCost::new(device, iolab_iocost::Options::default());
+    let mut ioc = IoCost::new(device, IoCostOptions::default());
     let batch = ioc.add_group(0, 1);
     let interactive = ioc.add_group(0, 2);
     ioc.write_qos(0, "enable=1 rpct=95 rlat=5000 wpct=95 wlat=5000")
@@ -65,7 +63,7 @@ fn controller_on_threads() {
     };
     for g in [batch, interactive] {
         let grant = ctl
-            .acquire(Io::new(g, iolab_iocost::Op::Read, 64 * 1024, 0))
+            .acquire(Io::new(g, IoCostOp::Read, 64 * 1024, 0))
             .unwrap();
         drop(grant);
     }
@@ -90,30 +88,30 @@ fn pool_on_threads() {
 }
 
 async fn everything_as_tasks() {
-    let device = iolab_wbt::DeviceParams {
+    let device = DeviceParams {
         queue_depth: 64,
         rotational: false,
         write_cache: true,
     };
-    let throttle = Arc::new(Throttle::new(device, iolab_wbt::Variant::Modern));
+    let throttle = Arc::new(Throttle::new(device, WbtVariant::Modern));
     let ticker = {
         let t = Arc::clone(&throttle);
         tokio::spawn(async move { Ticker::default().run(&*t, tokio::time::sleep).await })
     };
     let permit = throttle
-        .acquire_owned_async(iolab_wbt::Op::Write, OpFlags::SYNC)
+        .acquire_owned_async(WbtOp::Write, OpFlags::SYNC)
         .await
         .expect("open");
     permit.complete();
     throttle.close();
     ticker.await.unwrap();
 
-    let device = iolab_iocost::Device {
+    let device = IoCostDevice {
         devno: (259, 0),
         rotational: false,
         queue_depth: 64,
     };
-    let mut ioc = IoCost::new(device, iolab_iocost::Options::default());
+    let mut ioc = IoCost::new(device, IoCostOptions::default());
     let tenant = ioc.add_group(0, 1);
     ioc.write_qos(0, "enable=1 rpct=95 rlat=5000 wpct=95 wlat=5000")
         .unwrap();
@@ -123,7 +121,7 @@ async fn everything_as_tasks() {
         tokio::spawn(async move { Ticker::default().run(&*c, tokio::time::sleep).await })
     };
     let grant = ctl
-        .acquire_owned_async(Io::new(tenant, iolab_iocost::Op::Write, 4096, 0))
+        .acquire_owned_async(Io::new(tenant, IoCostOp::Write, 4096, 0))
         .await
         .unwrap();
     drop(grant);
@@ -150,10 +148,10 @@ async fn everything_as_tasks() {
 
 fn chunks() {
     let devices = vec![
-        iolab_tiering::Device::new(1, 64 * GIB)
+        TieringDevice::new(1, 64 * GIB)
             .with_class(DeviceClass::Ssd)
             .with_hint(AllocHint::MetadataOnly),
-        iolab_tiering::Device::new(2, 64 * GIB)
+        TieringDevice::new(2, 64 * GIB)
             .with_class(DeviceClass::Ssd)
             .with_hint(AllocHint::MetadataOnly),
     ];

@@ -87,7 +87,11 @@
 //! returns the next deadline, so a background thread can loop
 //! `sleep until deadline; tick()` (sleeping a short fixed period while it
 //! returns `None`), or an event loop of your own can call it whenever it
-//! wakes. Without ticks the depth never changes; admission still works.
+//! wakes. [`Ticker`] is that loop, on a thread (`run_blocking`) or in a
+//! task on any runtime (`run` with the runtime's sleep). Without ticks the
+//! depth never changes; admission still works, and
+//! [`Throttle::missed_ticks`] counts the windows found more than
+//! [`LATE_TICK_NS`] overdue whenever the throttle took its lock.
 //!
 //! # Cost and limits
 //!
@@ -950,7 +954,7 @@ impl<C: Clock> Throttle<C> {
     /// whenever the throttle took its lock (the locked path, a snapshot):
     /// each is a window nobody ended in time, so the depth did not adapt.
     /// Nonzero means nobody runs [`tick`](Self::tick) (see
-    /// [`Ticker`](iolab_clock::Ticker)).
+    /// [`Ticker`]).
     pub fn missed_ticks(&self) -> u64 {
         let mut g = self.lock();
         let _ = g.now(&self.clock);
