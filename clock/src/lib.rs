@@ -27,8 +27,10 @@ compile_error!(
 
 pub mod sync;
 mod timer;
+mod wakers;
 
 pub use timer::{LATE_TICK_NS, Ticker, Timed, TimerWatch};
+pub use wakers::WakerSet;
 
 use sync::{AtomicU64, Ordering};
 

@@ -66,7 +66,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::PoisonError;
 use std::task::Waker;
 use std::time::Duration;
-use std::vec::Vec;
 
 use crate::Interrupted;
 use crate::sync::{AtomicBool, Condvar, Mutex, MutexGuard, Ordering};
@@ -76,8 +75,8 @@ use crate::{
 };
 
 pub use iolab_clock::LATE_TICK_NS;
-use iolab_clock::TimerWatch;
 pub use iolab_clock::{Clock, ManualClock, SystemClock};
+use iolab_clock::{TimerWatch, WakerSet};
 
 pub use crate::pool_future::{OwnedReserveFuture, ReserveFuture, WorkFuture};
 
@@ -252,30 +251,11 @@ pub(crate) struct Shared {
     pub(crate) work: VecDeque<Work>,
     pub(crate) closed: bool,
     /// Waiting tasks (reservers and flushers), by owner token.
-    pub(crate) wakers: Vec<(u64, Waker)>,
+    pub(crate) wakers: WakerSet,
     pub(crate) watch: TimerWatch,
 }
 
 impl Shared {
-    pub(crate) fn register(&mut self, key: u64, waker: &Waker) {
-        match self.wakers.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, w)) => w.clone_from(waker),
-            None => self.wakers.push((key, waker.clone())),
-        }
-    }
-
-    pub(crate) fn forget(&mut self, key: u64) {
-        self.wakers.retain(|(k, _)| *k != key);
-    }
-
-    /// Wake every waiting task (threads are woken by the condition
-    /// variable): called wherever the condition variable is notified.
-    fn wake_tasks(&mut self) {
-        for (_, w) in self.wakers.drain(..) {
-            w.wake();
-        }
-    }
-
     pub(crate) fn token(&mut self) -> u64 {
         let t = self.next_owner;
         self.next_owner += 1;
@@ -325,7 +305,7 @@ impl Shared {
         }
         // Traces are not kept by the face.
         while self.fs.poll_trace().is_some() {}
-        self.wake_tasks();
+        self.wakers.wake_all();
     }
 }
 
@@ -357,7 +337,7 @@ impl<C: Clock> Pool<C> {
                 handles: BTreeMap::new(),
                 work: VecDeque::new(),
                 closed: false,
-                wakers: Vec::new(),
+                wakers: WakerSet::new(),
                 watch: TimerWatch::new(LATE_TICK_NS),
             }),
             cv: Condvar::new(),
@@ -474,7 +454,7 @@ impl<C: Clock> Pool<C> {
         s.watch.observe(now, deadline);
         let r = s.fs.on_reserve(now, owner, bytes, kind);
         if let (Ok(Reserve::Queued(_)), Some(w)) = (&r, waker) {
-            s.register(owner, w);
+            s.wakers.register(owner, w);
         }
         s.settle();
         // Wake the flusher (there is work now) or the waiters a grant
@@ -502,7 +482,7 @@ impl<C: Clock> Pool<C> {
     /// unless it was resolved first; then its outcome is returned (and
     /// taken out of the table).
     pub(crate) fn leave(&self, s: &mut Shared, owner: u64, ticket: TicketId) -> Option<Outcome> {
-        s.forget(owner);
+        s.wakers.forget(owner);
         if let Some(o) = s.outcomes.remove(&owner) {
             return Some(o);
         }
@@ -614,7 +594,7 @@ impl<C: Clock> Pool<C> {
     /// Wake every sleeper (after setting a cancel flag).
     pub fn notify(&self) {
         let mut g = self.lock();
-        g.wake_tasks();
+        g.wakers.wake_all();
         drop(g);
         self.cv.notify_all();
     }
@@ -751,7 +731,7 @@ impl<C: Clock> Pool<C> {
     pub fn close(&self) {
         let mut s = self.lock();
         s.closed = true;
-        s.wake_tasks();
+        s.wakers.wake_all();
         drop(s);
         self.cv.notify_all();
     }

@@ -90,7 +90,7 @@ impl<'a, C: Clock> Future for ReserveFuture<'a, C> {
             State::Queued { owner, ticket } => {
                 let mut s = this.pool.lock();
                 if let Some(o) = s.outcomes.remove(&owner) {
-                    s.forget(owner);
+                    s.wakers.forget(owner);
                     drop(s);
                     return Poll::Ready(this.outcome(o));
                 }
@@ -103,7 +103,7 @@ impl<'a, C: Clock> Future for ReserveFuture<'a, C> {
                         }
                     });
                 }
-                s.register(owner, cx.waker());
+                s.wakers.register(owner, cx.waker());
                 drop(s);
                 this.state = State::Queued { owner, ticket };
                 Poll::Pending
@@ -155,7 +155,7 @@ impl<C: Clock> Future for WorkFuture<'_, C> {
         };
         if let Some(out) = done {
             if let Some(k) = this.key.take() {
-                s.forget(k);
+                s.wakers.forget(k);
             }
             return Poll::Ready(out);
         }
@@ -167,7 +167,7 @@ impl<C: Clock> Future for WorkFuture<'_, C> {
                 k
             }
         };
-        s.register(key, cx.waker());
+        s.wakers.register(key, cx.waker());
         Poll::Pending
     }
 }
@@ -175,7 +175,7 @@ impl<C: Clock> Future for WorkFuture<'_, C> {
 impl<C: Clock> Drop for WorkFuture<'_, C> {
     fn drop(&mut self) {
         if let Some(k) = self.key.take() {
-            self.pool.lock().forget(k);
+            self.pool.lock().wakers.forget(k);
         }
     }
 }

@@ -82,16 +82,16 @@ impl<'a, C: Clock, M: CostModel> Future for GrantFuture<'a, C, M> {
                 let mut s = this.ctl.lock();
                 match s.outcomes.remove(&bio) {
                     Some(Outcome::Released(cost)) => {
-                        s.forget(bio);
+                        s.wakers.forget(bio);
                         drop(s);
                         Poll::Ready(Ok(this.grant(cost, 0, alloc_ns)))
                     }
                     Some(Outcome::Closed) => {
-                        s.forget(bio);
+                        s.wakers.forget(bio);
                         Poll::Ready(Err(ControllerError::Closed))
                     }
                     None => {
-                        s.register(bio, cx.waker());
+                        s.wakers.register(bio, cx.waker());
                         drop(s);
                         this.state = State::Parked { bio, alloc_ns };
                         Poll::Pending

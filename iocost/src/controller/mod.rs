@@ -66,10 +66,9 @@ mod grant;
 use std::collections::BTreeMap;
 use std::sync::PoisonError;
 use std::task::Waker;
-use std::vec::Vec;
 
 pub use iolab_clock::LATE_TICK_NS;
-use iolab_clock::{Clock, SystemClock, TimerWatch};
+use iolab_clock::{Clock, SystemClock, TimerWatch, WakerSet};
 
 use crate::sync::{Condvar, Mutex, MutexGuard};
 use crate::{Admit, Bio, CostError, CostModel, GroupId, IoCost, Linear, Op};
@@ -167,7 +166,7 @@ struct State<M> {
     /// Bios whose wait ended, not yet collected by their waiter.
     outcomes: BTreeMap<u64, Outcome>,
     /// Waiting tasks, by bio.
-    wakers: Vec<(u64, Waker)>,
+    wakers: WakerSet,
     closed: bool,
     watch: TimerWatch,
 }
@@ -183,33 +182,16 @@ impl<M: CostModel> State<M> {
             any = true;
         }
         if any {
-            self.wake_tasks();
+            self.wakers.wake_all();
         }
         any
-    }
-
-    fn wake_tasks(&mut self) {
-        for (_, w) in self.wakers.drain(..) {
-            w.wake();
-        }
-    }
-
-    fn register(&mut self, bio: u64, waker: &Waker) {
-        match self.wakers.iter_mut().find(|(b, _)| *b == bio) {
-            Some((_, w)) => w.clone_from(waker),
-            None => self.wakers.push((bio, waker.clone())),
-        }
-    }
-
-    fn forget(&mut self, bio: u64) {
-        self.wakers.retain(|(b, _)| *b != bio);
     }
 
     /// Give up a wait that ended without its waiter (a dropped future):
     /// a parked bio leaves its FIFO, a released one returns its cost.
     /// Returns whether others may have been released.
     fn abandon(&mut self, now: u64, bio: u64, group: GroupId) -> bool {
-        self.forget(bio);
+        self.wakers.forget(bio);
         match self.outcomes.remove(&bio) {
             Some(Outcome::Released(cost)) => {
                 self.ioc.on_unused(now, group, cost);
@@ -265,7 +247,7 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
                 next_bio: 1,
                 parked: BTreeMap::new(),
                 outcomes: BTreeMap::new(),
-                wakers: Vec::new(),
+                wakers: WakerSet::new(),
                 closed: false,
                 watch: TimerWatch::new(LATE_TICK_NS),
             }),
@@ -366,7 +348,7 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
             Admit::Wait => {
                 s.parked.insert(bio, io.group);
                 if let Some(w) = waker {
-                    s.register(bio, w);
+                    s.wakers.register(bio, w);
                 }
                 Begun::Parked { bio }
             }
@@ -453,7 +435,7 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
             s.outcomes.insert(bio, Outcome::Closed);
         }
         s.settle();
-        s.wake_tasks();
+        s.wakers.wake_all();
         drop(s);
         self.cv.notify_all();
     }
