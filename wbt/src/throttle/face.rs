@@ -46,6 +46,10 @@ impl<C: Clock> Admission for Throttle<C> {
     }
 
     fn release(&self) {
+        // The trait's slots carry no request, so this one is made up: the
+        // core reads a request's id only against the stuck-read cookie,
+        // which a tracked write never is (`Wbt::on_done`), and with no
+        // issue time no latency is sampled; class and op are all it uses.
         let rq = Rq {
             id: 0,
             op: Op::Write,
