@@ -142,6 +142,7 @@ mod future;
 mod gate;
 mod samples;
 
+use std::boxed::Box;
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
@@ -247,7 +248,9 @@ impl Waiter {
 
 #[derive(Debug)]
 struct Inner {
-    wbt: Wbt<Gates>,
+    /// The core, boxed: it is over 5 KiB, and a throttle is moved by
+    /// value into `Arc`s and onto the small stacks loom models run on.
+    wbt: Box<Wbt<Gates>>,
     queues: [VecDeque<Arc<Waiter>>; NUM_CLASSES],
     last_now: u64,
     next_id: u64,
@@ -267,8 +270,17 @@ struct Inner {
 impl Inner {
     fn now(&mut self, clock: &impl Clock) -> u64 {
         self.last_now = self.last_now.max(clock.now_ns());
-        self.watch.observe(self.last_now, self.wbt.next_deadline());
+        self.note_late_window();
         self.last_now
+    }
+
+    /// Count the window's deadline if it is overdue. Kept out of line:
+    /// `now` is inlined into every locked path, whose frames the loom
+    /// models run on small coroutine stacks.
+    #[inline(never)]
+    fn note_late_window(&mut self) {
+        let deadline = self.wbt.next_deadline();
+        self.watch.observe(self.last_now, deadline);
     }
 
     fn next_id(&mut self) -> u64 {
@@ -453,7 +465,7 @@ impl<C: Clock> Throttle<C> {
         let gates = Gates::new();
         let t = Throttle {
             inner: Mutex::new(Inner {
-                wbt: Wbt::with_slots(params, variant, options, gates.clone()),
+                wbt: Box::new(Wbt::with_slots(params, variant, options, gates.clone())),
                 queues: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
                 last_now: start,
                 next_id: 0,
