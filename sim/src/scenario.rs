@@ -13,9 +13,9 @@ use crate::cache::dirty::BdpMode;
 use crate::device::{Device, DeviceConfig};
 use crate::fio::iolog::LogAction;
 use crate::fio::{self, JobSpec};
+use crate::fs::btrfs::transaction::FULL_COMMIT_STREAM;
+use crate::fs::btrfs::volume::{Member, Raid, SECTORSIZE};
 use crate::fs::journal::{Journal, log_size_for};
-use crate::fs::raid::{Member, Raid, SECTORSIZE};
-use crate::fs::transaction::FULL_COMMIT_STREAM;
 use crate::fs::{self, Layout, PAGE, Prep};
 use crate::policies::iocost::{IocostKnobs, IocostPolicy};
 use crate::policies::wbt::{WbtKnobs, WbtPolicy};
@@ -907,11 +907,11 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             "a multi-device volume runs without a journal: use --fs raw".into(),
         ));
     }
-    if spec.devices.len() > crate::fs::raid::MAX_DEVICES {
+    if spec.devices.len() > crate::fs::btrfs::volume::MAX_DEVICES {
         return Err(SimError::Volume(format!(
             "--volume: {} devices; the simulator takes at most {}",
             spec.devices.len(),
-            crate::fs::raid::MAX_DEVICES
+            crate::fs::btrfs::volume::MAX_DEVICES
         )));
     }
     if !spec.hints.is_empty() && spec.hints.len() != spec.devices.len() {
@@ -1226,7 +1226,7 @@ fn build_world<P: Policy>(
     let mut file_items = 0u64;
     for name in &order {
         let (size, written, section) = by_name[name];
-        file_items += fs::metadata::item_bytes_for_file(size, name.len() as u64);
+        file_items += fs::btrfs::metadata::item_bytes_for_file(size, name.len() as u64);
         let place = layout.place(name, size).map_err(|e| {
             // Said at the option that sized the file.
             let spec = &scenario.jobs[section];

@@ -8,9 +8,6 @@
 
 pub mod btrfs;
 pub mod journal;
-pub mod metadata;
-pub mod raid;
-pub mod transaction;
 
 use crate::block::request::NIL;
 use crate::cache::bits::Bits;

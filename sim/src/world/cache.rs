@@ -9,7 +9,7 @@ use crate::cache::dirty::{BdpMode, DIRTY_EXPIRE_NS};
 use crate::cache::pacing::{self, JIFFY_NS, Pass, Rates};
 use crate::cache::wb::{self, Position};
 use crate::fs::PAGE;
-use crate::fs::raid::MapChunk;
+use crate::fs::btrfs::volume::MapChunk;
 use crate::time::Ns;
 use crate::workload::{Dir, Fadvise};
 use std::collections::VecDeque;

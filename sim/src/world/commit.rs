@@ -1,6 +1,6 @@
 //! A volume's transaction commits in the run, and the `tree_log_mutex` a
 //! commit shares with every fsync's superblock step (rules in
-//! `fs::transaction`).
+//! `fs::btrfs::transaction`).
 //!
 //! Who waits on whom:
 //! * data writes change tree items in the running transaction; its first
@@ -18,9 +18,9 @@ use super::job::Phase;
 use super::{Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
-use crate::fs::metadata::{NODESIZE, item_bytes_for_write};
-use crate::fs::raid::{SUPER_BYTES, SUPER_OFFSET};
-use crate::fs::transaction::{Granted, LogMutex, Transaction, Waiter, commit_blocks};
+use crate::fs::btrfs::metadata::{NODESIZE, item_bytes_for_write};
+use crate::fs::btrfs::transaction::{Granted, LogMutex, Transaction, Waiter, commit_blocks};
+use crate::fs::btrfs::volume::{SUPER_BYTES, SUPER_OFFSET};
 use crate::rng::Stream;
 use crate::time::Ns;
 
@@ -174,7 +174,7 @@ impl<P: Policy> World<P> {
     }
 
     /// The commit holds the mutex: its tree blocks go out, in runs side by
-    /// side in the metadata chunk [`crate::fs::metadata::MetaSpace::place`]
+    /// side in the metadata chunk [`crate::fs::btrfs::metadata::MetaSpace::place`]
     /// picks, to every copy.
     fn commit_write_blocks(&mut self, now: Ns) {
         let io = self.commit.io.as_mut().expect("a commit holds the mutex");

@@ -11,7 +11,7 @@ use super::{Actor, Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
-use crate::fs::raid::MapChunk;
+use crate::fs::btrfs::volume::MapChunk;
 use crate::rng::Stream;
 use crate::stats::{self, JobStats};
 use crate::time::{Ns, SEC};

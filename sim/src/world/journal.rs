@@ -11,10 +11,10 @@ use super::{Actor, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
+use crate::fs::btrfs::volume::LOG_BLOCKS_PER_FSYNC;
 use crate::fs::journal::{
     BMBT_ITEM_BYTES, ICLOG_BUFS, ICLOG_BYTES, INODE_ITEM_BYTES, inode_key, leaf_key,
 };
-use crate::fs::raid::LOG_BLOCKS_PER_FSYNC;
 use crate::rng::splitmix64;
 use crate::time::Ns;
 

@@ -30,8 +30,8 @@ use crate::cache::dirty::{BdpMode, WRITEBACK_INTERVAL_NS};
 use crate::device::{DevCtx, Device};
 use crate::engine::EventQueue;
 use crate::fs::FsFile;
+use crate::fs::btrfs::volume::{PartStat, Raid};
 use crate::fs::journal::Journal;
-use crate::fs::raid::{PartStat, Raid};
 use crate::slab::Slab;
 use crate::time::Ns;
 use crate::world::job::Phase;
@@ -719,7 +719,7 @@ const DATA_CHUNKS_LISTED: usize = 64;
 
 /// A chunk in the report: its copies as (device index, physical offset)
 /// and its length.
-fn chunk_json(c: &crate::fs::raid::MapChunk) -> serde_json::Value {
+fn chunk_json(c: &crate::fs::btrfs::volume::MapChunk) -> serde_json::Value {
     serde_json::json!({
         "len": c.len,
         "copies": c.stripes[..usize::from(c.copies)]

@@ -8,7 +8,7 @@
 //! - **Growth.** A new metadata chunk is asked of the mount's allocator
 //!   when the used bytes plus 2 MiB reach 80 % of the metadata chunks'
 //!   total (the kernel's `should_alloc_chunk`, `CHUNK_ALLOC_NO_FORCE`).
-//!   The caller ([`Raid`](super::raid::Raid)) does the allocation.
+//!   The caller ([`Raid`](super::volume::Raid)) does the allocation.
 //! - **Log blocks** go to the chunk with the most free space *(assumed:
 //!   the kernel's `find_free_extent` clusters metadata allocations in a
 //!   block group with a free window, which on a filesystem whose older
@@ -20,7 +20,7 @@
 //!
 //! What is not: metadata freed by deletes or by COW, the global reserve.
 
-use super::raid::MapChunk;
+use super::volume::MapChunk;
 
 /// A metadata tree block (btrfs `nodesize`, 16 KiB).
 pub const NODESIZE: u64 = 16 * 1024;
@@ -237,7 +237,7 @@ mod tests {
     const GIB: u64 = 1 << 30;
 
     fn chunk(logical: u64, len: u64, dev: u16) -> MapChunk {
-        let mut stripes = [(0, 0); super::super::raid::MAX_COPIES];
+        let mut stripes = [(0, 0); super::super::volume::MAX_COPIES];
         stripes[0] = (dev, logical);
         MapChunk {
             logical,
