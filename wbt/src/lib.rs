@@ -192,11 +192,11 @@ mod window_tests;
 pub mod prelude {
     #[cfg(feature = "std")]
     pub use crate::{
-        Acquire, Clock, ManualClock, OwnedAcquire, OwnedPermit, Permit, SystemClock, Throttle,
-        ThrottleClosed, ThrottleSnapshot, Ticker, Timed, TryAcquireError,
+        Acquire, Admission, Clock, ManualClock, OwnedAcquire, OwnedPermit, Permit, SystemClock,
+        Throttle, ThrottleClosed, ThrottleSnapshot, Ticker, Timed, TryAcquireError,
     };
     pub use crate::{
-        Admission, DepthPolicy, DeviceParams, Op as WbtOp, OpFlags, Options as WbtOptions,
+        DepthPolicy, DeviceParams, Op as WbtOp, OpFlags, Options as WbtOptions,
         Variant as WbtVariant, Wbt,
     };
 }
