@@ -108,11 +108,8 @@ impl<C: Clock, M: CostModel> Drop for GrantFuture<'_, C, M> {
         if let State::Parked { bio, .. } = self.state {
             let now = self.ctl.clock.now_ns();
             let mut s = self.ctl.lock();
-            let woke = s.abandon(now, bio, self.io.group);
-            drop(s);
-            if woke {
-                self.ctl.cv.notify_all();
-            }
+            s.abandon(now, bio, self.io.group);
+            self.ctl.unlock_settled(s);
         }
     }
 }

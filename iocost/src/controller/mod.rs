@@ -188,20 +188,17 @@ impl<M: CostModel> State<M> {
     }
 
     /// Give up a wait that ended without its waiter (a dropped future):
-    /// a parked bio leaves its FIFO, a released one returns its cost.
-    /// Returns whether others may have been released.
-    fn abandon(&mut self, now: u64, bio: u64, group: GroupId) -> bool {
+    /// a parked bio leaves its FIFO, a released one returns its cost. The
+    /// bios a withdrawal releases are handed over by the caller's
+    /// `unlock_settled`.
+    fn abandon(&mut self, now: u64, bio: u64, group: GroupId) {
         self.wakers.forget(bio);
         match self.outcomes.remove(&bio) {
-            Some(Outcome::Released(cost)) => {
-                self.ioc.on_unused(now, group, cost);
-                false
-            }
-            Some(Outcome::Closed) => false,
+            Some(Outcome::Released(cost)) => self.ioc.on_unused(now, group, cost),
+            Some(Outcome::Closed) => {}
             None => {
                 self.parked.remove(&bio);
                 self.ioc.on_withdraw(now, group, bio);
-                self.settle()
             }
         }
     }
@@ -263,6 +260,16 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
 
     fn lock(&self) -> MutexGuard<'_, State<M>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hand the core's releases to their waiters and unlock: tasks are
+    /// woken by `settle`, sleeping threads here, after the unlock.
+    fn unlock_settled(&self, mut s: MutexGuard<'_, State<M>>) {
+        let woke = s.settle();
+        drop(s);
+        if woke {
+            self.cv.notify_all();
+        }
     }
 
     /// Wait until `io` may be issued; [`ControllerError::Closed`] if the
@@ -353,11 +360,7 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
                 Begun::Parked { bio }
             }
         };
-        let woke = s.settle();
-        drop(s);
-        if woke {
-            self.cv.notify_all();
-        }
+        self.unlock_settled(s);
         begun
     }
 
@@ -380,11 +383,7 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
         } else {
             s.ioc.on_unused(now, io.group, cost);
         }
-        let woke = s.settle();
-        drop(s);
-        if woke {
-            self.cv.notify_all();
-        }
+        self.unlock_settled(s);
     }
 
     /// Run every timer due (the period timer, the groups' waiter timers),
@@ -396,12 +395,8 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
         if s.ioc.next_deadline().is_some_and(|d| d <= now) {
             s.ioc.on_timer(now);
         }
-        let woke = s.settle();
         let next = s.ioc.next_deadline();
-        drop(s);
-        if woke {
-            self.cv.notify_all();
-        }
+        self.unlock_settled(s);
         next
     }
 
@@ -413,11 +408,7 @@ impl<C: Clock, M: CostModel> Controller<C, M> {
         let mut s = self.lock();
         let now = self.clock.now_ns();
         let r = f(&mut s.ioc, now);
-        let woke = s.settle();
-        drop(s);
-        if woke {
-            self.cv.notify_all();
-        }
+        self.unlock_settled(s);
         r
     }
 
