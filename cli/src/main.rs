@@ -41,8 +41,11 @@ enum Fs {
     XfsLite,
     /// No journal: fsync writes data and flushes the cache.
     Raw,
-    /// btrfs's buffered-write metadata path with delayed-ref flushing
-    /// (`flush=` variants).
+    /// btrfs on the --device or the --volume: chunks (`alloc=`), RAID1
+    /// reads (`read=`), metadata reservations and delayed-ref flushing
+    /// (`flush=`), the log tree, commits.
+    Btrfs,
+    /// The earlier name of `btrfs` (said on stderr).
     BtrfsLite,
 }
 
@@ -877,11 +880,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         device,
         mem_bytes,
         seed: c.seed,
-        fs: match (c.fs, &volume) {
-            (Some(Fs::XfsLite), _) | (None, None) => FsKind::XfsLite,
-            (Some(Fs::Raw), _) | (None, Some(_)) => FsKind::Raw,
-            (Some(Fs::BtrfsLite), _) => FsKind::BtrfsLite,
-        },
+        fs: fs_kind(c.fs, volume.is_some()),
         bdp: match c.bdp {
             Bdp::Paced => BdpMode::Paced,
             Bdp::Legacy => BdpMode::Legacy,
@@ -900,4 +899,26 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         volume,
         cpus: c.cpus,
     })
+}
+
+/// The filesystem `--fs` names (none: xfs-lite on a `--device`, btrfs on a
+/// `--volume`). The spellings from before the one btrfs model keep
+/// working and say so on stderr.
+fn fs_kind(fs: Option<Fs>, volume: bool) -> FsKind {
+    match (fs, volume) {
+        (Some(Fs::XfsLite), _) | (None, false) => FsKind::XfsLite,
+        (Some(Fs::Raw), false) => FsKind::Raw,
+        (Some(Fs::Btrfs), _) | (None, true) => FsKind::Btrfs,
+        (Some(Fs::Raw), true) => {
+            eprintln!("iolab: --fs raw: a --volume is btrfs; running --fs btrfs (the name to use)");
+            FsKind::Btrfs
+        }
+        (Some(Fs::BtrfsLite), _) => {
+            eprintln!(
+                "iolab: --fs btrfs-lite is now --fs btrfs, one btrfs model on a --device or a \
+                 --volume; running --fs btrfs"
+            );
+            FsKind::Btrfs
+        }
+    }
 }

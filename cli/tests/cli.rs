@@ -81,7 +81,7 @@ fn compare_none_none_shows_zero_deltas_everywhere() {
 /// Every table `compare` prints has a caption line right above its
 /// header saying what its figures are and in which unit, and the two
 /// mmtests blocks, whose cells carry signed deltas, a legend saying which
-/// sign is better: one seed or several, one device, btrfs-lite or a
+/// sign is better: one seed or several, one device, btrfs or a
 /// volume.
 #[test]
 fn every_printed_table_has_a_caption_and_its_sign_legend() {
@@ -117,11 +117,11 @@ fn every_printed_table_has_a_caption_and_its_sign_legend() {
                 "--device",
                 "nvme",
                 "--fs",
-                "btrfs-lite",
+                "btrfs",
                 "--policies",
                 "none,wbt",
             ],
-            vec![("variant ", "btrfs-lite: ")],
+            vec![("variant ", "btrfs: ")],
         ),
         (
             vec![
@@ -545,7 +545,7 @@ fn volumes_compare_read_policies_and_reject_bad_specs() {
         ),
         (
             vec!["--device", "nvme", "--policy", "alloc=ssd-metadata"],
-            "give a --volume",
+            "run with --fs btrfs",
         ),
         (
             vec!["--volume", "raid1:nvme,nvme", "--pid-split", "3-1"],
@@ -645,6 +645,12 @@ fn btrfs_lite_compares_flush_policies_and_refuses_what_it_cannot_run() {
         "flush=catch-up,flush=on-demand:preempt=2021",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // The old name still runs, and says the new one.
+    assert!(
+        stderr(&o).contains("--fs btrfs-lite is now --fs btrfs"),
+        "{}",
+        stderr(&o)
+    );
     let out = stdout(&o);
     // The btrfs table follows the mmtests table, one row per variant.
     let header = out
@@ -660,14 +666,14 @@ fn btrfs_lite_compares_flush_policies_and_refuses_what_it_cannot_run() {
     for (args, needle) in [
         (
             vec!["--device", "sata-ssd", "--policy", "flush=on-demand"],
-            "run with --fs btrfs-lite",
+            "run with --fs btrfs (on a --device or a --volume)",
         ),
         (
             vec![
                 "--device",
                 "sata-ssd",
                 "--fs",
-                "btrfs-lite",
+                "btrfs",
                 "--policy",
                 "flush=on-demand:preempt=2030",
             ],

@@ -255,7 +255,11 @@ impl<P: FlushPolicy> FlushModel<P> {
             return;
         }
         let Some(t) = self.txn.as_ref() else { return };
-        let old = self.now - t.start_ns >= self.params.commit_interval_ns;
+        // The kernel stamps a transaction and compares in whole seconds
+        // (`ktime_get_seconds`): one begun at 0.4 s is 30 s old at the
+        // tick at 30 s.
+        let age = (self.now / crate::consts::SEC).saturating_sub(t.start_ns / crate::consts::SEC);
+        let old = age.saturating_mul(crate::consts::SEC) >= self.params.commit_interval_ns;
         if old || t.state == TxnState::Blocked {
             self.request_commit(CommitSource::Kthread);
         }

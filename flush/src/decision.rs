@@ -54,6 +54,10 @@ pub enum CommitSource {
     Throttle,
     /// A flusher's `COMMIT_TRANS`.
     Flusher(Actor),
+    /// A task's own `btrfs_commit_transaction`: an fsync that cannot use
+    /// the log tree and commits instead, `sync(2)`
+    /// ([`FlushModel::on_commit_request`](crate::FlushModel::on_commit_request)).
+    Sync,
 }
 
 /// One decision to act on.

@@ -152,6 +152,23 @@ impl<P: FlushPolicy> FlushModel<P> {
         Ok(())
     }
 
+    /// A task commits the running transaction itself (kernel:
+    /// `btrfs_commit_transaction` from `btrfs_sync_file` when the log tree
+    /// cannot be used, or from `sync(2)`). Returns the transaction whose
+    /// [`on_commit_done`](Self::on_commit_done) the task waits for: the
+    /// running one, or the one being committed when a commit is already on
+    /// its way. `None`: nothing to commit, every change is durable.
+    pub fn on_commit_request(&mut self, now: u64) -> Option<u64> {
+        self.enter(now);
+        let r = if self.txn.is_some() {
+            self.request_commit(crate::CommitSource::Sync)
+        } else {
+            self.writing.as_ref().map(|w| w.id)
+        };
+        self.pump();
+        r
+    }
+
     /// Time passed; call at [`next_deadline`](Self::next_deadline).
     pub fn on_timer(&mut self, now: u64) {
         self.enter(now);

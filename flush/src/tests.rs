@@ -1447,3 +1447,76 @@ fn preempt_clamp_falls_after_a_single_state_run() {
     fs.on_work_done(4, job).unwrap();
     assert_eq!(fs.snapshot().clamp, 1);
 }
+
+#[test]
+fn a_task_commits_the_running_transaction_on_request() {
+    let mut fs = model(Policy::on_demand(), params());
+    // Nothing changed: nothing to commit.
+    assert_eq!(fs.on_commit_request(0), None);
+    let h = open(&mut fs, 0, HandleKind::Join, 0);
+    fs.on_refs_added(1, h, heads(2)).unwrap();
+    fs.on_handle_end(2, h, false).unwrap();
+    settle(&mut fs, 2);
+    // Long before the 30 s interval, the task's commit runs the refs and
+    // writes transaction 1 out.
+    assert_eq!(fs.on_commit_request(SEC), Some(1));
+    let mut io = None;
+    while let Some(d) = fs.poll_decision() {
+        match d {
+            Decision::RunRefs { job, .. } => fs.on_work_done(SEC, job).unwrap(),
+            Decision::CommitIo { txn, .. } => io = Some(txn),
+            _ => {}
+        }
+    }
+    assert_eq!(io, Some(1));
+    assert!(traces(&mut fs).contains(&TraceRecord::CommitStart {
+        now: SEC,
+        txn: 1,
+        source: CommitSource::Sync
+    }));
+    // While it is written out, asking again waits for the same commit;
+    // a change meanwhile starts transaction 2, committed next.
+    assert_eq!(fs.on_commit_request(SEC + 1), Some(1));
+    let h = open(&mut fs, SEC + 2, HandleKind::Join, 0);
+    fs.on_handle_end(SEC + 3, h, false).unwrap();
+    assert_eq!(fs.on_commit_request(SEC + 4), Some(2));
+    fs.on_commit_done(2 * SEC, 1).unwrap();
+    assert_eq!(fs.snapshot().completed_txn, 1);
+    let mut io = None;
+    while let Some(d) = fs.poll_decision() {
+        match d {
+            Decision::RunRefs { job, .. } => fs.on_work_done(2 * SEC, job).unwrap(),
+            Decision::CommitIo { txn, .. } => io = Some(txn),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        io,
+        Some(2),
+        "the request made during write-out commits txn 2"
+    );
+}
+
+#[test]
+fn the_commit_thread_ages_transactions_in_whole_seconds() {
+    // Begun at 0.4 s, the transaction is 30 s old at the tick at 30 s
+    // (the kernel's `ktime_get_seconds` stamps), not at 30.4 s.
+    let mut fs = model(Policy::on_demand(), params());
+    let h = open(&mut fs, 400_000_000, HandleKind::Join, 0);
+    fs.on_handle_end(400_000_000, h, false).unwrap();
+    settle(&mut fs, 400_000_000);
+    for tick in 1..=5 {
+        fs.on_timer(tick * 5 * SEC);
+    }
+    assert!(
+        !traces(&mut fs)
+            .iter()
+            .any(|t| matches!(t, TraceRecord::CommitStart { .. }))
+    );
+    fs.on_timer(30 * SEC);
+    assert!(traces(&mut fs).contains(&TraceRecord::CommitStart {
+        now: 30 * SEC,
+        txn: 1,
+        source: CommitSource::Kthread
+    }));
+}

@@ -38,10 +38,11 @@ pub enum FsKind {
     XfsLite,
     /// No journal: fsync is data writeback plus a cache flush.
     Raw,
-    /// btrfs's buffered-write metadata path around the `iolab-flush` model
-    /// (`fs::btrfs`): reservations and tickets per `write()`, ordered
-    /// extents queueing delayed refs, flush states, commits.
-    BtrfsLite,
+    /// btrfs (`fs::btrfs`), one model on one device or a `--volume`: the
+    /// chunk map and the read policy, reservations and tickets per
+    /// `write()` in the `iolab-flush` model, ordered extents queueing
+    /// delayed refs, flush states, the log tree and fsync, commits.
+    Btrfs,
 }
 
 /// Everything one run depends on.
@@ -72,7 +73,8 @@ pub struct Scenario {
     pub cpus: u32,
 }
 
-/// A btrfs-like volume over several devices (`--volume PROFILE:DEV,...`).
+/// A btrfs volume over one or more devices (`--volume PROFILE:DEV,...`;
+/// `--fs btrfs` on a `--device` is [`VolumeSpec::one_device`]).
 #[derive(Clone, Debug)]
 pub struct VolumeSpec {
     /// Data profile (`single`, `dup`, `raid1`, `raid1c3`, `raid1c4`).
@@ -100,6 +102,36 @@ pub struct VolumeSpec {
     /// million (`p_full_commit`, an assumed figure;
     /// `--full-commit`). 0: none.
     pub full_commit_ppm: u32,
+}
+
+impl VolumeSpec {
+    /// mkfs.btrfs on one device: the `single` profile, the device's
+    /// default hint, mkfs's first chunks where mkfs puts them.
+    pub fn one_device(device: DeviceConfig) -> VolumeSpec {
+        VolumeSpec {
+            profile: iolab_tiering::Profile::Single,
+            devices: vec![device],
+            hints: Vec::new(),
+            balanced: false,
+            pid_split: None,
+            metadata_used: 0,
+            full_commit_ppm: 0,
+        }
+    }
+}
+
+impl Scenario {
+    /// The btrfs volume the run builds: the `--volume`, or on `--fs
+    /// btrfs` the one device (`None`: no btrfs).
+    pub fn btrfs_volume(&self) -> Option<std::borrow::Cow<'_, VolumeSpec>> {
+        match (&self.volume, self.fs) {
+            (Some(v), _) => Some(std::borrow::Cow::Borrowed(v)),
+            (None, FsKind::Btrfs) => Some(std::borrow::Cow::Owned(VolumeSpec::one_device(
+                self.device.clone(),
+            ))),
+            (None, _) => None,
+        }
+    }
 }
 
 /// Errors that stop a run before it starts.
@@ -877,35 +909,45 @@ pub fn check_variant(scenario: &Scenario, variant: &Variant) -> Result<(), SimEr
     build_world(scenario, NoPolicy, layer).map(drop)
 }
 
-/// The chunk map and read policy of `scenario`'s volume, `None` for a
-/// single device. Checks what the volume model cannot run yet.
+/// The chunk map and read policy of `scenario`'s btrfs volume (a
+/// `--volume`, or the one device of `--fs btrfs`), `None` on other
+/// filesystems. Checks what the volume model cannot run yet.
 fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, SimError> {
-    let Some(spec) = &scenario.volume else {
-        if variant.read.is_some() {
-            return Err(SimError::Variant(format!(
-                "variant '{}': read= chooses among RAID copies; give a --volume",
-                variant.spec
-            )));
-        }
-        if variant.alloc.is_some() {
-            return Err(SimError::Variant(format!(
-                "variant '{}': alloc= places chunks on the devices of a volume; give a --volume",
-                variant.spec
-            )));
+    let Some(spec) = scenario.btrfs_volume() else {
+        for (set, what) in [
+            (
+                variant.read.is_some(),
+                "read= chooses among a btrfs volume's copies",
+            ),
+            (
+                variant.alloc.is_some(),
+                "alloc= places the chunks of a btrfs volume",
+            ),
+        ] {
+            if set {
+                return Err(SimError::Variant(format!(
+                    "variant '{}': {what}; run with --fs btrfs (on a --device or a --volume)",
+                    variant.spec
+                )));
+            }
         }
         return Ok(None);
     };
-    if variant.block != BlockChoice::None {
+    let spec = spec.as_ref();
+    if variant.block != BlockChoice::None && spec.devices.len() > 1 {
         return Err(SimError::Variant(format!(
             "variant '{}': block-layer policies on a multi-device volume are not simulated yet \
              (one rq-qos instance per device)",
             variant.spec
         )));
     }
-    if scenario.fs == FsKind::XfsLite {
-        return Err(SimError::Volume(
-            "a multi-device volume runs without a journal: use --fs raw".into(),
-        ));
+    match scenario.fs {
+        FsKind::Btrfs => {}
+        other => {
+            return Err(SimError::Volume(format!(
+                "a --volume is a btrfs filesystem; the scenario says {other:?}: use --fs btrfs"
+            )));
+        }
     }
     if spec.devices.len() > crate::fs::btrfs::volume::MAX_DEVICES {
         return Err(SimError::Volume(format!(
@@ -973,89 +1015,58 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
 /// scenario.
 #[derive(Debug)]
 pub struct FsLayer {
-    /// The chunk map and read policy of a multi-device volume.
+    /// The chunk map and read policy of the btrfs volume.
     pub raid: Option<Raid>,
-    /// btrfs-lite's flush policy.
+    /// btrfs's flush policy.
     pub flush: Option<iolab_flush::Policy>,
 }
 
-/// The flush policy a variant runs with on btrfs-lite (`None` on other
+/// The flush policy a variant runs with on btrfs (`None` on other
 /// filesystems). A variant without `flush=` runs `flush=on-demand` (the
 /// report names it).
 fn flush_policy(
     scenario: &Scenario,
     variant: &Variant,
 ) -> Result<Option<iolab_flush::Policy>, SimError> {
-    if scenario.fs != FsKind::BtrfsLite {
+    if scenario.fs != FsKind::Btrfs {
         if variant.flush.is_some() {
             return Err(SimError::Variant(format!(
-                "variant '{}': flush= is btrfs's metadata flushing; run with --fs btrfs-lite",
+                "variant '{}': flush= is btrfs's metadata flushing; run with --fs btrfs (on a \
+                 --device or a --volume)",
                 variant.spec
             )));
         }
         return Ok(None);
     }
-    if scenario.volume.is_some() {
-        return Err(SimError::Volume(
-            "btrfs-lite runs on one device, not on a --volume".into(),
-        ));
-    }
-    for j in &scenario.jobs {
-        if j.direct {
-            return Err(job_err(
-                j,
-                "direct",
-                "O_DIRECT on btrfs-lite is not simulated yet (its ordered extents skip delalloc)",
-            ));
-        }
-        let log_syncs = j
-            .replay_logs
-            .iter()
-            .any(|l| l.has(LogAction::Sync) || l.has(LogAction::Datasync));
-        for (set, option) in [
-            (log_syncs, "read_iolog"),
-            (j.fsync > 0, "fsync"),
-            (j.fdatasync > 0, "fdatasync"),
-            (j.end_fsync, "end_fsync"),
-            (j.fsync_on_close, "fsync_on_close"),
-        ] {
-            if set {
-                return Err(job_err(
-                    j,
-                    option,
-                    "fsync on btrfs-lite is not simulated yet (needs the log tree)",
-                ));
-            }
-        }
-    }
-    let policy = variant.flush.unwrap_or(iolab_flush::Policy::on_demand());
-    Ok(Some(policy))
+    Ok(Some(
+        variant.flush.unwrap_or(iolab_flush::Policy::on_demand()),
+    ))
 }
 
-/// The btrfs-lite state for `files` files and `ctxs` contexts on a device
-/// of `capacity` bytes.
+/// The flush model of a btrfs run: its metadata space is the volume's
+/// (the metadata chunks, their tree items, the devices' unallocated bytes
+/// and the profile's copies); `ctxs` writer contexts.
 fn btrfs_state(
     policy: iolab_flush::Policy,
-    capacity: u64,
+    raid: &Raid,
     file_pages: &[u32],
     ctxs: usize,
     ncpu: u32,
-    meta_area: (u64, u64),
 ) -> Result<crate::world::BtrfsState, SimError> {
     use iolab_flush::{Config, FlushModel, Params};
     const MIB: u64 = 1 << 20;
     let defaults = Params::default();
-    // A fresh filesystem (mkfs.btrfs on one device): a 1 GiB metadata chunk
-    // with 16 MiB used, the rest of the device unallocated (the overcommit
-    // base). The global reserve: the 4.x/5.0 sizing
-    // (`calc_global_metadata_size`) caps it at a third of the metadata in
-    // use and aligns it up to `nodesize << 10`, so a fresh fs holds
-    // 16 MiB, far below the 512 MiB cap.
-    let total = 1024 * MIB;
+    // The global reserve: the 4.x/5.0 sizing (`calc_global_metadata_size`)
+    // caps it at a third of the metadata in use and aligns it up to
+    // `nodesize << 10`, so a young filesystem holds 16 MiB, far below the
+    // 512 MiB cap.
+    let (used, _, _) = raid.metadata_use();
     let params = Params {
-        total,
-        used: 16 * MIB,
-        unallocated: capacity.saturating_sub(total),
+        total: raid.metadata_total(),
+        used,
+        unallocated: raid.unallocated(),
+        profile_factor: raid.copies(),
+        chunk_size: raid.metadata_chunk_len(),
         global_rsv: 16 * MIB,
         ncpu: u64::from(ncpu.max(1)),
         max_handles: 4096,
@@ -1077,7 +1088,6 @@ fn btrfs_state(
         ctxs,
         crate::fs::btrfs::endio_workers(ncpu.max(1)),
         scheme,
-        meta_area,
     ))
 }
 
@@ -1130,23 +1140,20 @@ fn build_world<P: Policy>(
     layer: FsLayer,
 ) -> Result<(World<P>, Vec<Cgroup>), SimError> {
     let FsLayer { raid, flush } = layer;
-    let devices = match &scenario.volume {
-        Some(v) if raid.is_some() => v
+    let btrfs = scenario.btrfs_volume();
+    if btrfs.is_some() != raid.is_some() || btrfs.is_some() != flush.is_some() {
+        return Err(SimError::Volume(
+            "a btrfs run needs its chunk map and its flush policy, and only a btrfs run has them"
+                .into(),
+        ));
+    }
+    let devices = match &btrfs {
+        Some(v) => v
             .devices
             .iter()
             .enumerate()
             .map(|(i, d)| Device::seeded(d, scenario.seed, i as u32))
             .collect::<Result<Vec<_>, _>>()?,
-        Some(_) => {
-            return Err(SimError::Volume(
-                "a --volume run needs its chunk map".into(),
-            ));
-        }
-        None if raid.is_some() => {
-            return Err(SimError::Volume(
-                "a chunk map needs the --volume it was built for".into(),
-            ));
-        }
         None => vec![Device::seeded(&scenario.device, scenario.seed, 0)?],
     };
     // The files live in the volume's logical space: the data chunks' on a
@@ -1169,7 +1176,7 @@ fn build_world<P: Policy>(
         scenario.scheduler,
     );
     let mut raid = raid;
-    let split = scenario.volume.as_ref().and_then(|v| v.pid_split);
+    let split = btrfs.as_ref().and_then(|v| v.pid_split);
     if let (Some(r), Some((even, odd))) = (raid.as_mut(), split) {
         if r.profile() != iolab_tiering::Profile::Raid1 {
             return Err(SimError::Volume(format!(
@@ -1186,7 +1193,7 @@ fn build_world<P: Policy>(
         r.set_pid_split(even, odd);
     }
     world.raid = raid;
-    if let Some(v) = &scenario.volume {
+    if let Some(v) = &btrfs {
         world.commit.full_commit_ppm = v.full_commit_ppm;
         world.commit.draws = Some(Stream::new(
             scenario.seed,
@@ -1195,7 +1202,7 @@ fn build_world<P: Policy>(
     }
     world.cpus = scenario.cpus.max(1);
     let host_us = |key: fn(&DeviceConfig) -> f64| -> Ns {
-        let us = match &scenario.volume {
+        let us = match &btrfs {
             Some(v) => v.devices.iter().map(key).fold(0.0, f64::max),
             None => key(&scenario.device),
         };
@@ -1286,7 +1293,7 @@ fn build_world<P: Policy>(
     // need, placed by the run's allocator.
     if let Some(r) = world.raid.as_mut() {
         r.trim_data(layout.end());
-        let aged = scenario.volume.as_ref().map_or(0, |v| v.metadata_used);
+        let aged = btrfs.as_ref().map_or(0, |v| v.metadata_used);
         r.use_metadata(aged.saturating_add(file_items));
         let (used, capacity, _) = r.metadata_use();
         if used > capacity {
@@ -1347,16 +1354,9 @@ fn build_world<P: Policy>(
             .push(Job::new(plan, rng, ids, gens, ctx_first, nctx));
     }
     world.walls_left = walls;
-    if let Some(policy) = flush {
+    if let (Some(policy), Some(raid)) = (flush, world.raid.as_ref()) {
         let pages: Vec<u32> = world.files.iter().map(|f| f.pages).collect();
-        let state = btrfs_state(
-            policy,
-            capacity,
-            &pages,
-            world.ctxs.len(),
-            scenario.cpus,
-            (log_off, log_len),
-        )?;
+        let state = btrfs_state(policy, raid, &pages, world.ctxs.len(), scenario.cpus)?;
         world.btrfs = Some(Box::new(state));
         world.btrfs_start();
     }

@@ -264,7 +264,7 @@ fn bad_iocost_knobs_are_errors_naming_the_key() {
 fn iocost_is_refused_on_a_multi_device_volume() {
     // One rq-qos instance per device is not simulated yet (build_raid).
     let mut s = weighted(1);
-    s.fs = iolab_sim::FsKind::Raw;
+    s.fs = iolab_sim::FsKind::Btrfs;
     s.volume = Some(iolab_sim::VolumeSpec {
         profile: iolab_sim::Profile::Raid1,
         devices: ["nvme", "nvme"]

@@ -126,16 +126,6 @@ pub enum Payload {
     },
     /// Metadata written in place.
     Meta,
-    /// btrfs-lite: a tree block of transaction `txn`'s commit.
-    BtrfsMeta {
-        /// Transaction.
-        txn: u64,
-    },
-    /// btrfs-lite: the superblock that ends transaction `txn`'s commit.
-    BtrfsSuper {
-        /// Transaction.
-        txn: u64,
-    },
     /// A bare cache flush.
     Flush,
     /// A volume's fsync: a log-tree block or a superblock (the context

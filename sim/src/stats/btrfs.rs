@@ -1,4 +1,4 @@
-//! The btrfs-lite block printed under a comparison: per variant, what
+//! The btrfs block printed under a comparison: per variant, what
 //! the delayed-ref comparison needs beside bandwidth and latency — commits and
 //! their rate, time in `Blocked`, ticket waits, and who ran the delayed
 //! refs. It reads the run's `btrfs` JSON object (`world::btrfs`), so the
@@ -13,7 +13,7 @@ use crate::time::Ns;
 /// One variant: its name, its `iolab.btrfs` object, its simulated length.
 pub type BtrfsRun<'a> = (&'a str, &'a serde_json::Value, Ns);
 
-/// The table, or an empty string when no run used btrfs-lite.
+/// The table, or an empty string when no run used btrfs.
 pub fn btrfs_table(runs: &[BtrfsRun<'_>]) -> String {
     let runs: Vec<&BtrfsRun<'_>> = runs.iter().filter(|r| r.1.is_object()).collect();
     if runs.is_empty() {
@@ -21,7 +21,7 @@ pub fn btrfs_table(runs: &[BtrfsRun<'_>]) -> String {
     }
     let width = variant_width(runs.iter().map(|r| r.0));
     let mut out = String::from(
-        "\nbtrfs-lite: transaction commits (count, per minute of simulated time, their length in s), time writers were blocked in s, reservation tickets and their waits in ms, delayed-ref runs by context\n",
+        "\nbtrfs: transaction commits (count, per minute of simulated time, their length in s), time writers were blocked in s, reservation tickets and their waits in ms, delayed-ref runs by context\n",
     );
     let _ = writeln!(
         out,

@@ -577,7 +577,6 @@ impl<P: Policy> World<P> {
                 }
                 self.on_data_written(now, file, first, count);
                 self.btrfs_on_written(now, file, first, count);
-                self.txn_on_written(now, file, count);
             }
             Payload::Direct { file, first, count } => {
                 if r.bio.op == Op::Write {
@@ -587,8 +586,6 @@ impl<P: Policy> World<P> {
             }
             Payload::Log { seq } => self.on_log_write_done(now, seq),
             Payload::Meta => self.on_ail_write_done(now),
-            Payload::BtrfsMeta { txn } => self.btrfs_on_meta_written(now, txn),
-            Payload::BtrfsSuper { txn } => self.btrfs_on_super_written(now, txn),
             Payload::TreeBlock => self.on_tree_block_written(now),
             Payload::CommitSuper => self.on_commit_super_written(now),
             Payload::Flush | Payload::LogSync => {}

@@ -1,15 +1,21 @@
-//! btrfs-lite glue (`--fs btrfs-lite`): the `iolab-flush` model between
-//! buffered writers, the page cache, the endio workers, the flusher and
-//! the device. The bookkeeping rules are in `fs::btrfs`.
+//! btrfs's glue between the `iolab-flush` model and the rest of the
+//! machine: buffered writers, the page cache, the endio workers, the
+//! flusher and the commit (`world::commit`). The bookkeeping rules are in
+//! `fs::btrfs`.
 //!
 //! Who waits on whom:
 //! * a writer whose metadata reservation does not fit sleeps on its ticket
 //!   (`Phase::Reserve`) until a `Grant` (or fails the job on `Fail`);
 //! * an endio worker waits for its transaction handle (`HandleReady`) and,
-//!   in catch-up, for the end of its handle (`HandleReleased`);
+//!   in catch-up, for the end of its handle (`HandleReleased`); under the
+//!   handle its ordered extent changes the file's tree items and queues
+//!   delayed refs;
+//! * an fsync waits for the ordered extents of its file before it logs
+//!   (`btrfs_wait_ordered_range`; `Phase::SyncOrdered`);
 //! * the flush model's actors wait for their work: ref runs take CPU time,
-//!   `FLUSH_DELALLOC` states write back dirty pages through the flusher,
-//!   commits write tree blocks, a FLUSH and a FUA superblock.
+//!   `FLUSH_DELALLOC` states write back dirty pages through the flusher, a
+//!   metadata chunk comes from the volume's allocator, and a commit is
+//!   written by `world::commit` (tree blocks, then the superblocks).
 
 use std::collections::VecDeque;
 
@@ -18,11 +24,9 @@ use iolab_flush::{
     Start, TraceRecord,
 };
 
-use super::commit::superblock;
 use super::job::Phase;
 use super::{Ev, World};
 use crate::block::Policy;
-use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::PAGE;
 use crate::fs::btrfs::{
     ExtentRefs, FINISH_CPU_NS, InodeRsv, OrderedSpan, RsvRule, RsvScheme, SAMPLE_NS,
@@ -69,6 +73,18 @@ pub(crate) struct Ordered {
     pub file: u32,
     pub first: u32,
     pub count: u32,
+    /// An O_DIRECT write's: not delalloc and reserved nothing, so its
+    /// end changes no inode counter.
+    pub direct: bool,
+}
+
+/// An fsync waiting for its file's ordered extents.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OrderedWait {
+    pub ctx: u32,
+    pub file: u32,
+    /// The file's finished count that ends the wait.
+    pub until: u64,
 }
 
 /// What an endio worker is doing.
@@ -97,6 +113,8 @@ pub(crate) struct PendingWrite {
 pub(crate) struct BtrfsStats {
     pub reservations: u64,
     pub tickets: u64,
+    /// Tickets that ended in a failure (ENOSPC, abort).
+    pub tickets_failed: u64,
     pub ticket_wait_ns: crate::stats::LatAcc,
     pub enospc: u64,
     pub commits: u64,
@@ -106,6 +124,9 @@ pub(crate) struct BtrfsStats {
     /// worker, committer, priority reservers.
     pub refs_by_actor: [u64; 5],
     pub ordered_done: u64,
+    /// O_DIRECT writes started, and their ordered extents finished.
+    pub direct_writes: u64,
+    pub direct_ordered_done: u64,
     pub handle_waits: u64,
     /// Since when the running transaction is `Blocked` (catch-up).
     pub blocked_since: Option<Ns>,
@@ -148,19 +169,17 @@ pub(crate) struct BtrfsState {
     /// The flush model's deadline the pending `FsTimer` serves, and when
     /// that event fires.
     pub timer_at: Option<Ns>,
-    /// Commit being written: (txn, metadata bios outstanding).
-    pub commit: Option<(u64, u32)>,
-    /// Where tree blocks are written (the fs's metadata area).
-    pub meta_area: (u64, u64),
-    pub meta_cursor: u64,
+    /// Buffered ordered extents finished, per file.
+    pub finished_by_file: Vec<u64>,
+    /// fsyncs waiting for their file's ordered extents.
+    pub ordered_waits: Vec<OrderedWait>,
     pub pumping: bool,
     pub stats: BtrfsStats,
 }
 
 impl BtrfsState {
     /// A fresh state: one inode per file of `file_pages[i]` pages, `ctxs` writer contexts, `workers`
-    /// endio workers, writes reserving by `scheme`, tree blocks written
-    /// into `meta_area` (offset, len).
+    /// endio workers, writes reserving by `scheme`.
     pub(crate) fn new(
         model: FlushModel,
         policy_name: String,
@@ -168,7 +187,6 @@ impl BtrfsState {
         ctxs: usize,
         workers: u32,
         scheme: RsvScheme,
-        meta_area: (u64, u64),
     ) -> BtrfsState {
         let params = model.params();
         let rule = RsvRule {
@@ -191,9 +209,8 @@ impl BtrfsState {
             ordered_pages: 0,
             ref_batches: 0,
             timer_at: None,
-            commit: None,
-            meta_area,
-            meta_cursor: 0,
+            finished_by_file: vec![0; file_pages.len()],
+            ordered_waits: Vec::with_capacity(ctxs),
             pumping: false,
             stats: BtrfsStats::default(),
         }
@@ -261,6 +278,26 @@ impl<P: Policy> World<P> {
         proceed
     }
 
+    /// Context `c` starts an O_DIRECT write of `len` bytes at `offset` of
+    /// `file`: one ordered extent, finished once every copy of every bio
+    /// is down. It reserves no metadata: `btrfs_dio_iomap_begin`'s
+    /// reservation is not modelled yet, so direct writes' delayed refs
+    /// wait for a commit or another reserver's flushing.
+    pub(crate) fn btrfs_note_direct_write(&mut self, c: u32, file: u32, offset: u64, len: u64) {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
+        fs.stats.direct_writes += 1;
+        let first = (offset / PAGE) as u32;
+        let count = ((offset + len).div_ceil(PAGE) - offset / PAGE) as u32;
+        self.ctxs[c as usize].direct_ordered = Some(Ordered {
+            file,
+            first,
+            count,
+            direct: true,
+        });
+    }
+
     /// A page of `file` is about to be dirtied: count its delalloc run and
     /// its checksum.
     pub(crate) fn btrfs_on_dirty(&mut self, file: u32, p: u32) {
@@ -319,13 +356,52 @@ impl<P: Policy> World<P> {
         fs.ordered_pages += u64::from(count);
     }
 
-    /// A writeback bio completed: its ordered extent goes to the workers.
+    /// A writeback bio completed (its last copy): its ordered extent goes
+    /// to the workers.
     pub(crate) fn btrfs_on_written(&mut self, now: Ns, file: u32, first: u32, count: u32) {
+        let oe = Ordered {
+            file,
+            first,
+            count,
+            direct: false,
+        };
+        self.btrfs_queue_ordered(now, oe);
+    }
+
+    /// An O_DIRECT write completed on every copy: its ordered extent goes
+    /// to the workers (`btrfs_dio_end_io` → `btrfs_finish_ordered_extent`).
+    pub(crate) fn btrfs_on_written_direct(&mut self, now: Ns, oe: Ordered) {
+        debug_assert!(oe.direct);
+        self.btrfs_queue_ordered(now, oe);
+    }
+
+    fn btrfs_queue_ordered(&mut self, now: Ns, oe: Ordered) {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
-        fs.ordered.push_back(Ordered { file, first, count });
+        fs.ordered.push_back(oe);
         self.btrfs_kick(now);
+    }
+
+    /// Context `c`'s fsync of `file` has its data down: true if it may
+    /// log now, else it waits (`Phase::SyncOrdered`) for the ordered
+    /// extents the file has now (`btrfs_wait_ordered_range`).
+    pub(crate) fn btrfs_ordered_settled(&mut self, c: u32, file: u32) -> bool {
+        let Some(fs) = self.btrfs.as_mut() else {
+            return true;
+        };
+        let outstanding = fs.inodes[file as usize].ordered;
+        if outstanding == 0 {
+            return true;
+        }
+        let until = fs.finished_by_file[file as usize] + outstanding;
+        fs.ordered_waits.push(OrderedWait {
+            ctx: c,
+            file,
+            until,
+        });
+        self.ctxs[c as usize].phase = Phase::SyncOrdered;
+        false
     }
 
     /// Idle endio workers take ordered extents.
@@ -389,6 +465,12 @@ impl<P: Policy> World<P> {
             .refs
             .on_ordered(span, f.written.as_mut(), txn, fs.ref_batches);
         let _ = fs.model.on_refs_added(now, h, batch);
+        // Under the handle, the extent's items change in the running
+        // transaction (`btrfs_finish_ordered_io`): the commit writes them.
+        self.txn_on_written(oe.file, oe.count);
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
         match fs.model.on_handle_end(now, h, false) {
             Ok(End::Wait(h)) => {
                 fs.stats.handle_waits += 1;
@@ -404,6 +486,12 @@ impl<P: Policy> World<P> {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
+        fs.workers[w as usize] = Worker::Idle;
+        if oe.direct {
+            fs.stats.direct_ordered_done += 1;
+            self.btrfs_kick(now);
+            return;
+        }
         let rule = fs.rule;
         let r = fs.inode(oe.file);
         r.ordered = r.ordered.saturating_sub(1);
@@ -416,11 +504,36 @@ impl<P: Policy> World<P> {
         fs.stats.ordered_done += 1;
         fs.oe_outstanding = fs.oe_outstanding.saturating_sub(1);
         fs.ordered_pages = fs.ordered_pages.saturating_sub(u64::from(oe.count));
-        fs.workers[w as usize] = Worker::Idle;
+        fs.finished_by_file[oe.file as usize] += 1;
+        self.btrfs_wake_ordered_waits(now, oe.file);
+        let Some(fs) = self.btrfs.as_mut() else {
+            return;
+        };
         fs.model
             .on_writeback(now, self.cache.nr_dirty * PAGE, fs.ordered_pages * PAGE);
         self.btrfs_delalloc_check(now);
         self.btrfs_kick(now);
+    }
+
+    /// The fsyncs of `file` whose ordered extents are all finished go on
+    /// to log, the longest waiting first.
+    fn btrfs_wake_ordered_waits(&mut self, now: Ns, file: u32) {
+        loop {
+            let Some(fs) = self.btrfs.as_mut() else {
+                return;
+            };
+            let done = fs.finished_by_file[file as usize];
+            let Some(i) = fs
+                .ordered_waits
+                .iter()
+                .position(|w| w.file == file && done >= w.until)
+            else {
+                return;
+            };
+            let w = fs.ordered_waits.remove(i);
+            debug_assert_eq!(self.ctxs[w.ctx as usize].phase, Phase::SyncOrdered);
+            self.sync_log_now(now, w.ctx);
+        }
     }
 
     /// A job's write could not be reserved (ENOSPC): the job ends with an
@@ -456,6 +569,13 @@ impl<P: Policy> World<P> {
                         .flush_space
                         .entry((state, actor == Actor::Preempt))
                         .or_default() += 1;
+                }
+                TraceRecord::ChunkAlloc { .. } => {
+                    // The model counted a new chunk; the volume's allocator
+                    // places it.
+                    if let Some(raid) = self.raid.as_mut() {
+                        raid.alloc_metadata_chunk();
+                    }
                 }
                 TraceRecord::TicketGranted { waited_ns, .. } => {
                     fs.stats.ticket_wait_ns.record(waited_ns);
@@ -511,6 +631,7 @@ impl<P: Policy> World<P> {
                 let fs = self.btrfs.as_mut().expect("btrfs");
                 fs.pending[c as usize] = None;
                 fs.stats.enospc += 1;
+                fs.stats.tickets_failed += 1;
                 self.btrfs_write_failed(now, c);
             }
             Decision::HandleReady { handle } => {
@@ -558,7 +679,7 @@ impl<P: Policy> World<P> {
                 state,
                 bytes,
             } => self.btrfs_flush_state(now, job, actor == Actor::Preempt, state, bytes),
-            Decision::CommitIo { txn, meta_bytes } => self.btrfs_commit_io(now, txn, meta_bytes),
+            Decision::CommitIo { txn, meta_bytes } => self.commit_write_out(now, txn, meta_bytes),
         }
     }
 
@@ -695,73 +816,12 @@ impl<P: Policy> World<P> {
             self.btrfs_delalloc_start(now, dj);
         }
     }
-    /// Writes a transaction's COWed tree blocks, then (on their
-    /// completion) the FLUSH + FUA superblock (`write_all_supers`).
-    fn btrfs_commit_io(&mut self, now: Ns, txn: u64, meta_bytes: u64) {
-        let fs = self.btrfs.as_mut().expect("btrfs");
-        fs.stats.commit_meta_bytes += meta_bytes;
-        let (area_off, area_len) = fs.meta_area;
-        let mut left = meta_bytes.div_ceil(PAGE) * PAGE;
-        let mut bios = 0u32;
-        while left > 0 {
-            let n = left.min(512 * 1024);
-            if fs.meta_cursor + n > area_len {
-                fs.meta_cursor = 0;
-            }
-            let at = area_off + fs.meta_cursor;
-            fs.meta_cursor += n;
-            self.jn.queue.push_back(Bio {
-                op: Op::Write,
-                flags: Flags::META,
-                dev: 0,
-                offset: at,
-                len: n,
-                origin: Origin::Fs,
-                cgroup: 0,
-                payload: Payload::BtrfsMeta { txn },
-            });
-            left -= n;
-            bios += 1;
-        }
-        let fs = self.btrfs.as_mut().expect("btrfs");
-        fs.commit = Some((txn, bios));
-        if bios == 0 {
-            self.btrfs_superblock(now, txn);
-        } else {
-            self.journal_pump(now);
-        }
-    }
-
-    /// The superblock write that makes transaction `txn` durable.
-    fn btrfs_superblock(&mut self, now: Ns, txn: u64) {
-        self.jn
-            .queue
-            .push_back(superblock(0, Origin::Fs, 0, Payload::BtrfsSuper { txn }));
-        self.journal_pump(now);
-    }
-
-    /// One tree-block write of the commit finished.
-    pub(crate) fn btrfs_on_meta_written(&mut self, now: Ns, txn: u64) {
+    /// The transaction `txn`'s commit is durable (its last superblock is
+    /// down).
+    pub(crate) fn btrfs_on_commit_done(&mut self, now: Ns, txn: u64) {
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
-        let Some((t, left)) = fs.commit.as_mut() else {
-            debug_assert!(false, "metadata write without a commit");
-            return;
-        };
-        debug_assert_eq!(*t, txn);
-        *left -= 1;
-        if *left == 0 {
-            self.btrfs_superblock(now, txn);
-        }
-    }
-
-    /// The superblock is on the device: the commit is done.
-    pub(crate) fn btrfs_on_super_written(&mut self, now: Ns, txn: u64) {
-        let Some(fs) = self.btrfs.as_mut() else {
-            return;
-        };
-        fs.commit = None;
         let _ = fs.model.on_commit_done(now, txn);
         self.btrfs_pump(now);
     }
@@ -872,6 +932,7 @@ impl<P: Policy> World<P> {
             "accounting": accounting,
             "reservations": fs.stats.reservations,
             "tickets": fs.stats.tickets,
+            "tickets_failed": fs.stats.tickets_failed,
             "ticket_wait_ns": {
                 "n": waits.n,
                 "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p999": pct(0.999),
@@ -910,6 +971,8 @@ impl<P: Policy> World<P> {
                 "priority": fs.stats.refs_by_actor[4],
             },
             "ordered_extents": fs.stats.ordered_done,
+            "direct_writes": fs.stats.direct_writes,
+            "direct_ordered_extents": fs.stats.direct_ordered_done,
             "handle_waits": fs.stats.handle_waits,
             "final": {
                 "total": s.space.total,

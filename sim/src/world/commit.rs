@@ -1,21 +1,21 @@
-//! A volume's transaction commits in the run, and the `tree_log_mutex` a
-//! commit shares with every fsync's superblock step (rules in
-//! `fs::btrfs::transaction`).
+//! A btrfs commit's IO, and the `tree_log_mutex` a commit shares with
+//! every fsync's superblock step (rules in `fs::btrfs::transaction`; when
+//! to commit is the flush model's, `world::btrfs`).
 //!
 //! Who waits on whom:
-//! * data writes change tree items in the running transaction; its first
-//!   change arms the commit's timer, 30 s later;
-//! * the commit ends the running transaction, waits for the mutex, writes
-//!   its tree blocks to the metadata chunks' copies, then a PREFLUSH + FUA
-//!   superblock on every device, and lets the mutex go;
+//! * ordered extents change tree items in the running transaction;
+//! * the flush model's write-out (`Decision::CommitIo`) ends it, waits for
+//!   the mutex, writes its tree blocks to the metadata chunk's copies, then
+//!   a PREFLUSH + FUA superblock on every device, lets the mutex go and
+//!   tells the flush model the commit is durable;
 //! * an fsync whose log blocks are down waits for the mutex
 //!   (`Phase::SyncLogLock`); the fsyncs that get it together write one set
 //!   of superblocks, by the first of them, and complete with it;
-//! * an fsync that falls back to a full commit (`--full-commit`) commits
-//!   the running transaction and waits for that commit (`Phase::SyncCommit`).
+//! * an fsync that falls back to a full commit (`--full-commit`) asks the
+//!   flush model to commit and waits for that commit (`Phase::SyncCommit`).
 
+use super::World;
 use super::job::Phase;
-use super::{Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::btrfs::metadata::{NODESIZE, item_bytes_for_write};
@@ -30,7 +30,7 @@ const COMMIT_BIO_BYTES: u64 = super::job::MAX_BIO_BYTES;
 
 /// A primary superblock write on device `dev` (`write_all_supers`: the
 /// device's cache flushed first, the block itself FUA), for a commit or an
-/// fsync's log commit (btrfs-lite's commits write theirs on device 0).
+/// fsync's log commit.
 pub(crate) fn superblock(dev: u16, origin: Origin, cgroup: u16, payload: Payload) -> Bio {
     Bio {
         op: Op::Write,
@@ -50,11 +50,9 @@ pub(crate) fn superblock(dev: u16, origin: Origin, cgroup: u16, payload: Payload
 /// The commit being written.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CommitIo {
-    /// Its transaction's generation.
-    pub generation: u64,
-    /// When it was due (a commit due while the one before it was being
-    /// written counts that wait), or when it started if an fsync's full
-    /// commit asked for it.
+    /// Its transaction (the flush model's id).
+    pub txn: u64,
+    /// When its write-out began.
     pub start: Ns,
     /// Tree blocks to write.
     pub blocks: u64,
@@ -71,8 +69,8 @@ pub struct CommitStats {
     pub commits: u64,
     /// Tree blocks they wrote (each once, however many copies).
     pub tree_blocks: u64,
-    /// Summed and longest commit time, from when it was due (or asked
-    /// for) to its last superblock, ns.
+    /// Summed and longest write-out time, from the flush model's write-out
+    /// (waiting for the mutex included) to the last superblock, ns.
     pub commit_ns_sum: u64,
     pub commit_ns_max: u64,
     /// fsyncs that found a commit holding or waiting for the mutex when
@@ -92,7 +90,7 @@ pub struct CommitStats {
     pub fsyncs_before_super: u64,
 }
 
-/// The commit actor's state (volume runs only).
+/// The commit's IO and the mutex (btrfs runs only).
 #[derive(Debug, Default)]
 pub(crate) struct CommitActor {
     pub txn: Transaction,
@@ -107,16 +105,13 @@ pub(crate) struct CommitActor {
     pub done: Vec<u32>,
     /// The commit waiting for or holding the mutex.
     pub io: Option<CommitIo>,
-    /// A transaction came due (or an fsync asked for its commit) while
-    /// the previous commit was still on its way; it is committed as soon
-    /// as that one is done.
-    pub due_pending: bool,
     /// fsyncs falling back to a full commit, per million (the assumed
     /// `p_full_commit`, `--full-commit`), and the stream they are drawn
     /// from (volume runs).
     pub full_commit_ppm: u32,
     pub draws: Option<Stream>,
-    /// fsyncs waiting for the commit of a generation: (generation, context).
+    /// fsyncs waiting for the commit of a transaction: (flush model's
+    /// transaction id, context).
     pub commit_waiters: Vec<(u64, u32)>,
     /// The contexts a finished commit wakes (kept to reuse its room).
     pub woken: Vec<u32>,
@@ -124,46 +119,34 @@ pub(crate) struct CommitActor {
 }
 
 impl<P: Policy> World<P> {
-    /// Pages `[.., + pages)` of `file` were written: their tree items
-    /// change in the running transaction (ordered-extent completion).
-    pub(crate) fn txn_on_written(&mut self, now: Ns, file: u32, pages: u32) {
-        if self.raid.is_none() {
-            return;
-        }
+    /// An ordered extent of `pages` pages of `file` finished: its tree
+    /// items change in the running transaction.
+    pub(crate) fn txn_on_written(&mut self, file: u32, pages: u32) {
         let generation = self.commit.txn.generation();
         let f = &mut self.files[file as usize];
         let first = f.txn_generation != generation;
         f.txn_generation = generation;
-        let bytes = item_bytes_for_write(u64::from(pages), first);
-        if let Some(at) = self.commit.txn.change(now, bytes) {
-            self.q.push(at, Ev::Commit);
-        }
+        self.commit
+            .txn
+            .change(item_bytes_for_write(u64::from(pages), first));
     }
 
-    /// The running transaction may be due: end it and queue its commit
-    /// for the mutex (after the commit on its way, if one is).
-    pub(crate) fn on_commit_timer(&mut self, now: Ns) {
-        if self.commit.txn.due().is_none_or(|t| t > now) {
-            return;
+    /// The flush model writes transaction `txn` out: once the commit holds
+    /// the mutex, the tree blocks its items fill go to the metadata
+    /// chunk's copies. The model's `meta_bytes` (the extent-tree bytes its
+    /// ref runs charged, a per-head worst case) stay its space accounting
+    /// and are reported, not written: one estimate of what a commit writes
+    /// serves every workload *(assumed; see [`commit_blocks`])*.
+    pub(crate) fn commit_write_out(&mut self, now: Ns, txn: u64, meta_bytes: u64) {
+        debug_assert!(self.commit.io.is_none(), "two write-outs at once");
+        if let Some(fs) = self.btrfs.as_mut() {
+            fs.stats.commit_meta_bytes += meta_bytes;
         }
-        self.commit_now(now);
-    }
-
-    /// Commits the running transaction now, or as soon as the commit on
-    /// its way is done.
-    fn commit_now(&mut self, now: Ns) {
-        if self.commit.io.is_some() {
-            self.commit.due_pending = true;
-            return;
-        }
-        let due = self.commit.txn.due().map_or(now, |t| t.min(now));
-        let Some(ended) = self.commit.txn.end() else {
-            return;
-        };
+        let ended = self.commit.txn.end();
         let used = self.raid.as_ref().map_or(0, |r| r.metadata_use().0);
         self.commit.io = Some(CommitIo {
-            generation: ended.generation,
-            start: due,
+            txn,
+            start: now,
             blocks: commit_blocks(ended.dirty, used),
             left: 0,
             supers: false,
@@ -252,12 +235,11 @@ impl<P: Policy> World<P> {
         let took = now - io.start;
         s.commit_ns_sum += took;
         s.commit_ns_max = s.commit_ns_max.max(took);
-        debug_assert!(io.generation < self.commit.txn.generation());
         // The fsyncs that fell back to this commit (or an older one).
         let mut woken = std::mem::take(&mut self.commit.woken);
         woken.clear();
-        self.commit.commit_waiters.retain(|&(g, c)| {
-            if g <= io.generation {
+        self.commit.commit_waiters.retain(|&(t, c)| {
+            if t <= io.txn {
                 woken.push(c);
                 false
             } else {
@@ -265,9 +247,7 @@ impl<P: Policy> World<P> {
             }
         });
         self.log_mutex_unlock(now);
-        if std::mem::take(&mut self.commit.due_pending) {
-            self.commit_now(now);
-        }
+        self.btrfs_on_commit_done(now, io.txn);
         for &c in &woken {
             debug_assert_eq!(self.ctxs[c as usize].phase, Phase::SyncCommit);
             self.op_complete(now, c);
@@ -299,17 +279,15 @@ impl<P: Policy> World<P> {
     /// down) and waits for that commit, or for the one on its way if
     /// nothing changed since it began.
     pub(crate) fn fsync_full_commit(&mut self, now: Ns, c: u32) {
-        let generation = if self.commit.txn.due().is_some() {
-            let g = self.commit.txn.generation();
-            self.commit_now(now);
-            Some(g)
-        } else {
-            self.commit.io.map(|io| io.generation)
+        let txn = match self.btrfs.as_mut() {
+            Some(fs) => fs.model.on_commit_request(now),
+            None => None,
         };
-        match generation {
-            Some(g) => {
-                self.commit.commit_waiters.push((g, c));
+        match txn {
+            Some(t) => {
+                self.commit.commit_waiters.push((t, c));
                 self.ctxs[c as usize].phase = Phase::SyncCommit;
+                self.btrfs_pump(now);
             }
             None => {
                 // Everything it wrote is committed already.

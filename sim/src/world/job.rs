@@ -60,9 +60,11 @@ pub(crate) enum Phase {
     /// fsync on a volume: log blocks down, waiting for `tree_log_mutex`
     /// before the superblocks (or for the batch leader's superblocks).
     SyncLogLock,
-    /// fsync on a volume that fell back to a full commit: waiting for it.
+    /// fsync on btrfs that fell back to a full commit: waiting for it.
     SyncCommit,
-    /// btrfs-lite: a write waiting for its metadata reservation ticket.
+    /// fsync on btrfs: data down, waiting for the file's ordered extents.
+    SyncOrdered,
+    /// btrfs: a write waiting for its metadata reservation ticket.
     Reserve,
     /// A direct IO that completed while its job's thread was busy with
     /// earlier ones: it is reaped (its `clat` ends) on its timer.
@@ -119,6 +121,9 @@ pub(crate) struct Ctx {
     /// When the job's thread is done with this context's last direct IO
     /// (its host time reserved at completion): the next submission.
     pub host_until: Ns,
+    /// btrfs: the O_DIRECT write in flight: its ordered extent once its
+    /// last bio is down.
+    pub direct_ordered: Option<super::btrfs::Ordered>,
 }
 
 /// One job clone.
@@ -523,8 +528,12 @@ impl<P: Policy> World<P> {
         }
     }
 
-    /// An O_DIRECT IO: bios straight to the device.
+    /// An O_DIRECT IO: bios straight to the device (on btrfs a write is
+    /// an ordered extent too).
     fn start_direct(&mut self, now: Ns, c: u32, file: u32, dir: Dir, offset: u64, len: u64) {
+        if dir == Dir::Write {
+            self.btrfs_note_direct_write(c, file, offset, len);
+        }
         let j = self.ctxs[c as usize].job as usize;
         let cgroup = self.jobs[j].plan.cgroup;
         let f = &self.files[file as usize];
@@ -573,14 +582,7 @@ impl<P: Policy> World<P> {
             };
             match chunk {
                 None => self.ctxs[c as usize].queue.push_back((bio, true)),
-                Some(chunk) => {
-                    if op == Op::Write {
-                        // Its ordered extent's items, once for all copies
-                        // (counted as it is mapped, not as it completes).
-                        self.txn_on_written(now, file, count);
-                    }
-                    self.queue_mirrored(c, j as u32, bio, &chunk, at)
-                }
+                Some(chunk) => self.queue_mirrored(c, j as u32, bio, &chunk, at),
             }
             at += n;
         }
@@ -699,6 +701,9 @@ impl<P: Policy> World<P> {
 
     /// Every request context `c` waited for has completed.
     pub(crate) fn ctx_io_done(&mut self, now: Ns, c: u32) {
+        if let Some(d) = self.ctxs[c as usize].direct_ordered.take() {
+            self.btrfs_on_written_direct(now, d);
+        }
         let ctx = &mut self.ctxs[c as usize];
         match ctx.phase {
             Phase::Wait => {
@@ -922,6 +927,7 @@ impl Ctx {
             after_log: VecDeque::new(),
             log_in_flight: 0,
             lock_asked: 0,
+            direct_ordered: None,
             sync_write_seq: 0,
             sync_file: 0,
             sync_cursor: 0,

@@ -197,9 +197,19 @@ impl<P: Policy> World<P> {
         }
     }
 
-    /// fsync after the data: force the log if the file has changes that
-    /// the call must persist, else flush the device cache.
+    /// fsync after the data: on btrfs, wait for the file's ordered
+    /// extents first; then the log.
     pub(crate) fn sync_journal(&mut self, now: Ns, c: u32) {
+        let file = self.ctxs[c as usize].sync_file;
+        if self.btrfs_ordered_settled(c, file) {
+            self.sync_log_now(now, c);
+        }
+    }
+
+    /// fsync after the data (and on btrfs its ordered extents): force the
+    /// log if the file has changes that the call must persist, else flush
+    /// the device cache.
+    pub(crate) fn sync_log_now(&mut self, now: Ns, c: u32) {
         let ctx = &self.ctxs[c as usize];
         let file = ctx.sync_file;
         let datasync = matches!(ctx.op, OpKind::Sync { datasync: true });

@@ -99,18 +99,16 @@ pub(crate) enum Ev {
     FlushKick { dev: u16 },
     /// The policy's deadline.
     PolicyTimer,
-    /// btrfs-lite: the flush model's deadline.
+    /// btrfs: the flush model's deadline.
     FsTimer,
-    /// btrfs-lite: a flush-model job's work is done.
+    /// btrfs: a flush-model job's work is done.
     FsWork { job: u64 },
-    /// btrfs-lite: an endio worker finished its CPU work.
+    /// btrfs: an endio worker finished its CPU work.
     OeCpu { worker: u32 },
-    /// btrfs-lite: sample the time series.
+    /// btrfs: sample the time series.
     FsSample,
-    /// A `shrink_delalloc` job's jiffy or ordered wait is over.
+    /// btrfs: a `shrink_delalloc` job's jiffy or ordered wait is over.
     FsDelalloc { job: u64 },
-    /// A volume's running transaction may be due for its commit.
-    Commit,
 }
 
 /// The request layer and IO scheduler of a queue.
@@ -287,10 +285,10 @@ pub(crate) struct World<P: Policy> {
     pub cache: PageCache,
     pub files: Vec<FsFile>,
     pub journal: Journal,
-    /// The multi-device volume's chunk map and read policy (`None`: one
-    /// device, addressed directly).
+    /// btrfs's volume: the chunk map and read policy (`None`: no btrfs,
+    /// one device addressed directly). Set together with `btrfs`.
     pub raid: Option<Raid>,
-    /// btrfs-lite (`--fs btrfs-lite`): the flush model and its glue.
+    /// btrfs's flush model and its glue (`--fs btrfs`, any `--volume`).
     pub btrfs: Option<Box<btrfs::BtrfsState>>,
     /// CPUs of the machine (job `k` submits on CPU `k mod cpus`).
     pub cpus: u32,
@@ -517,7 +515,6 @@ impl<P: Policy> World<P> {
             Ev::OeCpu { worker } => self.btrfs_on_oe_cpu(now, worker),
             Ev::FsSample => self.btrfs_on_sample(now),
             Ev::FsDelalloc { job } => self.btrfs_on_delalloc(now, job),
-            Ev::Commit => self.on_commit_timer(now),
         }
     }
 
@@ -662,6 +659,8 @@ impl<P: Policy> World<P> {
                     c
                 }).collect::<Vec<_>>(),
                 "metadata_used_bytes": r.metadata_use().0,
+                "metadata_total_bytes": r.metadata_total(),
+                "overlapping_extents": r.overlapping_extents(),
                 "metadata_chunks_refused": r.metadata_use().2,
                 "first_data_chunk": r.map(0).map(|(c, _)| chunk_json(c)),
                 // The chunk map's head, as `iolab kernel summary` shows a

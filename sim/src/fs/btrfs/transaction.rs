@@ -1,40 +1,36 @@
-//! A btrfs volume's running transaction, its 30 s commit, and the mutex
-//! a commit shares with the superblock step of every fsync.
+//! What a btrfs commit writes, and the mutex a commit shares with the
+//! superblock step of every fsync. *When* a transaction starts and is
+//! committed is the `iolab-flush` model's (its commit thread's 30 s
+//! interval, a flush state's `COMMIT_TRANS`, a catch-up throttle, an
+//! fsync's full commit); this module holds the rest.
 //!
-//! What is modelled (kernel `transaction.c`,
-//! `tree-log.c`, `disk-io.c`):
-//! - **The running transaction** starts with the first change after the
-//!   previous commit began (a data write's tree items, [`Transaction::change`])
-//!   and collects the item bytes changed in it.
-//! - **The commit** (`transaction_kthread`): once the running transaction
-//!   is [`COMMIT_INTERVAL_NS`] old it is committed, however little it
-//!   changed. It writes every tree block the transaction dirtied
-//!   ([`commit_blocks`]) and then `write_all_supers` (a FLUSH and a FUA
-//!   superblock on every device). A new transaction may start meanwhile
-//!   (the kernel's state is already `UNBLOCKED` when the blocks go out).
+//! What is modelled (kernel `transaction.c`, `tree-log.c`, `disk-io.c`):
+//! - **The tree items a transaction changed** ([`Transaction`]): the item
+//!   bytes the ordered extents finished under it changed in the fs and
+//!   checksum trees ([`Transaction::change`]), handed to its commit
+//!   ([`Transaction::end`]).
+//! - **The commit's blocks** ([`commit_blocks`]): the leaves those items
+//!   fill and a path per tree; the extent-tree blocks the delayed-ref runs
+//!   COWed are the flush model's count, added by the glue. Then
+//!   `write_all_supers` (a FLUSH and a FUA superblock on every device). A
+//!   new transaction may start meanwhile (the kernel's state is already
+//!   `UNBLOCKED` when the blocks go out).
 //! - **`tree_log_mutex`** ([`LogMutex`]): the commit holds it from its
 //!   first tree-block write to its last superblock. An fsync takes it
 //!   after its log blocks are down, for its own superblock step; fsyncs
 //!   that wait for it together are served by one superblock write (the
 //!   log-transaction batching of `btrfs_sync_log`).
+//! - **Full-commit fallback** (`p_full_commit`, an assumed share of
+//!   fsyncs; the glue draws it): the fsync asks the flush model for a
+//!   commit and waits for it instead of logging.
 //!
-//! - **Full-commit fallback** (`p_full_commit`, an assumed
-//!   share of fsyncs; the glue draws it): the fsync commits the running
-//!   transaction and waits for that commit instead of logging.
-//!
-//! What is not: the commit's wait for open handles before it starts
-//! (`extwriters`), the fallback forced by a chunk allocated during the
-//! transaction (a run allocates none: fio lays out the files before it
-//! starts), delayed refs, pinned extents, and the extent-tree updates that
-//! freeing each COWed block's old copy makes.
+//! What is not: the fallback forced by a chunk allocated during the
+//! transaction, and the extent-tree updates that freeing each COWed
+//! block's old copy makes.
 
 use std::collections::VecDeque;
 
 use super::metadata::NODESIZE;
-use crate::time::{Ns, SEC};
-
-/// `BTRFS_DEFAULT_COMMIT_INTERVAL` (mount option `commit=`).
-pub const COMMIT_INTERVAL_NS: Ns = 30 * SEC;
 
 /// The kernel-actor random stream (`rng::Entity::Kernel`) the full-commit
 /// draws come from.
@@ -80,8 +76,6 @@ pub fn commit_blocks(dirty: u64, used: u64) -> u64 {
 pub struct Transaction {
     /// Generation of the running (or next) transaction.
     generation: u64,
-    /// When it started (`None`: nothing changed since the last commit).
-    started: Option<Ns>,
     /// Item bytes changed in it.
     dirty: u64,
 }
@@ -99,7 +93,6 @@ impl Default for Transaction {
     fn default() -> Self {
         Transaction {
             generation: 1,
-            started: None,
             dirty: 0,
         }
     }
@@ -111,36 +104,22 @@ impl Transaction {
         self.generation
     }
 
-    /// `bytes` of tree items changed at `now`. Returns the time its commit
-    /// is due when this change started the transaction.
-    pub fn change(&mut self, now: Ns, bytes: u64) -> Option<Ns> {
+    /// `bytes` of tree items changed in the running transaction.
+    pub fn change(&mut self, bytes: u64) {
         self.dirty += bytes;
-        match self.started {
-            Some(_) => None,
-            None => {
-                self.started = Some(now);
-                Some(now + COMMIT_INTERVAL_NS)
-            }
-        }
     }
 
-    /// When the running transaction's commit is due.
-    pub fn due(&self) -> Option<Ns> {
-        self.started.map(|t| t + COMMIT_INTERVAL_NS)
-    }
-
-    /// Ends the running transaction for its commit; the next change starts
-    /// the next generation.
-    pub fn end(&mut self) -> Option<Ended> {
-        self.started?;
+    /// Ends the running transaction for its commit (whenever the flush
+    /// model commits it, with or without item changes); the next change
+    /// belongs to the next generation.
+    pub fn end(&mut self) -> Ended {
         let ended = Ended {
             generation: self.generation,
             dirty: self.dirty,
         };
         self.generation += 1;
-        self.started = None;
         self.dirty = 0;
-        Some(ended)
+        ended
     }
 }
 
@@ -228,24 +207,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_transaction_starts_with_its_first_change_and_is_due_thirty_seconds_later() {
+    fn a_transaction_collects_its_changes_until_it_ends() {
         let mut t = Transaction::default();
-        assert_eq!(t.due(), None);
-        assert_eq!(t.end(), None, "nothing changed: nothing to commit");
-        assert_eq!(t.change(5 * SEC, 100), Some(35 * SEC));
-        assert_eq!(t.change(20 * SEC, 50), None, "already running");
-        assert_eq!(t.due(), Some(35 * SEC));
+        t.change(100);
+        t.change(50);
         assert_eq!(
             t.end(),
-            Some(Ended {
+            Ended {
                 generation: 1,
                 dirty: 150
-            })
+            }
         );
         assert_eq!(t.generation(), 2);
-        assert_eq!(t.due(), None);
-        assert_eq!(t.change(36 * SEC, 7), Some(66 * SEC));
-        assert_eq!(t.end().map(|e| (e.generation, e.dirty)), Some((2, 7)));
+        assert_eq!(t.end().dirty, 0, "a commit without item changes");
+        t.change(7);
+        assert_eq!((t.generation(), t.end().dirty), (3, 7));
     }
 
     #[test]

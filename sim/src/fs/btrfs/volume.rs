@@ -353,6 +353,68 @@ impl Raid {
         (self.meta.used(), self.meta.capacity(), self.meta.refused)
     }
 
+    /// Bytes of all metadata chunks (`space_info->total_bytes`).
+    pub fn metadata_total(&self) -> u64 {
+        self.meta.total()
+    }
+
+    /// Bytes of one metadata chunk (mkfs's; the allocator gives later
+    /// ones the same size while the devices have room).
+    pub fn metadata_chunk_len(&self) -> u64 {
+        self.meta.chunks()[0].map.len
+    }
+
+    /// Copies each block of a chunk has (the profile's; 1 for `single`).
+    pub fn copies(&self) -> u64 {
+        u64::from(self.system.copies)
+    }
+
+    /// Device bytes no chunk holds (`free_chunk_space`, summed over the
+    /// devices).
+    pub fn unallocated(&self) -> u64 {
+        self.vol.devices().iter().map(|d| d.total_avail()).sum()
+    }
+
+    /// One more metadata chunk, placed by the mount's allocator (the
+    /// flush model's `ALLOC_CHUNK` state). False when the allocator finds
+    /// no room (counted among the refusals).
+    pub fn alloc_metadata_chunk(&mut self) -> bool {
+        match self
+            .vol
+            .alloc_chunk(&self.alloc, ChunkType::Metadata, self.profile)
+        {
+            Ok(c) => {
+                self.meta.add_chunk(map_chunk(&c));
+                true
+            }
+            Err(_) => {
+                self.meta.refused += 1;
+                false
+            }
+        }
+    }
+
+    /// Pairs of device extents that overlap, over every chunk the volume
+    /// holds (system, metadata, data): 0 unless the allocator or the
+    /// chunk map is broken.
+    pub fn overlapping_extents(&self) -> u64 {
+        let mut extents: Vec<(u16, u64, u64)> = Vec::new();
+        let meta = self.meta.chunks().iter().map(|m| &m.map);
+        for c in std::iter::once(&self.system)
+            .chain(meta)
+            .chain(&self.chunks)
+        {
+            for &(dev, physical) in &c.stripes[..usize::from(c.copies)] {
+                extents.push((dev, physical, c.len));
+            }
+        }
+        extents.sort_unstable();
+        extents
+            .windows(2)
+            .filter(|w| w[0].0 == w[1].0 && w[0].1 + w[0].2 > w[1].1)
+            .count() as u64
+    }
+
     /// Frees the data chunks that start at or beyond logical `end` (the
     /// files' extent: fio lays them out before the run, so only their
     /// chunks are allocated; the rest of the devices stays unallocated for
@@ -372,18 +434,7 @@ impl Raid {
     /// (a refusal is counted and the space stays as it is).
     pub fn use_metadata(&mut self, bytes: u64) {
         self.meta.use_bytes(bytes);
-        while self.meta.wants_chunk() {
-            match self
-                .vol
-                .alloc_chunk(&self.alloc, ChunkType::Metadata, self.profile)
-            {
-                Ok(c) => self.meta.add_chunk(map_chunk(&c)),
-                Err(_) => {
-                    self.meta.refused += 1;
-                    break;
-                }
-            }
-        }
+        while self.meta.wants_chunk() && self.alloc_metadata_chunk() {}
     }
 
     /// Where the next `blocks` log-tree blocks go: for each copy of the
