@@ -337,6 +337,105 @@ fn contexts_of(engine: EngineKind, direct: bool, iodepth: u32) -> u32 {
     }
 }
 
+/// Most files of metadata-engine jobs in one run (each is a count, not a
+/// file record; fio's filecreate example makes 500,000).
+pub const MAX_META_FILES: u64 = 1 << 26;
+
+/// `create_on_open` and `openfiles`: what iolab simulates of them. A data
+/// engine's files are made before the run and all open at once; a
+/// metadata engine handles one file at a time.
+fn check_file_options(spec: &JobSpec, meta: Option<fio::MetaEngine>) -> Result<(), SimError> {
+    if meta.is_some() {
+        return Ok(());
+    }
+    if spec.create_on_open {
+        return Err(job_err(
+            spec,
+            "create_on_open",
+            "creating files when they are opened is simulated for the metadata engines \
+             (ioengine=filecreate, ...), not for data IO",
+        ));
+    }
+    if let Some(n) = spec.openfiles
+        && n < spec.nrfiles.max(spec.filename.len() as u32)
+    {
+        return Err(job_err(
+            spec,
+            "openfiles",
+            format!(
+                "{n}: limiting the open files below the job's {} is simulated for the \
+                 metadata engines, not for data IO",
+                spec.nrfiles.max(spec.filename.len() as u32)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a metadata engine's job cannot ask for.
+fn check_meta_job(spec: &JobSpec, m: fio::MetaEngine, file_size: u64) -> Result<(), SimError> {
+    let name = m.name();
+    let syncs = [
+        (spec.fsync > 0, "fsync"),
+        (spec.fdatasync > 0, "fdatasync"),
+        (spec.end_fsync, "end_fsync"),
+        (spec.fsync_on_close, "fsync_on_close"),
+    ];
+    for (set, option) in syncs {
+        if set {
+            return Err(job_err(
+                spec,
+                option,
+                format!("ioengine={name} does no data IO: there is nothing to sync"),
+            ));
+        }
+    }
+    if !spec.replay_logs.is_empty() {
+        return Err(job_err(
+            spec,
+            "read_iolog",
+            format!("ioengine={name} replays no log: it makes one call per file"),
+        ));
+    }
+    if m.deletes() && (spec.loops > 1 || spec.time_based) {
+        return Err(job_err(
+            spec,
+            if spec.time_based {
+                "time_based"
+            } else {
+                "loops"
+            },
+            format!(
+                "ioengine={name} removes its files: a second pass would fail with ENOENT, as \
+                 fio's does"
+            ),
+        ));
+    }
+    if !m.creates() && spec.create_on_open {
+        return Err(job_err(
+            spec,
+            "create_on_open",
+            format!(
+                "ioengine={name} needs its files made before the run; with create_on_open=1 \
+                 they would not exist"
+            ),
+        ));
+    }
+    let bs = spec.bs[0].min.max(PAGE);
+    if !m.creates() && file_size != bs {
+        return Err(job_err(
+            spec,
+            "filesize",
+            format!(
+                "{file_size} bytes a file with bs={bs}: fio would count {} fake IOs per call; \
+                 iolab counts one (give filesize=bs)",
+                file_size.div_ceil(bs)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The longest wait a job may ask for before its IO (a `startdelay`, a
 /// replayed log's span): a year of simulated time. Its periodic timers
 /// alone cost a run an event every 5 s, so a longer idle span is refused
@@ -370,7 +469,9 @@ pub fn plan_jobs(
     let mut groupid = 0u32;
     let mut wall = 0u32;
     let mut clones = 0u64;
-    let (mut files_planned, mut contexts) = (0u64, 0u64);
+    let (mut files_planned, mut contexts, mut meta_files_planned) = (0u64, 0u64, 0u64);
+    // The directories of metadata-engine jobs, numbered as first named.
+    let mut meta_dirs: BTreeMap<String, u32> = BTreeMap::new();
     let any_exitall = scenario.jobs.iter().any(|j| j.exitall);
     for (si, spec) in scenario.jobs.iter().enumerate() {
         if si > 0 {
@@ -396,8 +497,14 @@ pub fn plan_jobs(
             fio::Engine::Libaio => EngineKind::Libaio,
             fio::Engine::IoUring => EngineKind::IoUring,
             fio::Engine::Null => EngineKind::Null,
+            fio::Engine::Meta(m) => EngineKind::Meta(m),
             _ => EngineKind::Sync,
         };
+        let meta = match spec.ioengine {
+            fio::Engine::Meta(m) => Some(m),
+            _ => None,
+        };
+        check_file_options(spec, meta)?;
         let pct = |p: u32| capacity / 100 * u64::from(p);
         let size = spec.size.map(|s| match s {
             fio::SizeSpec::Bytes(b) => b,
@@ -468,7 +575,12 @@ pub fn plan_jobs(
         } else {
             spec.filename.len() as u32
         };
-        let file_size = match file_size_of(spec, size, nrfiles) {
+        // filecreate's files are one block each, as its `get_file_size`
+        // sets them, whatever filesize says.
+        let created = meta
+            .filter(|m| m.creates())
+            .map(|_| spec.bs[0].min.max(PAGE));
+        let file_size = match created.or_else(|| file_size_of(spec, size, nrfiles)) {
             Some(b) => b,
             None if replays => PAGE,
             None => {
@@ -499,6 +611,9 @@ pub fn plan_jobs(
         }
         if !replays {
             check_block_sizes(spec, size, file_size, nrfiles)?;
+        }
+        if let Some(m) = meta {
+            check_meta_job(spec, m, file_size)?;
         }
         let cgroup = cgroup_of(spec, &mut cgroups)?;
         let random = mode.is_random();
@@ -531,7 +646,23 @@ pub fn plan_jobs(
         // Budgets of the whole run, checked before anything is planned:
         // each planned file and each IO context holds state for the run.
         let n = u64::from(spec.numjobs.max(1));
-        files_planned += n * u64::from(nrfiles);
+        if meta.is_some() {
+            // A metadata engine's files hold no state of their own.
+            meta_files_planned += n * u64::from(nrfiles);
+            if meta_files_planned > MAX_META_FILES {
+                return Err(job_err(
+                    spec,
+                    "nrfiles",
+                    format!(
+                        "{meta_files_planned} files for metadata engines in the run ({nrfiles} a \
+                         job × numjobs={n}, with the jobs before), above the {MAX_META_FILES} \
+                         the simulator takes"
+                    ),
+                ));
+            }
+        } else {
+            files_planned += n * u64::from(nrfiles);
+        }
         if files_planned > MAX_FILES {
             return Err(job_err(
                 spec,
@@ -590,6 +721,7 @@ pub fn plan_jobs(
                         size: end.max(PAGE).div_ceil(PAGE) * PAGE,
                     })
                     .collect(),
+                _ if meta.is_some() => Vec::new(),
                 _ => (0..nrfiles)
                     .map(|k| {
                         let name = if spec.filename.is_empty() {
@@ -648,6 +780,17 @@ pub fn plan_jobs(
                     fio::RandomDistribution::Uniform
                 },
                 files,
+                meta: meta.map(|op| workload::MetaPlan {
+                    op,
+                    files: nrfiles,
+                    bytes: file_size,
+                    name_len: (spec.name.len() + 8) as u64,
+                    dir: {
+                        let d = spec.directory.first().cloned().unwrap_or_default();
+                        let next = meta_dirs.len() as u32;
+                        *meta_dirs.entry(d).or_insert(next)
+                    },
+                }),
                 file_service: (
                     match spec.file_service_type {
                         fio::FileServiceType::RoundRobin => workload::FileService::RoundRobin,
@@ -658,7 +801,10 @@ pub fn plan_jobs(
                 ),
                 // time_based without a runtime would never end: fio then
                 // stops at the byte limit as if time_based were unset.
-                io_limit: if replays || spec.time_based && spec.runtime_ns.is_some() {
+                io_limit: if replays
+                    || meta.is_some()
+                    || spec.time_based && spec.runtime_ns.is_some()
+                {
                     None
                 } else {
                     Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
@@ -706,7 +852,7 @@ pub fn plan_jobs(
                 norandommap: spec.norandommap,
                 fadvise,
                 // A log is replayed on files that hold data, as fio's are.
-                written_out: replays || spec.overwrite || mode.reads(),
+                written_out: meta.is_none() && (replays || spec.overwrite || mode.reads()),
                 loops: spec.loops.max(1),
                 options: spec.options[spec.global_count.min(spec.options.len())..].to_vec(),
                 global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),
@@ -1230,7 +1376,13 @@ fn build_world<P: Policy>(
         }
     }
     let mut file_id: BTreeMap<String, u32> = BTreeMap::new();
-    let mut file_items = 0u64;
+    // The files a stat or delete engine finds were made before the run:
+    // their items are in the filesystem already.
+    let mut file_items: u64 = plans
+        .iter()
+        .filter_map(|p| p.meta.filter(|m| !m.op.creates()))
+        .map(|m| u64::from(m.files) * fs::btrfs::metadata::item_bytes_for_file(m.bytes, m.name_len))
+        .sum();
     for name in &order {
         let (size, written, section) = by_name[name];
         file_items += fs::btrfs::metadata::item_bytes_for_file(size, name.len() as u64);
@@ -1354,6 +1506,13 @@ fn build_world<P: Policy>(
             .push(Job::new(plan, rng, ids, gens, ctx_first, nctx));
     }
     world.walls_left = walls;
+    let dirs = world
+        .jobs
+        .iter()
+        .filter_map(|j| j.plan.meta.map(|m| m.dir as usize + 1))
+        .max()
+        .unwrap_or(0);
+    world.dir_locks = vec![crate::world::DirLock::default(); dirs];
     if let (Some(policy), Some(raid)) = (flush, world.raid.as_ref()) {
         let pages: Vec<u32> = world.files.iter().map(|f| f.pages).collect();
         let state = btrfs_state(policy, raid, &pages, world.ctxs.len(), scenario.cpus)?;

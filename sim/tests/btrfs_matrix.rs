@@ -1,7 +1,8 @@
 //! The one btrfs model across its choices: every profile × every `flush=`
 //! policy × every `alloc=` allocator × every `read=` policy (where the
-//! profile has copies to choose from) × buffered writes and fsyncs, each
-//! run checked for the invariants that must hold whatever the variant:
+//! profile has copies to choose from) × buffered writes, fsyncs and file
+//! creates (`ioengine=filecreate`), each run checked for the invariants
+//! that must hold whatever the variant:
 //! no two device extents overlap, the flush model's metadata space is the
 //! volume's, every ticket is granted, failed or still waiting, and every
 //! fsync's log and superblocks are down, in order, before it returns.
@@ -22,15 +23,32 @@ const FLUSH: [&str; 3] = [
 const ALLOC: [&str; 3] = ["alloc=stock", "alloc=ssd-metadata", "alloc=allocation-hint"];
 const READ: [&str; 3] = ["read=pid", "read=round-robin", "read=latency"];
 
-/// Two writers on the bundled 20 GB SSD and 230 GB HDD (hinted
-/// metadata-preferred and data-preferred), 0.3 s of 4 KiB random writes,
-/// with an fsync every `fsync` writes (0: none), and a reader.
-fn volume(profile: Profile, fsync: u32) -> Scenario {
-    let job = format!(
-        "[global]\nsize=32m\nbs=4k\nruntime=300ms\ntime_based\n\
-         [w]\nrw=randwrite\nnumjobs=2\nfsync={fsync}\n\
-         [r]\nrw=randread\n"
-    );
+/// What the jobs do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    /// Two writers of 4 KiB random buffered writes and a reader.
+    Buffered,
+    /// The same with an fsync every four writes.
+    Fsync,
+    /// Two jobs creating 300 files each in one directory, beside a writer.
+    Create,
+}
+
+/// `work` for 0.3 s on the bundled 20 GB SSD and 230 GB HDD (hinted
+/// metadata-preferred and data-preferred).
+fn volume(profile: Profile, work: Work) -> Scenario {
+    let job = match work {
+        Work::Buffered | Work::Fsync => format!(
+            "[global]\nsize=32m\nbs=4k\nruntime=300ms\ntime_based\n\
+             [w]\nrw=randwrite\nnumjobs=2\nfsync={}\n\
+             [r]\nrw=randread\n",
+            if work == Work::Fsync { 4 } else { 0 }
+        ),
+        Work::Create => "[w]\nrw=randwrite\nsize=32m\nbs=4k\nruntime=300ms\ntime_based\n\
+                         [c]\nioengine=filecreate\nnrfiles=300\nfilesize=4k\ncreate_on_open=1\n\
+                         openfiles=1\nnumjobs=2\n"
+            .to_owned(),
+    };
     let mut s = scenario(&job, "nvme", 1 << 30, 1);
     s.fs = FsKind::Btrfs;
     s.volume = Some(VolumeSpec {
@@ -61,7 +79,7 @@ fn u(v: &serde_json::Value, path: &[&str]) -> u64 {
 }
 
 /// The invariants of one run.
-fn check(out: &RunOutput, what: &str, fsyncs: bool) {
+fn check(out: &RunOutput, what: &str, work: Work) {
     let (vol, fs) = (&out.extra["volume"], &out.extra["btrfs"]);
     assert_eq!(u(vol, &["overlapping_extents"]), 0, "{what}");
     // One metadata space: the chunks the volume placed are the flush
@@ -90,7 +108,13 @@ fn check(out: &RunOutput, what: &str, fsyncs: bool) {
     assert_eq!(u(vol, &["commits", "fsyncs_before_super"]), 0, "{what}");
     let writes = out.report.jobs[0].dirs[Dir::Write.index()].total_ios;
     assert!(writes > 8, "{what}: {writes} writes");
-    if fsyncs {
+    if work == Work::Create {
+        // Every file made, each a call under its directory's lock.
+        assert_eq!(out.extra["metadata_calls"]["create"], 600, "{what}");
+        let c = out.report.jobs[1].dirs[Dir::Read.index()].total_ios;
+        assert_eq!(c, 300, "{what}");
+    }
+    if work == Work::Fsync {
         let syncs = out.report.jobs[0].sync.total_ios;
         assert!(syncs > 2, "{what}: {syncs} fsyncs");
         // Each fsync with something to log wrote its log tree.
@@ -112,8 +136,8 @@ fn every_profile_flush_alloc_and_read_choice_keeps_the_invariants() {
         } else {
             &[""]
         };
-        for fsync in [0, 4] {
-            let s = volume(profile, fsync);
+        for work in [Work::Buffered, Work::Fsync, Work::Create] {
+            let s = volume(profile, work);
             for flush in FLUSH {
                 for alloc in ALLOC {
                     for read in reads {
@@ -123,16 +147,16 @@ fn every_profile_flush_alloc_and_read_choice_keeps_the_invariants() {
                             .copied()
                             .collect::<Vec<_>>()
                             .join("+");
-                        let what = format!("{} fsync={fsync} {variant}", profile.name());
+                        let what = format!("{} {work:?} {variant}", profile.name());
                         let out = run_as(&s, &variant);
-                        check(&out, &what, fsync > 0);
+                        check(&out, &what, work);
                         runs += 1;
                     }
                 }
             }
         }
     }
-    assert_eq!(runs, 2 * (9 + 27 + 27));
+    assert_eq!(runs, 3 * (9 + 27 + 27));
 }
 
 #[test]
@@ -151,7 +175,7 @@ fn btrfs_on_one_device_is_the_one_device_volume() {
     };
     let a = run_as(&device, "flush=on-demand+alloc=stock");
     let b = run_as(&volume, "flush=on-demand+alloc=stock");
-    check(&a, "one device", true);
+    check(&a, "one device", Work::Fsync);
     assert_eq!(json(&a), json(&b));
     assert_eq!(a.report.jobs, b.report.jobs);
 }

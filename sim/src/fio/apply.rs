@@ -2,7 +2,7 @@
 
 use super::spec::{
     BsRange, DDIR_READ, DDIR_TRIM, Engine, ExitWhat, Fadvise, Fallocate, FileServiceType, JobSpec,
-    RandomDistribution, RateProcess, RwMode, SizeRange, SizeSpec, Zone,
+    MetaEngine, RandomDistribution, RateProcess, RwMode, SizeRange, SizeSpec, Zone,
 };
 use super::table::Opt;
 use super::value::{
@@ -147,6 +147,7 @@ impl JobState {
             Opt::Invalidate => s.invalidate = parse_bool(value)?,
             Opt::Overwrite => s.overwrite = parse_bool(value)?,
             Opt::CreateFsync => s.create_fsync = parse_bool(value)?,
+            Opt::CreateOnOpen => s.create_on_open = parse_bool(value)?,
             Opt::EndFsync => s.end_fsync = parse_bool(value)?,
             Opt::FsyncOnClose => s.fsync_on_close = parse_bool(value)?,
             Opt::Randrepeat => s.randrepeat = parse_bool(value)?,
@@ -238,6 +239,7 @@ impl JobState {
             }
             Opt::Randseed => s.randseed = Some(parse_bytes(t, kb)?),
             Opt::Nrfiles => s.nrfiles = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::OpenFiles => s.openfiles = Some(at_least(parse_u32(t, kb)?, 1)?),
             Opt::FileServiceType => {
                 let (kind, post) = split_postfix(t);
                 s.file_service_type = match kind {
@@ -367,6 +369,7 @@ impl JobState {
             | Opt::Invalidate
             | Opt::Overwrite
             | Opt::CreateFsync
+            | Opt::CreateOnOpen
             | Opt::EndFsync
             | Opt::FsyncOnClose
             | Opt::Randrepeat
@@ -433,7 +436,15 @@ fn parse_rw_mode(m: &str) -> Result<RwMode, String> {
         "trimwrite" => RwMode::TrimWrite,
         "randtrimwrite" => RwMode::RandTrimWrite,
         "filecreate" | "filestat" | "filedelete" => {
-            return Err(format!("rw={m} is not simulated"));
+            // fio 3.33's parser refuses them too ("failed parsing rw=").
+            return Err(format!(
+                "{}; fio 3.33 has no rw={m} either: the engine is ioengine={m}",
+                bad_choice(
+                    m,
+                    "read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, \
+                     trimwrite, randtrimwrite"
+                )
+            ));
         }
         other => {
             return Err(bad_choice(
@@ -677,6 +688,12 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
         "libaio" => Engine::Libaio,
         "io_uring" => Engine::IoUring,
         "null" => Engine::Null,
+        "filecreate" => Engine::Meta(MetaEngine::FileCreate),
+        "filestat" => Engine::Meta(MetaEngine::FileStat),
+        "filedelete" => Engine::Meta(MetaEngine::FileDelete),
+        "dircreate" => Engine::Meta(MetaEngine::DirCreate),
+        "dirstat" => Engine::Meta(MetaEngine::DirStat),
+        "dirdelete" => Engine::Meta(MetaEngine::DirDelete),
         other => return Err(format!("ioengine {other} is not simulated")),
     })
 }

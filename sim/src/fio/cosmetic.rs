@@ -390,6 +390,7 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("ss", Check::Text),
     ("ss_interval", Check::Time),
     ("ss_ramp", Check::Time),
+    ("stat_type", Check::Choice(&["stat", "lstat", "statx"])),
     ("stats", Check::Bool),
     ("steadystate", Check::Text),
     ("steadystate_check_interval", Check::Time),

@@ -11,11 +11,13 @@
 //! The lists are read from fio 3.33's `engines/*.c` (the `options` array of
 //! each engine's `ioengine_ops`; names and aliases). The engines iolab
 //! simulates (`sync`, `psync`, `vsync`, `pvsync`, `pvsync2`, `libaio`,
-//! `io_uring`, `null`) have their options in the general option table
-//! instead.
+//! `io_uring`, `null` and the metadata engines) have their options in the
+//! general option table instead (`filestat`'s `stat_type` among the
+//! cosmetic ones).
 
 /// The engines iolab simulates, as `ioengine=` spells them.
-pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null";
+pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, \
+     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete";
 
 /// `(engine, its own options)` for each fio 3.33 engine iolab does not
 /// simulate. Engines that share one array in fio repeat it here.
@@ -37,9 +39,6 @@ const ENGINES: &[(&str, &[&str])] = &[
         &["program", "arguments", "grace_time", "std_redirect"],
     ),
     ("falloc", &[]),
-    ("filecreate", &[]),
-    ("filedelete", &[]),
-    ("filestat", &["stat_type"]),
     ("ftruncate", &[]),
     ("gfapi", GFAPI),
     ("gfapi_async", GFAPI),

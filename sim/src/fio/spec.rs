@@ -35,6 +35,59 @@ pub enum Engine {
     IoUring,
     /// `null`: completes every I/O immediately, no device involved.
     Null,
+    /// A metadata engine: each file is one operation on the filesystem
+    /// (`filecreate`, `filestat`, `filedelete` in fio 3.33; `dircreate`,
+    /// `dirstat`, `dirdelete` from fio 3.34), its latency the call's.
+    Meta(MetaEngine),
+}
+
+/// What a metadata engine does to each of a job's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetaEngine {
+    /// `filecreate`: `open(O_CREAT)`.
+    FileCreate,
+    /// `filestat`: `stat(2)` (`stat_type`).
+    FileStat,
+    /// `filedelete`: `unlink(2)`.
+    FileDelete,
+    /// `dircreate`: `mkdir(2)`.
+    DirCreate,
+    /// `dirstat`: `stat(2)` of a directory.
+    DirStat,
+    /// `dirdelete`: `rmdir(2)`.
+    DirDelete,
+}
+
+impl MetaEngine {
+    /// The engine's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaEngine::FileCreate => "filecreate",
+            MetaEngine::FileStat => "filestat",
+            MetaEngine::FileDelete => "filedelete",
+            MetaEngine::DirCreate => "dircreate",
+            MetaEngine::DirStat => "dirstat",
+            MetaEngine::DirDelete => "dirdelete",
+        }
+    }
+
+    /// The engine creates its files (or directories) during the run.
+    pub fn creates(self) -> bool {
+        matches!(self, MetaEngine::FileCreate | MetaEngine::DirCreate)
+    }
+
+    /// The engine removes its files, so a second pass finds none.
+    pub fn deletes(self) -> bool {
+        matches!(self, MetaEngine::FileDelete | MetaEngine::DirDelete)
+    }
+
+    /// It acts on directories.
+    pub fn dirs(self) -> bool {
+        matches!(
+            self,
+            MetaEngine::DirCreate | MetaEngine::DirStat | MetaEngine::DirDelete
+        )
+    }
 }
 
 impl Engine {
@@ -49,6 +102,7 @@ impl Engine {
             Engine::Libaio => "libaio",
             Engine::IoUring => "io_uring",
             Engine::Null => "null",
+            Engine::Meta(m) => m.name(),
         }
     }
 
@@ -491,6 +545,11 @@ pub struct JobSpec {
     pub overwrite: bool,
     /// `create_fsync=`: fsync a laid-out file after creation. Default true.
     pub create_fsync: bool,
+    /// `create_on_open=`: create files when the job opens them, not
+    /// before the run. Default false.
+    pub create_on_open: bool,
+    /// `openfiles=`: files open at once (`None`: all of them).
+    pub openfiles: Option<u32>,
     /// `fallocate=`. Default [`Fallocate::Native`].
     pub fallocate: Fallocate,
     /// `fadvise_hint=`. Default [`Fadvise::Type`].
@@ -612,6 +671,8 @@ impl JobSpec {
             invalidate: true,
             overwrite: false,
             create_fsync: true,
+            create_on_open: false,
+            openfiles: None,
             fallocate: Fallocate::Native,
             fadvise_hint: Fadvise::Type,
             rate: [0; 3],

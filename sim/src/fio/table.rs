@@ -30,6 +30,7 @@ pub(crate) enum Opt {
     CgroupWeight,
     ClatPercentiles,
     CreateFsync,
+    CreateOnOpen,
     Description,
     Direct,
     Directory,
@@ -61,6 +62,7 @@ pub(crate) enum Opt {
     NewGroup,
     Norandommap,
     Nrfiles,
+    OpenFiles,
     Numjobs,
     Overwrite,
     PercentileList,
@@ -278,12 +280,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     cosmetic("cpus_allowed", "cpus_allowed", R_CPU),
     cosmetic("cpus_allowed_policy", "cpus_allowed_policy", R_CPU),
     typed("create_fsync", "create_fsync", Opt::CreateFsync),
-    unsupported(
-        "create_on_open",
-        "create_on_open",
-        H::Zero,
-        "creating files when they are opened",
-    ),
+    typed("create_on_open", "create_on_open", Opt::CreateOnOpen),
     unsupported("create_only", "create_only", H::Zero, "layout-only runs"),
     inert(
         "create_serialize",
@@ -556,12 +553,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Never,
         "using the files found in a directory",
     ),
-    unsupported(
-        "openfiles",
-        "openfiles",
-        H::Never,
-        "limiting the number of open files",
-    ),
+    typed("openfiles", "openfiles", Opt::OpenFiles),
     typed("overwrite", "overwrite", Opt::Overwrite),
     typed("per_job_logs", "per_job_logs", Opt::PerJobLogs),
     unsupported(
@@ -725,6 +717,11 @@ pub(crate) static OPTIONS: &[Entry] = &[
     inert("ss_interval", "steadystate_check_interval", R_SS),
     inert("ss_ramp", "steadystate_ramp_time", R_SS),
     typed("startdelay", "startdelay", Opt::Startdelay),
+    cosmetic(
+        "stat_type",
+        "stat_type",
+        "filestat's system call (stat, lstat, statx): one cost in the model",
+    ),
     cosmetic("stats", "stats", R_STAT),
     inert("steadystate", "steadystate", R_SS),
     inert(

@@ -8,6 +8,7 @@
 
 pub mod btrfs;
 pub mod journal;
+pub mod meta;
 
 use crate::block::request::NIL;
 use crate::cache::bits::Bits;

@@ -34,6 +34,26 @@ pub enum EngineKind {
     IoUring,
     /// fio's `null` engine: no device, only a per-IO CPU cost.
     Null,
+    /// A metadata engine: one filesystem call per file, no data IO.
+    Meta(crate::fio::MetaEngine),
+}
+
+/// A metadata engine's job (`ioengine=filecreate` and its siblings): one
+/// call per file, `files` files per loop, each counted as one IO of
+/// `bytes` (fio's fake IO of the file's one block).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MetaPlan {
+    /// The call.
+    pub op: crate::fio::MetaEngine,
+    /// Files (or directories) per loop.
+    pub files: u32,
+    /// Bytes counted per call.
+    pub bytes: u64,
+    /// Length of the files' names (the directory items they make).
+    pub name_len: u64,
+    /// The directory the files are in, by index among the run's
+    /// directories: calls that change one take its lock in turn.
+    pub dir: u32,
 }
 
 /// Which pages a job's reads hint to the kernel (fio `fadvise_hint`).
@@ -119,6 +139,9 @@ pub struct JobPlan {
     pub bssplit: [Vec<(u64, u32)>; 3],
     /// Files.
     pub files: Vec<FilePlan>,
+    /// A metadata engine's files, which have no data (`files` is then
+    /// empty).
+    pub meta: Option<MetaPlan>,
     /// How files are picked, and IOs per pick.
     pub file_service: (FileService, u32),
     /// The log a replaying job issues instead of drawing its IOs

@@ -128,6 +128,8 @@ pub(crate) struct BtrfsStats {
     pub direct_writes: u64,
     pub direct_ordered_done: u64,
     pub handle_waits: u64,
+    /// fs-tree leaves metadata calls COWed.
+    pub meta_tree_cows: u64,
     /// Since when the running transaction is `Blocked` (catch-up).
     pub blocked_since: Option<Ns>,
     /// Time transactions spent `Blocked` until their commit unblocked.
@@ -173,6 +175,10 @@ pub(crate) struct BtrfsState {
     pub finished_by_file: Vec<u64>,
     /// fsyncs waiting for their file's ordered extents.
     pub ordered_waits: Vec<OrderedWait>,
+    /// Metadata engines' calls waiting on their handles.
+    pub meta_waits: Vec<super::meta::MetaWait>,
+    /// The fs-tree leaves metadata calls COWed in the running transaction.
+    pub meta_leaves: crate::fs::meta::LeafCows,
     pub pumping: bool,
     pub stats: BtrfsStats,
 }
@@ -211,6 +217,8 @@ impl BtrfsState {
             timer_at: None,
             finished_by_file: vec![0; file_pages.len()],
             ordered_waits: Vec::with_capacity(ctxs),
+            meta_waits: Vec::with_capacity(ctxs),
+            meta_leaves: crate::fs::meta::LeafCows::default(),
             pumping: false,
             stats: BtrfsStats::default(),
         }
@@ -637,16 +645,25 @@ impl<P: Policy> World<P> {
             Decision::HandleReady { handle } => {
                 if let Some((w, oe)) = self.btrfs_worker_waiting(handle, true) {
                     self.btrfs_oe_refs(now, w, handle, oe);
+                } else if let Some(c) = self.btrfs_meta_waiting(handle, true) {
+                    self.meta_in_handle(now, c, handle);
                 }
             }
             Decision::HandleFailed { handle, .. } => {
                 if let Some((w, oe)) = self.btrfs_worker_waiting(handle, true) {
                     self.btrfs_oe_finish(now, w, oe);
+                } else if let Some(c) = self.btrfs_meta_waiting(handle, true) {
+                    let fs = self.btrfs.as_mut().expect("btrfs");
+                    fs.stats.enospc += 1;
+                    fs.stats.tickets_failed += 1;
+                    self.meta_failed(now, c);
                 }
             }
             Decision::HandleReleased { handle } => {
                 if let Some((w, oe)) = self.btrfs_worker_waiting(handle, false) {
                     self.btrfs_oe_finish(now, w, oe);
+                } else if let Some(c) = self.btrfs_meta_waiting(handle, false) {
+                    self.meta_cpu(now, c);
                 }
             }
             Decision::RunRefs {
@@ -974,6 +991,7 @@ impl<P: Policy> World<P> {
             "direct_writes": fs.stats.direct_writes,
             "direct_ordered_extents": fs.stats.direct_ordered_done,
             "handle_waits": fs.stats.handle_waits,
+            "meta_tree_cows": fs.stats.meta_tree_cows,
             "final": {
                 "total": s.space.total,
                 "unallocated": s.space.unallocated,

@@ -64,6 +64,11 @@ pub(crate) enum Phase {
     SyncCommit,
     /// fsync on btrfs: data down, waiting for the file's ordered extents.
     SyncOrdered,
+    /// A metadata engine's call on btrfs, waiting for its transaction
+    /// handle to start or to end.
+    MetaHandle,
+    /// A metadata engine's call waiting for its directory's lock.
+    MetaLock,
     /// btrfs: a write waiting for its metadata reservation ticket.
     Reserve,
     /// A direct IO that completed while its job's thread was busy with
@@ -124,6 +129,8 @@ pub(crate) struct Ctx {
     /// btrfs: the O_DIRECT write in flight: its ordered extent once its
     /// last bio is down.
     pub direct_ordered: Option<super::btrfs::Ordered>,
+    /// A metadata engine's call in progress: (call, job, file).
+    pub meta: Option<(crate::fs::meta::MetaCall, u32, u32)>,
 }
 
 /// One job clone.
@@ -159,6 +166,8 @@ pub(crate) struct Job {
     pub end_sync_next: usize,
     pub sync_busy: bool,
     pub loops_done: u32,
+    /// A metadata engine's files done in the current loop.
+    pub meta_done: u32,
     pub exhausted: bool,
     pub next_arrival: [Ns; 3],
     /// Sequential jobs: files that reached their end in this loop.
@@ -343,6 +352,10 @@ impl<P: Policy> World<P> {
         }
         if let Some(log) = job.plan.replay.clone() {
             self.replay_next(now, c, j, &log);
+            return;
+        }
+        if job.plan.meta.is_some() {
+            self.meta_next(now, c, j);
             return;
         }
         if job.exhausted {
@@ -746,6 +759,10 @@ impl<P: Policy> World<P> {
         let op = ctx.op;
         let host_until = std::mem::take(&mut ctx.host_until);
         ctx.op = OpKind::None;
+        if let Some(call) = ctx.meta.take() {
+            self.meta_unlock(now, call);
+        }
+        let ctx = &mut self.ctxs[c as usize];
         ctx.phase = Phase::Idle;
         let job = &mut self.jobs[j];
         let counted = ctx.op_start >= job.ramp_end;
@@ -928,6 +945,7 @@ impl Ctx {
             log_in_flight: 0,
             lock_asked: 0,
             direct_ordered: None,
+            meta: None,
             sync_write_seq: 0,
             sync_file: 0,
             sync_cursor: 0,
@@ -989,6 +1007,7 @@ impl Job {
             end_sync_next: 0,
             sync_busy: false,
             loops_done: 0,
+            meta_done: 0,
             exhausted: false,
             next_arrival: [0; 3],
             eof: vec![false; nfiles],

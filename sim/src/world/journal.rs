@@ -335,7 +335,7 @@ impl<P: Policy> World<P> {
     }
 
     /// Background CIL push by the journal actor.
-    fn background_push(&mut self, now: Ns) {
+    pub(crate) fn background_push(&mut self, now: Ns) {
         self.checkpoint(Origin::Fs);
         self.maybe_start_ail();
         self.journal_pump(now);

@@ -16,6 +16,7 @@ mod commit;
 mod issue;
 mod job;
 mod journal;
+mod meta;
 mod replay;
 
 use std::collections::VecDeque;
@@ -39,6 +40,7 @@ use crate::world::journal::LOG_WORKER_INTERVAL_NS;
 
 pub(crate) use btrfs::BtrfsState;
 pub(crate) use job::{Ctx, Job};
+pub(crate) use meta::DirLock;
 
 /// Something that submits bios and may be parked while doing so.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -316,6 +318,10 @@ pub(crate) struct World<P: Policy> {
     pub exit_all: bool,
     /// Operations completed by all jobs.
     pub ops_done: u64,
+    /// Metadata engines' calls, by `fs::meta::CALLS`.
+    pub meta_counts: [u64; 7],
+    /// The directories metadata calls change, one lock each.
+    pub dir_locks: Vec<DirLock>,
     /// Device completions.
     pub events_dev: u64,
     watch_last: u64,
@@ -409,6 +415,8 @@ impl<P: Policy> World<P> {
             stop: false,
             exit_all: false,
             ops_done: 0,
+            meta_counts: [0; 7],
+            dir_locks: Vec::new(),
             events_dev: 0,
             watch_last: 0,
             watch_idle: 0,
@@ -644,6 +652,17 @@ impl<P: Policy> World<P> {
             "devices": devices,
             "cgroups": cgroups,
             "btrfs": self.btrfs_report(),
+            "directory_lock": {
+                "contended": self.dir_locks.iter().map(|d| d.contended).sum::<u64>(),
+                "wait_ns_sum": self.dir_locks.iter().map(|d| d.wait_ns).sum::<u64>(),
+                "wait_ns_max": self.dir_locks.iter().map(|d| d.wait_max_ns).max().unwrap_or(0),
+            },
+            "metadata_calls": crate::fs::meta::CALLS
+                .iter()
+                .zip(self.meta_counts)
+                .filter(|&(_, n)| n > 0)
+                .map(|(c, n)| (c.name().to_owned(), serde_json::Value::from(n)))
+                .collect::<serde_json::Map<_, _>>(),
             "volume": self.raid.as_ref().map(|r| json!({
                 "profile": r.profile().name(),
                 "data_chunks": r.chunks(),
