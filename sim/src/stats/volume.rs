@@ -4,7 +4,7 @@
 //! fsyncs share one), the fsyncs that fell back to a full commit, the
 //! commits and their tree blocks, and how long
 //! fsyncs waited for `tree_log_mutex`. It reads the run's `volume` JSON
-//! object (`world::commit`), so the text and the JSON cannot disagree.
+//! object (`world::btrfs::commit`), so the text and the JSON cannot disagree.
 
 use std::fmt::Write;
 

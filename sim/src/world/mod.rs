@@ -12,7 +12,6 @@
 mod block;
 mod btrfs;
 mod cache;
-mod commit;
 mod issue;
 mod job;
 mod journal;
@@ -302,7 +301,7 @@ pub(crate) struct World<P: Policy> {
     pub host_wake_ns: Ns,
     pub jn: JournalActor,
     /// A volume's transaction commits and `tree_log_mutex`.
-    pub commit: commit::CommitActor,
+    pub commit: btrfs::commit::CommitActor,
     pub flusher: Flusher,
     pub bdp: Bdp,
     pub jobs: Vec<Job>,
@@ -396,7 +395,7 @@ impl<P: Policy> World<P> {
             host_io_ns: 0,
             host_wake_ns: 0,
             jn: JournalActor::default(),
-            commit: commit::CommitActor::default(),
+            commit: btrfs::commit::CommitActor::default(),
             flusher: Flusher::default(),
             bdp: Bdp {
                 mode: bdp,

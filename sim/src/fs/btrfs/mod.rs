@@ -1,5 +1,5 @@
 //! btrfs, one module tree: the pure bookkeeping of the btrfs pieces the
-//! simulator runs (`world::btrfs` and `world::commit` are their glue to the
+//! simulator runs (`world::btrfs` and its `commit` and `log_tree` are their glue to the
 //! page cache, the block layer and the `iolab-flush` model).
 //!
 //! * [`volume`]: the devices and the chunk map (`--volume`), built with

@@ -14,8 +14,8 @@
 //! * an fsync that falls back to a full commit (`--full-commit`) asks the
 //!   flush model to commit and waits for that commit (`Phase::SyncCommit`).
 
-use super::World;
-use super::job::Phase;
+use super::super::World;
+use super::super::job::Phase;
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
 use crate::fs::btrfs::metadata::{NODESIZE, item_bytes_for_write};
@@ -26,7 +26,7 @@ use crate::time::Ns;
 
 /// Largest tree-block write: a run of blocks side by side goes out in bios
 /// of at most this many bytes (the block layer's `max_sectors`, as for data).
-const COMMIT_BIO_BYTES: u64 = super::job::MAX_BIO_BYTES;
+const COMMIT_BIO_BYTES: u64 = super::super::job::MAX_BIO_BYTES;
 
 /// A primary superblock write on device `dev` (`write_all_supers`: the
 /// device's cache flushed first, the block itself FUA), for a commit or an

@@ -1,6 +1,6 @@
 //! btrfs's glue between the `iolab-flush` model and the rest of the
 //! machine: buffered writers, the page cache, the endio workers, the
-//! flusher and the commit (`world::commit`). The bookkeeping rules are in
+//! flusher and the commit (`commit`). The bookkeeping rules are in
 //! `fs::btrfs`.
 //!
 //! Who waits on whom:
@@ -15,7 +15,11 @@
 //! * the flush model's actors wait for their work: ref runs take CPU time,
 //!   `FLUSH_DELALLOC` states write back dirty pages through the flusher, a
 //!   metadata chunk comes from the volume's allocator, and a commit is
-//!   written by `world::commit` (tree blocks, then the superblocks).
+//!   written by `commit` (tree blocks, then the superblocks); an fsync
+//!   logs through `log_tree`.
+
+pub(crate) mod commit;
+mod log_tree;
 
 use std::collections::VecDeque;
 
