@@ -348,12 +348,12 @@ fn check_file_options(spec: &JobSpec, meta: Option<fio::MetaEngine>) -> Result<(
     if meta.is_some() {
         return Ok(());
     }
-    if spec.create_on_open {
+    if spec.create_on_open && (spec.rw.mode.reads() || !spec.replay_logs.is_empty()) {
         return Err(job_err(
             spec,
             "create_on_open",
-            "creating files when they are opened is simulated for the metadata engines \
-             (ioengine=filecreate, ...), not for data IO",
+            "a job that reads would find each file empty, created as it opens it; \
+             create_on_open is simulated for jobs that only write",
         ));
     }
     if let Some(n) = spec.openfiles
@@ -470,8 +470,8 @@ pub fn plan_jobs(
     let mut wall = 0u32;
     let mut clones = 0u64;
     let (mut files_planned, mut contexts, mut meta_files_planned) = (0u64, 0u64, 0u64);
-    // The directories of metadata-engine jobs, numbered as first named.
-    let mut meta_dirs: BTreeMap<String, u32> = BTreeMap::new();
+    // The jobs' directories, numbered as first named.
+    let mut job_dirs: BTreeMap<String, u32> = BTreeMap::new();
     let any_exitall = scenario.jobs.iter().any(|j| j.exitall);
     for (si, spec) in scenario.jobs.iter().enumerate() {
         if si > 0 {
@@ -784,13 +784,14 @@ pub fn plan_jobs(
                     op,
                     files: nrfiles,
                     bytes: file_size,
-                    name_len: (spec.name.len() + 8) as u64,
-                    dir: {
-                        let d = spec.directory.first().cloned().unwrap_or_default();
-                        let next = meta_dirs.len() as u32;
-                        *meta_dirs.entry(d).or_insert(next)
-                    },
                 }),
+                create_on_open: meta.is_none() && spec.create_on_open,
+                dir: {
+                    let d = spec.directory.first().cloned().unwrap_or_default();
+                    let next = job_dirs.len() as u32;
+                    *job_dirs.entry(d).or_insert(next)
+                },
+                name_len: (spec.name.len() + 8) as u64,
                 file_service: (
                     match spec.file_service_type {
                         fio::FileServiceType::RoundRobin => workload::FileService::RoundRobin,
@@ -852,7 +853,9 @@ pub fn plan_jobs(
                 norandommap: spec.norandommap,
                 fadvise,
                 // A log is replayed on files that hold data, as fio's are.
-                written_out: meta.is_none() && (replays || spec.overwrite || mode.reads()),
+                written_out: meta.is_none()
+                    && !spec.create_on_open
+                    && (replays || spec.overwrite || mode.reads()),
                 loops: spec.loops.max(1),
                 options: spec.options[spec.global_count.min(spec.options.len())..].to_vec(),
                 global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),
@@ -1380,12 +1383,17 @@ fn build_world<P: Policy>(
     // their items are in the filesystem already.
     let mut file_items: u64 = plans
         .iter()
-        .filter_map(|p| p.meta.filter(|m| !m.op.creates()))
-        .map(|m| u64::from(m.files) * fs::btrfs::metadata::item_bytes_for_file(m.bytes, m.name_len))
+        .filter_map(|p| Some((p.meta.filter(|m| !m.op.creates())?, p.name_len)))
+        .map(|(m, name)| {
+            u64::from(m.files) * fs::btrfs::metadata::item_bytes_for_file(m.bytes, name)
+        })
         .sum();
     for name in &order {
         let (size, written, section) = by_name[name];
-        file_items += fs::btrfs::metadata::item_bytes_for_file(size, name.len() as u64);
+        // A file created on open gets its items during the run.
+        if !scenario.jobs[section].create_on_open {
+            file_items += fs::btrfs::metadata::item_bytes_for_file(size, name.len() as u64);
+        }
         let place = layout.place(name, size).map_err(|e| {
             // Said at the option that sized the file.
             let spec = &scenario.jobs[section];
@@ -1509,7 +1517,7 @@ fn build_world<P: Policy>(
     let dirs = world
         .jobs
         .iter()
-        .filter_map(|j| j.plan.meta.map(|m| m.dir as usize + 1))
+        .map(|j| j.plan.dir as usize + 1)
         .max()
         .unwrap_or(0);
     world.dir_locks = vec![crate::world::DirLock::default(); dirs];

@@ -165,8 +165,8 @@ fn what_the_metadata_engines_cannot_do_is_an_error() {
         (job("filecreate", 10, 1, "fsync=1\n"), "nothing to sync"),
         (job("filestat", 10, 1, "filesize=8k\n"), "fake IOs per call"),
         (
-            "[j]\nrw=write\nsize=1m\ncreate_on_open=1\n".to_owned(),
-            "simulated for the metadata engines",
+            "[j]\nrw=randrw\nsize=1m\ncreate_on_open=1\n".to_owned(),
+            "would find each file empty",
         ),
         (
             "[j]\nrw=write\nsize=1m\nnrfiles=4\nopenfiles=1\n".to_owned(),
@@ -176,5 +176,33 @@ fn what_the_metadata_engines_cannot_do_is_an_error() {
     for (text, needle) in cases {
         let e = err(&text);
         assert!(e.contains(needle), "{text}: {e}");
+    }
+}
+
+#[test]
+fn a_writer_with_create_on_open_creates_each_file_as_it_first_reaches_it() {
+    // dpkg's way: a file is made, written and synced, then the next.
+    let text = |create: u32| {
+        format!(
+            "[unpack]\nrw=write\nbs=4k\nnrfiles=200\nfilesize=32k\n\
+             file_service_type=sequential\nfsync=8\ncreate_on_open={create}\n"
+        )
+    };
+    for fs in [FsKind::XfsLite, FsKind::Btrfs] {
+        let made = run_as(&on(fs, &text(1)), "none");
+        let laid = run_as(&on(fs, &text(0)), "none");
+        assert_eq!(calls(&made, "create"), 200, "{fs:?}");
+        assert_eq!(calls(&laid, "create"), 0, "{fs:?}");
+        let writes = |o: &RunOutput| o.report.jobs[0].dir(Dir::Write).total_ios;
+        assert_eq!(writes(&made), 1600, "{fs:?}");
+        assert_eq!(writes(&laid), 1600, "{fs:?}");
+        // The creates take time the writes' latencies do not count.
+        let sim = |o: &RunOutput| o.extra["sim_ns"].as_u64().expect("sim_ns");
+        assert!(
+            sim(&made) >= sim(&laid) + 200 * 15_000,
+            "{fs:?}: {} vs {}",
+            sim(&made),
+            sim(&laid)
+        );
     }
 }

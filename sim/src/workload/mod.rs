@@ -49,11 +49,6 @@ pub struct MetaPlan {
     pub files: u32,
     /// Bytes counted per call.
     pub bytes: u64,
-    /// Length of the files' names (the directory items they make).
-    pub name_len: u64,
-    /// The directory the files are in, by index among the run's
-    /// directories: calls that change one take its lock in turn.
-    pub dir: u32,
 }
 
 /// Which pages a job's reads hint to the kernel (fio `fadvise_hint`).
@@ -142,6 +137,14 @@ pub struct JobPlan {
     /// A metadata engine's files, which have no data (`files` is then
     /// empty).
     pub meta: Option<MetaPlan>,
+    /// `create_on_open=1` on a data engine: each file is created when the
+    /// job first reaches it, not before the run.
+    pub create_on_open: bool,
+    /// The directory the job's files are in, by index among the run's
+    /// directories: creates and deletes in one take its lock in turn.
+    pub dir: u32,
+    /// Length of the job's file names (the directory items they make).
+    pub name_len: u64,
     /// How files are picked, and IOs per pick.
     pub file_service: (FileService, u32),
     /// The log a replaying job issues instead of drawing its IOs

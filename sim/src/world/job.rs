@@ -131,6 +131,9 @@ pub(crate) struct Ctx {
     pub direct_ordered: Option<super::btrfs::Ordered>,
     /// A metadata engine's call in progress: (call, job, file).
     pub meta: Option<(crate::fs::meta::MetaCall, u32, u32)>,
+    /// The IO a `create_on_open` create goes before: (direction, the
+    /// job's file, bytes, offset).
+    pub pending_io: Option<(Dir, usize, u64, u64)>,
 }
 
 /// One job clone.
@@ -172,6 +175,8 @@ pub(crate) struct Job {
     pub next_arrival: [Ns; 3],
     /// Sequential jobs: files that reached their end in this loop.
     pub eof: Vec<bool>,
+    /// `create_on_open`: the job's files it has opened (created).
+    pub opened: Vec<bool>,
     pub files_at_eof: usize,
     /// The job's data IOs issued and not completed (fio's `cur_depth`).
     pub in_flight: u32,
@@ -282,6 +287,9 @@ impl<P: Policy> World<P> {
 
     pub(crate) fn on_ctx_timer(&mut self, now: Ns, c: u32) {
         match self.ctxs[c as usize].phase {
+            Phase::Cpu if self.ctxs[c as usize].pending_io.is_some() => {
+                self.open_created(now, c);
+            }
             Phase::Cpu => {
                 if std::mem::take(&mut self.ctxs[c as usize].dirty_paused) {
                     self.policy.dirty_throttle_ended(now);
@@ -490,6 +498,11 @@ impl<P: Policy> World<P> {
             } else if let Some(w) = wrapped {
                 self.cache.invalidate(job.file_ids[w]);
             }
+        }
+        if job.plan.create_on_open && !job.opened[fi] {
+            job.opened[fi] = true;
+            self.create_then_issue(now, c, j, dir, fi, len, offset);
+            return;
         }
         self.issue_io(now, c, j, dir, fi, len, offset);
     }
@@ -946,6 +959,7 @@ impl Ctx {
             lock_asked: 0,
             direct_ordered: None,
             meta: None,
+            pending_io: None,
             sync_write_seq: 0,
             sync_file: 0,
             sync_cursor: 0,
@@ -1011,6 +1025,7 @@ impl Job {
             exhausted: false,
             next_arrival: [0; 3],
             eof: vec![false; nfiles],
+            opened: vec![false; nfiles],
             files_at_eof: 0,
             in_flight: 0,
             replay_at: 0,

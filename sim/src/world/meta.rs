@@ -27,7 +27,6 @@ use iolab_flush::{End, HandleId, HandleKind, RefBatch, Start};
 use super::World;
 use super::job::{JobState, OpKind, Phase};
 use crate::block::Policy;
-use crate::fio::MetaEngine;
 use crate::fs::meta::{self, MetaCall};
 use crate::time::Ns;
 use crate::workload::Dir;
@@ -99,8 +98,36 @@ impl<P: Policy> World<P> {
         };
         ctx.meta = Some((call, j as u32, file));
         self.meta_counts[call as usize] += 1;
+        self.meta_lock(now, c, call, j);
+    }
+
+    /// A data job with `create_on_open` reaches file `fi` for the first
+    /// time: it creates it (a metadata call), then issues the IO it
+    /// planned, whose latency starts after the create, as fio's does.
+    #[allow(clippy::too_many_arguments, reason = "the planned IO, whole")]
+    pub(crate) fn create_then_issue(
+        &mut self,
+        now: Ns,
+        c: u32,
+        j: usize,
+        dir: Dir,
+        fi: usize,
+        len: u64,
+        offset: u64,
+    ) {
+        let file = self.jobs[j].file_ids[fi];
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.pending_io = Some((dir, fi, len, offset));
+        ctx.meta = Some((MetaCall::Create, j as u32, file));
+        self.meta_counts[MetaCall::Create as usize] += 1;
+        self.meta_lock(now, c, MetaCall::Create, j);
+    }
+
+    /// Context `c`'s call `call` for job `j` takes its directory's lock
+    /// (if it changes the directory), then goes on.
+    fn meta_lock(&mut self, now: Ns, c: u32, call: MetaCall, j: usize) {
         if call.changes() {
-            let lock = &mut self.dir_locks[plan.dir as usize];
+            let lock = &mut self.dir_locks[self.jobs[j].plan.dir as usize];
             if lock.held {
                 lock.contended += 1;
                 lock.queue.push_back(c);
@@ -120,10 +147,8 @@ impl<P: Policy> World<P> {
             return;
         };
         if call.changes() {
-            if let Some(plan) = self.jobs[j as usize].plan.meta
-                && self.journal_on
-            {
-                self.meta_log(now, j, file, plan.op);
+            if self.journal_on {
+                self.meta_log(now, j, file);
             }
             if self.btrfs.is_some() {
                 self.meta_btrfs_start(now, c);
@@ -138,10 +163,7 @@ impl<P: Policy> World<P> {
         if !call.changes() {
             return;
         }
-        let Some(plan) = self.jobs[j as usize].plan.meta else {
-            return;
-        };
-        let lock = &mut self.dir_locks[plan.dir as usize];
+        let lock = &mut self.dir_locks[self.jobs[j as usize].plan.dir as usize];
         match lock.queue.pop_front() {
             None => lock.held = false,
             Some(next) => {
@@ -156,8 +178,8 @@ impl<P: Policy> World<P> {
 
     /// xfs-lite: the call's inode, directory block and AGI join the
     /// running checkpoint.
-    fn meta_log(&mut self, now: Ns, j: u32, file: u32, op: MetaEngine) {
-        for (key, bytes) in meta::xfs_items(j, file, op) {
+    fn meta_log(&mut self, now: Ns, j: u32, file: u32) {
+        for (key, bytes) in meta::xfs_items(j, file) {
             self.journal.log_item(key, bytes);
         }
         self.journal.stats.transactions += 1;
@@ -202,10 +224,7 @@ impl<P: Policy> World<P> {
         let Some((call, j, _)) = self.ctxs[c as usize].meta else {
             return;
         };
-        let Some(plan) = self.jobs[j as usize].plan.meta else {
-            return;
-        };
-        let bytes = meta::btrfs_item_bytes(plan.name_len);
+        let bytes = meta::btrfs_item_bytes(self.jobs[j as usize].plan.name_len);
         self.commit.txn.change(bytes);
         if call.creates()
             && let Some(raid) = self.raid.as_mut()
@@ -248,6 +267,18 @@ impl<P: Policy> World<P> {
         self.ctx_timer(now + meta::cpu_ns(call), c, Phase::Cpu);
     }
 
+    /// A create before an IO (`create_on_open`) is done: the IO goes out.
+    pub(crate) fn open_created(&mut self, now: Ns, c: u32) {
+        if let Some(call) = self.ctxs[c as usize].meta.take() {
+            self.meta_unlock(now, call);
+        }
+        let Some((dir, fi, len, offset)) = self.ctxs[c as usize].pending_io.take() else {
+            return;
+        };
+        let j = self.ctxs[c as usize].job as usize;
+        self.issue_io(now, c, j, dir, fi, len, offset);
+    }
+
     /// The call failed (ENOSPC): the job ends with an error, as fio stops
     /// a job whose call fails.
     pub(crate) fn meta_failed(&mut self, now: Ns, c: u32) {
@@ -257,7 +288,7 @@ impl<P: Policy> World<P> {
         let ctx = &mut self.ctxs[c as usize];
         ctx.phase = Phase::Idle;
         let j = ctx.job as usize;
-        if self.jobs[j].state == JobState::Running {
+        if ctx.pending_io.take().is_none() && self.jobs[j].state == JobState::Running {
             self.jobs[j].in_flight = self.jobs[j].in_flight.saturating_sub(1);
         }
         self.ctx_finish(now, c);
