@@ -77,6 +77,16 @@ pub(crate) enum Phase {
     Done,
 }
 
+/// An IO a job has picked: its direction, `len` bytes at `offset` of the
+/// job's file `fi`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PlannedIo {
+    pub dir: Dir,
+    pub fi: usize,
+    pub len: u64,
+    pub offset: u64,
+}
+
 /// The operation in progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OpKind {
@@ -131,9 +141,8 @@ pub(crate) struct Ctx {
     pub direct_ordered: Option<super::btrfs::Ordered>,
     /// A metadata engine's call in progress: (call, job, file).
     pub meta: Option<(crate::fs::meta::MetaCall, u32, u32)>,
-    /// The IO a `create_on_open` create goes before: (direction, the
-    /// job's file, bytes, offset).
-    pub pending_io: Option<(Dir, usize, u64, u64)>,
+    /// The IO a `create_on_open` create goes before.
+    pub pending_io: Option<PlannedIo>,
 }
 
 /// One job clone.
@@ -499,27 +508,28 @@ impl<P: Policy> World<P> {
                 self.cache.invalidate(job.file_ids[w]);
             }
         }
+        let io = PlannedIo {
+            dir,
+            fi,
+            len,
+            offset,
+        };
         if job.plan.create_on_open && !job.opened[fi] {
             job.opened[fi] = true;
-            self.create_then_issue(now, c, j, dir, fi, len, offset);
+            self.create_then_issue(now, c, j, io);
             return;
         }
-        self.issue_io(now, c, j, dir, fi, len, offset);
+        self.issue_io(now, c, j, io);
     }
 
-    /// Context `c` of job `j` issues an IO in direction `dir` of `len`
-    /// bytes at `offset` of the job's file `fi`.
-    #[allow(clippy::too_many_arguments, reason = "one IO's whole description")]
-    pub(crate) fn issue_io(
-        &mut self,
-        now: Ns,
-        c: u32,
-        j: usize,
-        dir: Dir,
-        fi: usize,
-        len: u64,
-        offset: u64,
-    ) {
+    /// Context `c` of job `j` issues the IO `io`.
+    pub(crate) fn issue_io(&mut self, now: Ns, c: u32, j: usize, io: PlannedIo) {
+        let PlannedIo {
+            dir,
+            fi,
+            len,
+            offset,
+        } = io;
         let d = dir as usize;
         let job = &mut self.jobs[j];
         let plan = &job.plan;

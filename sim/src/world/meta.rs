@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 use iolab_flush::{End, HandleId, HandleKind, RefBatch, Start};
 
 use super::World;
-use super::job::{JobState, OpKind, Phase};
+use super::job::{JobState, OpKind, Phase, PlannedIo};
 use crate::block::Policy;
 use crate::fs::meta::{self, MetaCall};
 use crate::time::Ns;
@@ -104,20 +104,10 @@ impl<P: Policy> World<P> {
     /// A data job with `create_on_open` reaches file `fi` for the first
     /// time: it creates it (a metadata call), then issues the IO it
     /// planned, whose latency starts after the create, as fio's does.
-    #[allow(clippy::too_many_arguments, reason = "the planned IO, whole")]
-    pub(crate) fn create_then_issue(
-        &mut self,
-        now: Ns,
-        c: u32,
-        j: usize,
-        dir: Dir,
-        fi: usize,
-        len: u64,
-        offset: u64,
-    ) {
-        let file = self.jobs[j].file_ids[fi];
+    pub(crate) fn create_then_issue(&mut self, now: Ns, c: u32, j: usize, io: PlannedIo) {
+        let file = self.jobs[j].file_ids[io.fi];
         let ctx = &mut self.ctxs[c as usize];
-        ctx.pending_io = Some((dir, fi, len, offset));
+        ctx.pending_io = Some(io);
         ctx.meta = Some((MetaCall::Create, j as u32, file));
         self.meta_counts[MetaCall::Create as usize] += 1;
         self.meta_lock(now, c, MetaCall::Create, j);
@@ -272,11 +262,11 @@ impl<P: Policy> World<P> {
         if let Some(call) = self.ctxs[c as usize].meta.take() {
             self.meta_unlock(now, call);
         }
-        let Some((dir, fi, len, offset)) = self.ctxs[c as usize].pending_io.take() else {
+        let Some(io) = self.ctxs[c as usize].pending_io.take() else {
             return;
         };
         let j = self.ctxs[c as usize].job as usize;
-        self.issue_io(now, c, j, dir, fi, len, offset);
+        self.issue_io(now, c, j, io);
     }
 
     /// The call failed (ENOSPC): the job ends with an error, as fio stops

@@ -6,7 +6,7 @@
 //! submitting thread follows it, however many IOs are in flight.
 
 use super::World;
-use super::job::Phase;
+use super::job::{Phase, PlannedIo};
 use crate::block::Policy;
 use crate::fio::iolog::{IoLog, LogAction};
 use crate::time::{MS, Ns, US};
@@ -71,7 +71,13 @@ impl<P: Policy> World<P> {
                 LogAction::Write => Dir::Write,
                 LogAction::Trim => Dir::Trim,
             };
-            self.issue_io(now, c, j, dir, fi, e.len, e.offset);
+            let io = PlannedIo {
+                dir,
+                fi,
+                len: e.len,
+                offset: e.offset,
+            };
+            self.issue_io(now, c, j, io);
             return;
         }
     }
