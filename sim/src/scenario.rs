@@ -1241,7 +1241,7 @@ fn btrfs_state(
 }
 
 /// Runs `scenario` with block-layer policy `policy` and the filesystem
-/// layer `layer` (a multi-device volume's chunk map, btrfs-lite's flush
+/// layer `layer` (btrfs's chunk map and flush
 /// policy).
 pub fn run_with<P: Policy>(
     scenario: &Scenario,

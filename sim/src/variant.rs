@@ -41,7 +41,7 @@ pub struct Variant {
     /// meaningful on a multi-device volume.
     pub alloc: Option<iolab_tiering::AllocPolicy>,
     /// btrfs delayed-ref flushing (`flush=...`); only meaningful with
-    /// `--fs btrfs-lite`.
+    /// `--fs btrfs` (any `--volume`).
     pub flush: Option<iolab_flush::Policy>,
 }
 

@@ -225,7 +225,7 @@ impl<P: Policy> World<P> {
         offset: u64,
         len: u64,
     ) {
-        // btrfs-lite reserves metadata first; the context may sleep on a
+        // btrfs reserves metadata first; the context may sleep on a
         // ticket and dirty its pages when the ticket is granted.
         if !self.btrfs_reserve_write(now, c, file, offset, len) {
             return;

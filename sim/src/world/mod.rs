@@ -216,7 +216,7 @@ pub(crate) struct Flusher {
     pub fruitless: usize,
     /// Idle until a writeback completes.
     pub wait_writeback: bool,
-    /// Pages to write back whatever the thresholds say (btrfs-lite's
+    /// Pages to write back whatever the thresholds say (btrfs's
     /// `FLUSH_DELALLOC` states).
     pub forced: u64,
     /// Request batching state (legacy layer).

@@ -10,7 +10,7 @@
 //! * [`transaction`]: the running transaction, its 30 s commit, the tree
 //!   blocks it writes, `tree_log_mutex` and the batching of fsyncs'
 //!   superblock writes.
-//! * [`write_path`] (re-exported here): btrfs-lite's buffered write path
+//! * [`write_path`] (re-exported here): btrfs's buffered write path
 //!   around the flush model: the inode's reservation, outstanding extents,
 //!   the refs an ordered extent queues.
 

@@ -1,4 +1,4 @@
-//! btrfs-lite: the metadata-space side of btrfs's buffered write path
+//! btrfs: the metadata-space side of btrfs's buffered write path
 //! (for the delayed-ref runs of `docs/flush-reproduction.md`), driven
 //! around the `iolab-flush` model.
 //!

@@ -150,7 +150,7 @@ pub(crate) struct BtrfsStats {
     pub series: Vec<[u64; 7]>,
 }
 
-/// The btrfs-lite state of a run.
+/// The btrfs flush state of a run.
 pub(crate) struct BtrfsState {
     pub model: FlushModel,
     pub policy_name: String,
