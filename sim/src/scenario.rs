@@ -1171,8 +1171,8 @@ pub struct FsLayer {
 }
 
 /// The flush policy a variant runs with on btrfs (`None` on other
-/// filesystems). A variant without `flush=` runs `flush=on-demand` (the
-/// report names it).
+/// filesystems). A variant without `flush=` runs what the kernel of
+/// today (6.18) runs, `flush=on-demand:preempt=2021`.
 fn flush_policy(
     scenario: &Scenario,
     variant: &Variant,
@@ -1188,7 +1188,9 @@ fn flush_policy(
         return Ok(None);
     }
     Ok(Some(
-        variant.flush.unwrap_or(iolab_flush::Policy::on_demand()),
+        variant
+            .flush
+            .unwrap_or(iolab_flush::Policy::on_demand_2021()),
     ))
 }
 

@@ -206,3 +206,51 @@ fn a_writer_with_create_on_open_creates_each_file_as_it_first_reaches_it() {
         );
     }
 }
+
+#[test]
+fn rate_iops_paces_metadata_calls_as_fio_paces_their_ios() {
+    // 400 creates at 1,000 a second take 0.4 s; unpaced, the same job
+    // ends in milliseconds. Poisson gaps keep the same mean.
+    for (process, lo, hi) in [("linear", 395, 405), ("poisson", 300, 500)] {
+        let text = job(
+            "filecreate",
+            400,
+            1,
+            &format!("create_on_open=1\nrate_iops=1000\nrate_process={process}\n"),
+        );
+        for fs in [FsKind::XfsLite, FsKind::Btrfs] {
+            let out = run_as(&on(fs, &text), "none");
+            let r = out.report.jobs[0].dir(Dir::Read);
+            assert_eq!(r.total_ios, 400, "{process} on {fs:?}");
+            assert!(
+                (lo..=hi).contains(&r.runtime_ms),
+                "{process} on {fs:?}: {} ms",
+                r.runtime_ms
+            );
+        }
+    }
+    let free = run_as(
+        &on(
+            FsKind::XfsLite,
+            &job("filecreate", 400, 1, "create_on_open=1\n"),
+        ),
+        "none",
+    );
+    assert!(free.report.jobs[0].dir(Dir::Read).runtime_ms < 100);
+}
+
+#[test]
+fn btrfs_without_flush_runs_the_kernels_preemptive_flushing() {
+    // A variant without flush= runs 6.18's flush=on-demand:preempt=2021:
+    // the same run, byte for byte, as naming it.
+    let s = on(
+        FsKind::Btrfs,
+        &job("filecreate", 3000, 4, "create_on_open=1\n"),
+    );
+    let plain = run_as(&s, "none");
+    let named = run_as(&s, "flush=on-demand:preempt=2021");
+    assert_eq!(plain.extra["btrfs"], named.extra["btrfs"]);
+    assert_eq!(plain.report.jobs, named.report.jobs);
+    let bare = run_as(&s, "flush=on-demand");
+    assert_ne!(plain.extra["btrfs"], bare.extra["btrfs"]);
+}

@@ -371,7 +371,20 @@ impl<P: Policy> World<P> {
             self.replay_next(now, c, j, &log);
             return;
         }
-        if job.plan.meta.is_some() {
+        if let Some(meta) = job.plan.meta {
+            // fio paces a metadata engine's calls as IOs (`rate_iops`,
+            // `rate`), except the call that finds the job done.
+            let last_pass = !plan.time_based && job.loops_done + 1 >= plan.loops;
+            let done = job.meta_done == meta.files && last_pass;
+            if !done && self.ctxs[c as usize].planned.take().is_none() {
+                let dir = meta_dir(plan);
+                let earliest = job.pacing_at(now, dir as usize);
+                if earliest > now {
+                    self.ctxs[c as usize].planned = Some(dir);
+                    self.ctx_timer(earliest, c, Phase::Sleep);
+                    return;
+                }
+            }
             self.meta_next(now, c, j);
             return;
         }
@@ -393,32 +406,15 @@ impl<P: Policy> World<P> {
         };
         let d = dir as usize;
         if planned.is_none() {
-            // Rate pacing.
-            let mut earliest = now;
-            let wide = u128::from(job.issued_bytes[d]) * u128::from(SEC);
-            if let Some(t) = wide.checked_div(u128::from(plan.rate[d])) {
-                earliest = earliest.max(
-                    job.start_ns
-                        .saturating_add(t.min(u128::from(u64::MAX)) as Ns),
-                );
-            }
-            if let Some(gap) = SEC.checked_div(plan.rate_iops[d]) {
-                let t = if plan.poisson {
-                    // Exponential gaps with the same mean (fio's poisson process).
-                    let t = job.next_arrival[d].max(job.start_ns);
-                    job.next_arrival[d] = t + job.rng.exp(gap as f64) as Ns;
-                    t
-                } else {
-                    job.start_ns + job.issued[d] * gap
-                };
-                earliest = earliest.max(t);
-            }
+            let earliest = self.jobs[j].pacing_at(now, d);
             if earliest > now {
                 self.ctxs[c as usize].planned = Some(dir);
                 self.ctx_timer(earliest, c, Phase::Sleep);
                 return;
             }
         }
+        let job = &mut self.jobs[j];
+        let plan = &job.plan;
         let (lo, hi) = plan.bs[d];
         let len = if !plan.bssplit[d].is_empty() {
             workload::bssplit_pick(&plan.bssplit[d], job.rng.below(1 << 32), lo)
@@ -985,7 +981,44 @@ impl Ctx {
     }
 }
 
+/// The direction fio counts a metadata engine's calls in: reads, unless
+/// the job only writes.
+pub(crate) fn meta_dir(plan: &JobPlan) -> Dir {
+    if plan.reads || !plan.writes {
+        Dir::Read
+    } else {
+        Dir::Write
+    }
+}
+
 impl Job {
+    /// The earliest time fio's rate control (`rate`, `rate_iops`, with
+    /// `rate_process=poisson` gaps) lets the job's next IO in direction
+    /// `d` go out; `now` if none holds it back.
+    fn pacing_at(&mut self, now: Ns, d: usize) -> Ns {
+        let plan = &self.plan;
+        let mut earliest = now;
+        let wide = u128::from(self.issued_bytes[d]) * u128::from(SEC);
+        if let Some(t) = wide.checked_div(u128::from(plan.rate[d])) {
+            earliest = earliest.max(
+                self.start_ns
+                    .saturating_add(t.min(u128::from(u64::MAX)) as Ns),
+            );
+        }
+        if let Some(gap) = SEC.checked_div(plan.rate_iops[d]) {
+            let t = if plan.poisson {
+                // Exponential gaps with the same mean (fio's poisson process).
+                let t = self.next_arrival[d].max(self.start_ns);
+                self.next_arrival[d] = t + self.rng.exp(gap as f64) as Ns;
+                t
+            } else {
+                self.start_ns + self.issued[d] * gap
+            };
+            earliest = earliest.max(t);
+        }
+        earliest
+    }
+
     /// Gives the job's fresh statistics its `iodepth` (fio's
     /// `latency_depth`).
     fn stats_depth(&mut self) {

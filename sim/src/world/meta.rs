@@ -29,7 +29,6 @@ use super::job::{JobState, OpKind, Phase, PlannedIo};
 use crate::block::Policy;
 use crate::fs::meta::{self, MetaCall};
 use crate::time::Ns;
-use crate::workload::Dir;
 
 /// A directory's lock (the VFS takes the parent's `i_rwsem` exclusively
 /// around a create or a remove): held for the whole call, a handle's wait
@@ -74,11 +73,7 @@ impl<P: Policy> World<P> {
         let first_pass = job.loops_done == 0;
         let file = job.meta_done;
         job.meta_done += 1;
-        let dir = if job.plan.reads || !job.plan.writes {
-            Dir::Read
-        } else {
-            Dir::Write
-        };
+        let dir = super::job::meta_dir(&job.plan);
         let d = dir as usize;
         job.issued[d] += 1;
         job.issued_bytes[d] += plan.bytes;
