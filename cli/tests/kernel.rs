@@ -964,3 +964,89 @@ fn a_broken_kept_measurement_is_refused_at_its_file() {
     refused(&o, "--loop");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+const FILECREATE_BUNDLE: &str = "kernel/fixtures/btrfs-filecreate";
+
+/// The preemptive flusher's `FLUSH_DELAYED_REFS_NR` calls and the
+/// tickets in a summary (`trace.btrfs`) or a run's report (`iolab.btrfs`).
+fn preempt_refs_and_tickets(b: &serde_json::Value) -> (u64, u64) {
+    let calls = b["flush_space"]
+        .as_array()
+        .expect("flush_space")
+        .iter()
+        .filter(|f| f["state"] == "FLUSH_DELAYED_REFS_NR" && f["preempt"] == true)
+        .map(|f| f["calls"].as_u64().expect("calls"))
+        .sum();
+    (calls, b["tickets"].as_u64().expect("tickets"))
+}
+
+#[test]
+fn creating_files_on_btrfs_is_kept_in_check_by_preemptive_flushing_alone_as_on_6_18() {
+    // 6.18: four jobs create 100,000 files on a 4 GiB btrfs without one
+    // ticket; the preemptive flusher runs delayed refs some twenty times.
+    let o = iolab(&[
+        "kernel",
+        "summary",
+        FILECREATE_BUNDLE,
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&o);
+    let (real_calls, real_tickets) = preempt_refs_and_tickets(&s["trace"]["btrfs"]);
+    assert_eq!(real_tickets, 0, "{s:#}");
+    assert!(real_calls >= 10, "{s:#}");
+    // iolab on the calibrated loop device, at the capture's size, with the
+    // flush policy 6.18 runs (a variant without flush=): no ticket either,
+    // and the preemptive calls within a factor of two of the kernel's.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-filecreate");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let device = dir.join("loop-disk-4g.toml");
+    let calibrated =
+        std::fs::read_to_string(root().join("kernel/calibrated/loop-disk.toml")).expect("device");
+    let sized: String = calibrated
+        .lines()
+        .map(|l| {
+            if l.starts_with("capacity_gb") {
+                "capacity_gb = 4".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&device, sized).expect("write device");
+    let job = format!("{FILECREATE_BUNDLE}/job.fio");
+    let run = |policy: &str| {
+        let o = iolab(&[
+            "run",
+            &job,
+            "--device",
+            device.to_str().expect("utf-8"),
+            "--fs",
+            "btrfs",
+            "--cpus",
+            "2",
+            "--memory",
+            "23g",
+            "--policy",
+            policy,
+            "--output-format",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r = json(&o);
+        preempt_refs_and_tickets(&r["iolab"]["btrfs"])
+    };
+    let (calls, tickets) = run("none");
+    assert_eq!(tickets, 0);
+    assert!(
+        calls * 2 >= real_calls && calls <= real_calls * 2,
+        "iolab {calls} preemptive calls, 6.18 {real_calls}"
+    );
+    // Without preemptive flushing (5.0 to 5.11) the same creates wait on
+    // tickets.
+    let (calls, tickets) = run("flush=on-demand");
+    assert_eq!(calls, 0);
+    assert!(tickets > 100, "{tickets}");
+}
