@@ -8,18 +8,22 @@
 //! page cache's bookkeeping grows with the pages touched, not with the
 //! files' sizes.
 
-/// Words of one chunk.
+/// Words of one chunk (of each lane).
 const CHUNK_WORDS: usize = 512;
 /// Bits of one chunk.
 pub const CHUNK_BITS: u32 = (CHUNK_WORDS * 64) as u32;
 
-type Chunk = Box<[u64; CHUNK_WORDS]>;
+/// `L` bitmaps over the same indices, interleaved: the `L` words that
+/// hold bit `i` of every lane lie side by side (one cache line for eight
+/// lanes), so reading and changing several states of one page costs one
+/// trip to memory, not one per bitmap.
+#[derive(Clone, Debug)]
+pub struct Lanes<const L: usize> {
+    chunks: Vec<Option<Box<[[u64; L]; CHUNK_WORDS]>>>,
+}
 
 /// One bit per page.
-#[derive(Clone, Debug, Default)]
-pub struct Bits {
-    chunks: Vec<Option<Chunk>>,
-}
+pub type Bits = Lanes<1>;
 
 /// The chunk and the word in it of bit `i`, and the bit's mask.
 #[inline]
@@ -31,8 +35,8 @@ fn at(i: u32) -> (usize, usize, u64) {
     )
 }
 
-impl Bits {
-    /// `n` cleared bits (no chunk allocated yet).
+impl<const L: usize> Lanes<L> {
+    /// `n` cleared bits in every lane (no chunk allocated yet).
     pub fn new(n: u64) -> Self {
         let len = n.div_ceil(u64::from(CHUNK_BITS)) as usize;
         Self {
@@ -40,48 +44,48 @@ impl Bits {
         }
     }
 
-    /// Bit `i`.
+    /// Bit `i` of lane `l`.
     #[inline]
-    pub fn get(&self, i: u32) -> bool {
+    pub fn get_in(&self, l: usize, i: u32) -> bool {
         let (c, w, m) = at(i);
-        self.chunks[c].as_ref().is_some_and(|ch| ch[w] & m != 0)
+        self.chunks[c].as_ref().is_some_and(|ch| ch[w][l] & m != 0)
     }
 
-    /// Sets bit `i`; returns its previous value.
+    /// Sets bit `i` of lane `l`; returns its previous value.
     #[inline]
-    pub fn set(&mut self, i: u32) -> bool {
+    pub fn set_in(&mut self, l: usize, i: u32) -> bool {
         let (c, w, m) = at(i);
-        let word = &mut self.chunks[c].get_or_insert_with(|| Box::new([0; CHUNK_WORDS]))[w];
+        let word = &mut self.chunks[c].get_or_insert_with(|| Box::new([[0; L]; CHUNK_WORDS]))[w][l];
         let old = *word & m != 0;
         *word |= m;
         old
     }
 
-    /// Clears bit `i`; returns its previous value.
+    /// Clears bit `i` of lane `l`; returns its previous value.
     #[inline]
-    pub fn clear(&mut self, i: u32) -> bool {
+    pub fn clear_in(&mut self, l: usize, i: u32) -> bool {
         let (c, w, m) = at(i);
         let Some(ch) = self.chunks[c].as_mut() else {
             return false;
         };
-        let old = ch[w] & m != 0;
-        ch[w] &= !m;
+        let old = ch[w][l] & m != 0;
+        ch[w][l] &= !m;
         old
     }
 
-    /// The word holding bit `i`, bit `i` first (bits past the word's end
-    /// are zero), inverted if `clear`.
+    /// The word of lane `l` holding bit `i`, bit `i` first (bits past the
+    /// word's end are zero), inverted if `clear`.
     #[inline]
-    fn word_from(&self, i: u32, clear: bool) -> u64 {
+    fn word_from(&self, l: usize, i: u32, clear: bool) -> u64 {
         let (c, w, _) = at(i);
-        let word = self.chunks[c].as_ref().map_or(0, |ch| ch[w]);
+        let word = self.chunks[c].as_ref().map_or(0, |ch| ch[w][l]);
         let word = if clear { !word } else { word };
         word >> (i & 63)
     }
 
-    /// First bit at or after `from` and before `end` that is set (or
-    /// clear, if `clear`).
-    fn next(&self, from: u32, end: u32, clear: bool) -> Option<u32> {
+    /// First bit of lane `l` at or after `from` and before `end` that is
+    /// set (or clear, if `clear`).
+    fn next(&self, l: usize, from: u32, end: u32, clear: bool) -> Option<u32> {
         let mut i = from;
         while i < end {
             if !clear && self.chunks[(i / CHUNK_BITS) as usize].is_none() {
@@ -89,7 +93,7 @@ impl Bits {
                 i = (i / CHUNK_BITS + 1).saturating_mul(CHUNK_BITS);
                 continue;
             }
-            let w = self.word_from(i, clear);
+            let w = self.word_from(l, i, clear);
             if w != 0 {
                 let found = i + w.trailing_zeros();
                 return (found < end).then_some(found);
@@ -99,24 +103,59 @@ impl Bits {
         None
     }
 
+    /// First set bit of lane `l` at or after `from` and before `end`.
+    pub fn next_set_in(&self, l: usize, from: u32, end: u32) -> Option<u32> {
+        self.next(l, from, end, false)
+    }
+
+    /// First clear bit of lane `l` at or after `from` and before `end`.
+    pub fn next_clear_in(&self, l: usize, from: u32, end: u32) -> Option<u32> {
+        self.next(l, from, end, true)
+    }
+
+    /// Number of set bits of lane `l` in `[from, end)`.
+    pub fn count_range_in(&self, l: usize, from: u32, end: u32) -> u32 {
+        (from..end).filter(|&i| self.get_in(l, i)).count() as u32
+    }
+
+    /// Chunks allocated (each [`CHUNK_BITS`] bits of every lane).
+    pub fn chunks_used(&self) -> usize {
+        self.chunks.iter().filter(|c| c.is_some()).count()
+    }
+}
+
+impl Bits {
+    /// Bit `i`.
+    #[inline]
+    pub fn get(&self, i: u32) -> bool {
+        self.get_in(0, i)
+    }
+
+    /// Sets bit `i`; returns its previous value.
+    #[inline]
+    pub fn set(&mut self, i: u32) -> bool {
+        self.set_in(0, i)
+    }
+
+    /// Clears bit `i`; returns its previous value.
+    #[inline]
+    pub fn clear(&mut self, i: u32) -> bool {
+        self.clear_in(0, i)
+    }
+
     /// First set bit at or after `from` and before `end`.
     pub fn next_set(&self, from: u32, end: u32) -> Option<u32> {
-        self.next(from, end, false)
+        self.next_set_in(0, from, end)
     }
 
     /// First clear bit at or after `from` and before `end`.
     pub fn next_clear(&self, from: u32, end: u32) -> Option<u32> {
-        self.next(from, end, true)
+        self.next_clear_in(0, from, end)
     }
 
     /// Number of set bits in `[from, end)`.
     pub fn count_range(&self, from: u32, end: u32) -> u32 {
-        (from..end).filter(|&i| self.get(i)).count() as u32
-    }
-
-    /// Chunks allocated (each [`CHUNK_BITS`] bits).
-    pub fn chunks_used(&self) -> usize {
-        self.chunks.iter().filter(|c| c.is_some()).count()
+        self.count_range_in(0, from, end)
     }
 }
 
@@ -170,5 +209,24 @@ mod tests {
         assert_eq!(b.next_clear(CHUNK_BITS, u32::MAX), Some(CHUNK_BITS));
         assert!(b.clear(last));
         assert!(!b.get(last));
+    }
+
+    /// Lanes share their chunks, not their bits: setting, clearing and
+    /// scanning one lane leaves the others as they were.
+    #[test]
+    fn lanes_are_independent_bitmaps_over_shared_chunks() {
+        let mut b = Lanes::<8>::new(3 * u64::from(CHUNK_BITS));
+        assert!(!b.set_in(1, 70));
+        assert!(!b.set_in(6, 70));
+        assert!(!b.set_in(6, CHUNK_BITS + 3));
+        assert_eq!(b.chunks_used(), 2);
+        assert!(b.get_in(1, 70) && b.get_in(6, 70) && !b.get_in(0, 70));
+        assert!(b.clear_in(1, 70));
+        assert!(!b.get_in(1, 70) && b.get_in(6, 70));
+        assert_eq!(b.next_set_in(1, 0, 3 * CHUNK_BITS), None);
+        assert_eq!(b.next_set_in(6, 71, 3 * CHUNK_BITS), Some(CHUNK_BITS + 3));
+        assert_eq!(b.next_clear_in(6, 70, 80), Some(71));
+        assert_eq!(b.count_range_in(6, 0, 2 * CHUNK_BITS), 2);
+        assert_eq!(b.count_range_in(0, 0, 2 * CHUNK_BITS), 0);
     }
 }

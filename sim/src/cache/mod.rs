@@ -26,43 +26,77 @@ pub mod pacing;
 pub mod readahead;
 pub mod wb;
 
-use bits::Bits;
+use bits::Lanes;
 use dirty::DirtyLimits;
 use std::collections::VecDeque;
 
 use crate::time::Ns;
 
-/// Page state bitmaps of one file.
-#[derive(Debug)]
-pub struct PageBits {
+/// A state a page of the cache is in, or not: one lane of [`PageBits`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
     /// Page present and up to date.
-    pub cached: Bits,
+    Cached = 0,
     /// Page dirty.
-    pub dirty: Bits,
+    Dirty,
     /// Page under writeback.
-    pub writeback: Bits,
+    Writeback,
     /// Page being read in.
-    pub reading: Bits,
+    Reading,
     /// Page referenced since the CLOCK hand last passed.
-    pub referenced: Bits,
+    Referenced,
     /// Page has an entry in the CLOCK ring.
-    pub in_ring: Bits,
+    InRing,
     /// Page carries the readahead marker (`PG_readahead`).
-    pub marker: Bits,
+    Marker,
 }
+
+/// Page state bitmaps of one file, one lane per [`PageState`], the
+/// states of 64 pages in one cache line.
+#[derive(Debug)]
+pub struct PageBits(Lanes<8>);
 
 impl PageBits {
     fn new(pages: u32) -> Self {
-        let n = u64::from(pages);
-        Self {
-            cached: Bits::new(n),
-            dirty: Bits::new(n),
-            writeback: Bits::new(n),
-            reading: Bits::new(n),
-            referenced: Bits::new(n),
-            in_ring: Bits::new(n),
-            marker: Bits::new(n),
-        }
+        Self(Lanes::new(u64::from(pages)))
+    }
+
+    /// Whether page `p` is in state `s`.
+    #[inline]
+    pub fn get(&self, s: PageState, p: u32) -> bool {
+        self.0.get_in(s as usize, p)
+    }
+
+    /// Puts page `p` in state `s`; returns whether it was.
+    #[inline]
+    pub fn set(&mut self, s: PageState, p: u32) -> bool {
+        self.0.set_in(s as usize, p)
+    }
+
+    /// Takes page `p` out of state `s`; returns whether it was in it.
+    #[inline]
+    pub fn clear(&mut self, s: PageState, p: u32) -> bool {
+        self.0.clear_in(s as usize, p)
+    }
+
+    /// First page at or after `from` and before `end` in state `s`.
+    pub fn next_set(&self, s: PageState, from: u32, end: u32) -> Option<u32> {
+        self.0.next_set_in(s as usize, from, end)
+    }
+
+    /// First page at or after `from` and before `end` not in state `s`.
+    pub fn next_clear(&self, s: PageState, from: u32, end: u32) -> Option<u32> {
+        self.0.next_clear_in(s as usize, from, end)
+    }
+
+    /// Pages in state `s` in `[from, end)`.
+    pub fn count_range(&self, s: PageState, from: u32, end: u32) -> u32 {
+        self.0.count_range_in(s as usize, from, end)
+    }
+
+    /// Chunks allocated.
+    pub fn chunks_used(&self) -> usize {
+        self.0.chunks_used()
     }
 }
 
@@ -199,15 +233,15 @@ impl PageCache {
     /// Makes page `p` of `file` present (clean, up to date), evicting
     /// another page if the cache is full.
     pub fn insert(&mut self, file: u32, p: u32) {
-        if self.bits(file).cached.get(p) {
+        if self.bits(file).get(PageState::Cached, p) {
             return;
         }
         if self.nr_cached >= self.capacity {
             self.evict_one();
         }
         let b = self.bits(file);
-        b.cached.set(p);
-        let in_ring = b.in_ring.set(p);
+        b.set(PageState::Cached, p);
+        let in_ring = b.set(PageState::InRing, p);
         self.nr_cached += 1;
         if !in_ring {
             self.enqueue(file, p);
@@ -228,7 +262,7 @@ impl PageCache {
     /// Marks page `p` referenced.
     #[inline]
     pub fn touch(&mut self, file: u32, p: u32) {
-        self.bits(file).referenced.set(p);
+        self.bits(file).set(PageState::Referenced, p);
     }
 
     /// Drops the clean, idle cached pages of `file` (`POSIX_FADV_DONTNEED`,
@@ -240,10 +274,13 @@ impl PageCache {
         };
         let mut dropped = 0;
         let mut i = 0;
-        while let Some(p) = b.cached.next_set(i, pages) {
-            if !b.dirty.get(p) && !b.writeback.get(p) && !b.reading.get(p) {
-                b.cached.clear(p);
-                b.marker.clear(p);
+        while let Some(p) = b.next_set(PageState::Cached, i, pages) {
+            if !b.get(PageState::Dirty, p)
+                && !b.get(PageState::Writeback, p)
+                && !b.get(PageState::Reading, p)
+            {
+                b.clear(PageState::Cached, p);
+                b.clear(PageState::Marker, p);
                 dropped += 1;
             }
             i = p + 1;
@@ -258,10 +295,10 @@ impl PageCache {
                 break;
             };
             let b = self.bits(f);
-            if b.cached.get(p) {
+            if b.get(PageState::Cached, p) {
                 self.ring.push_back((f, p));
             } else {
-                b.in_ring.clear(p);
+                b.clear(PageState::InRing, p);
             }
         }
     }
@@ -281,21 +318,24 @@ impl PageCache {
             };
             self.scanned += 1;
             let b = self.bits(f);
-            if !b.cached.get(p) || b.dirty.get(p) || b.writeback.get(p) {
-                b.in_ring.clear(p);
+            if !b.get(PageState::Cached, p)
+                || b.get(PageState::Dirty, p)
+                || b.get(PageState::Writeback, p)
+            {
+                b.clear(PageState::InRing, p);
                 continue;
             }
-            if b.reading.get(p) {
+            if b.get(PageState::Reading, p) {
                 self.ring.push_back((f, p));
                 continue;
             }
-            if b.referenced.clear(p) {
+            if b.clear(PageState::Referenced, p) {
                 self.ring.push_back((f, p));
                 continue;
             }
-            b.cached.clear(p);
-            b.in_ring.clear(p);
-            b.marker.clear(p);
+            b.clear(PageState::Cached, p);
+            b.clear(PageState::InRing, p);
+            b.clear(PageState::Marker, p);
             self.nr_cached -= 1;
             return true;
         }
@@ -306,8 +346,8 @@ impl PageCache {
     pub fn dirty(&mut self, now: Ns, file: u32, p: u32) -> bool {
         self.insert(file, p);
         let b = self.bits(file);
-        b.referenced.set(p);
-        if b.dirty.set(p) {
+        b.set(PageState::Referenced, p);
+        if b.set(PageState::Dirty, p) {
             return false;
         }
         self.nr_dirty += 1;
@@ -327,9 +367,9 @@ impl PageCache {
     pub fn start_writeback(&mut self, file: u32, first: u32, count: u32) {
         let b = self.bits(file);
         for p in first..first + count {
-            let was_dirty = b.dirty.clear(p);
+            let was_dirty = b.clear(PageState::Dirty, p);
             debug_assert!(was_dirty);
-            b.writeback.set(p);
+            b.set(PageState::Writeback, p);
         }
         self.nr_dirty -= u64::from(count);
         self.nr_writeback += u64::from(count);
@@ -347,9 +387,9 @@ impl PageCache {
     pub fn end_writeback(&mut self, file: u32, first: u32, count: u32) {
         for p in first..first + count {
             let b = self.bits(file);
-            let was = b.writeback.clear(p);
+            let was = b.clear(PageState::Writeback, p);
             debug_assert!(was);
-            if b.cached.get(p) && !b.in_ring.set(p) {
+            if b.get(PageState::Cached, p) && !b.set(PageState::InRing, p) {
                 self.enqueue(file, p);
             }
         }
@@ -399,8 +439,8 @@ mod tests {
         // The first lap clears the second-chance bits dirtying set; the
         // second evicts.
         assert!(c.scanned - before <= 2 * 11_000 + 1);
-        assert_eq!(c.bits(f).cached.count_range(0, 11_000), 10_999);
-        assert!(c.bits(f).cached.get(20_000));
+        assert_eq!(c.bits(f).count_range(PageState::Cached, 0, 11_000), 10_999);
+        assert!(c.bits(f).get(PageState::Cached, 20_000));
     }
 
     /// The ring and the bitmaps grow with the pages used, not with the
@@ -414,8 +454,10 @@ mod tests {
             c.insert(f, p);
         }
         assert_eq!(c.ring.slots.len(), RING_START);
-        assert_eq!(c.bits(f).cached.chunks_used(), 2);
-        assert_eq!(c.bits(f).dirty.chunks_used(), 0);
+        // Two regions of the file hold pages; every state of a page shares
+        // its region's chunk.
+        assert_eq!(c.bits(f).chunks_used(), 2);
+        assert_eq!(c.bits(f).next_set(PageState::Dirty, 0, u32::MAX), None);
     }
 
     #[test]
@@ -430,10 +472,13 @@ mod tests {
         c.dirty(0, f, 1);
         c.insert(f, 3);
         let b = c.bits(f);
-        assert!(b.cached.get(0), "referenced page got a second chance");
-        assert!(b.cached.get(1), "dirty page is never evicted");
-        assert!(!b.cached.get(2));
-        assert!(b.cached.get(3));
+        assert!(
+            b.get(PageState::Cached, 0),
+            "referenced page got a second chance"
+        );
+        assert!(b.get(PageState::Cached, 1), "dirty page is never evicted");
+        assert!(!b.get(PageState::Cached, 2));
+        assert!(b.get(PageState::Cached, 3));
         assert_eq!(c.nr_cached, 3);
     }
 

@@ -6,6 +6,7 @@ use crate::block::deadline::DDir;
 use crate::block::flush::{self, Next};
 use crate::block::request::{Bio, Flags, NIL, Op, Payload, Request};
 use crate::block::{Admit, Policy, QosBio, QosRq, Waiter};
+use crate::cache::PageState;
 use crate::device::{DevCmd, DevOp};
 use crate::time::Ns;
 
@@ -547,7 +548,7 @@ impl<P: Policy> World<P> {
                 }
                 for p in first..first + count {
                     let b = self.cache.bits(file);
-                    if b.reading.clear(p) {
+                    if b.clear(PageState::Reading, p) {
                         self.cache.insert(file, p);
                     }
                 }

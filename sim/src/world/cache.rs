@@ -5,6 +5,7 @@ use super::job::{COPY_NS_PER_PAGE, OpKind, Phase};
 use super::{Actor, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, NIL, Op, Origin, Payload};
+use crate::cache::PageState;
 use crate::cache::dirty::{BdpMode, DIRTY_EXPIRE_NS};
 use crate::cache::pacing::{self, JIFFY_NS, Pass, Rates};
 use crate::cache::wb::{self, Position};
@@ -79,12 +80,12 @@ impl<P: Policy> World<P> {
         if let Some(m) = mark
             && m < end
         {
-            self.cache.bits(file).marker.set(m);
+            self.cache.bits(file).set(PageState::Marker, m);
         }
         let mut p = start;
         while p < end {
             let b = self.cache.bits(file);
-            if b.cached.get(p) || b.reading.get(p) {
+            if b.get(PageState::Cached, p) || b.get(PageState::Reading, p) {
                 p += 1;
                 continue;
             }
@@ -94,10 +95,10 @@ impl<P: Policy> World<P> {
             while q < end
                 && q - p < MAX_BIO_PAGES.min(room)
                 && (q == p || q != split)
-                && !b.cached.get(q)
-                && !b.reading.get(q)
+                && !b.get(PageState::Cached, q)
+                && !b.get(PageState::Reading, q)
             {
-                b.reading.set(q);
+                b.set(PageState::Reading, q);
                 q += 1;
             }
             if let Some((chunk, delta)) = mirror {
@@ -147,8 +148,9 @@ impl<P: Policy> World<P> {
         // the cache starts synchronous readahead from there; a page with
         // the readahead marker starts the next window asynchronously.
         let b = self.cache.bits(file);
-        let absent = (p0..p1).find(|&p| !b.cached.get(p) && !b.reading.get(p));
-        let marked = (p0..p1).find(|&p| b.marker.get(p));
+        let absent =
+            (p0..p1).find(|&p| !b.get(PageState::Cached, p) && !b.get(PageState::Reading, p));
+        let marked = (p0..p1).find(|&p| b.get(PageState::Marker, p));
         if let Some(pa) = absent {
             let w = self.jobs[j].gens[fi].ra.on_miss(pa, p1 - pa, max, random);
             self.queue_reads(c, file, w.start, w.size.max(p1 - pa), Flags::SYNC, w.mark);
@@ -156,9 +158,10 @@ impl<P: Policy> World<P> {
         // The marker may have just been set inside the request by the sync
         // window (a request of `max` pages or more): that starts the next
         // window too.
-        let marked = marked.or_else(|| (p0..p1).find(|&p| self.cache.bits(file).marker.get(p)));
+        let marked =
+            marked.or_else(|| (p0..p1).find(|&p| self.cache.bits(file).get(PageState::Marker, p)));
         if let Some(pm) = marked {
-            self.cache.bits(file).marker.clear(pm);
+            self.cache.bits(file).clear(PageState::Marker, pm);
             let w = self.jobs[j].gens[fi].ra.on_marker(pm, p1 - pm, max);
             self.queue_reads(c, file, w.start, w.size, Flags::RAHEAD, w.mark);
         } else if absent.is_none() {
@@ -210,7 +213,7 @@ impl<P: Policy> World<P> {
             }
         }
         for p in p0..p1 {
-            if self.cache.bits(file).cached.get(p) {
+            if self.cache.bits(file).get(PageState::Cached, p) {
                 self.cache.touch(file, p);
             }
         }
@@ -537,8 +540,8 @@ impl<P: Policy> World<P> {
         let b = self.cache.bits(file);
         let mut from = *cursor;
         let p = loop {
-            let p = b.dirty.next_set(from, end)?;
-            if !b.writeback.get(p) {
+            let p = b.next_set(PageState::Dirty, from, end)?;
+            if !b.get(PageState::Writeback, p) {
                 break p;
             }
             from = p + 1;
@@ -548,7 +551,12 @@ impl<P: Policy> World<P> {
         let split = self.files[file as usize].place.split;
         let b = self.cache.bits(file);
         let mut q = p + 1;
-        while q < end && q - p < limit && q != split && b.dirty.get(q) && !b.writeback.get(q) {
+        while q < end
+            && q - p < limit
+            && q != split
+            && b.get(PageState::Dirty, q)
+            && !b.get(PageState::Writeback, q)
+        {
             q += 1;
         }
         let count = q - p;
@@ -557,8 +565,8 @@ impl<P: Policy> World<P> {
             // is in flight (the kernel would have waited for that one).
             let pages = self.files[file as usize].pages;
             let b = self.cache.bits(file);
-            let left = p > 0 && b.dirty.get(p - 1);
-            let right = q < pages && b.dirty.get(q);
+            let left = p > 0 && b.get(PageState::Dirty, p - 1);
+            let right = q < pages && b.get(PageState::Dirty, q);
             self.btrfs_on_writeback(file, count, left, right);
         }
         self.cache.start_writeback(file, p, count);

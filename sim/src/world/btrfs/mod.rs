@@ -31,6 +31,7 @@ use iolab_flush::{
 use super::job::Phase;
 use super::{Ev, World};
 use crate::block::Policy;
+use crate::cache::PageState;
 use crate::fs::PAGE;
 use crate::fs::btrfs::{
     ExtentRefs, FINISH_CPU_NS, InodeRsv, OrderedSpan, RsvRule, RsvScheme, SAMPLE_NS,
@@ -253,7 +254,7 @@ impl<P: Policy> World<P> {
         let p0 = (offset / PAGE) as u32;
         let p1 = (offset + len).div_ceil(PAGE) as u32;
         let b = self.cache.bits(file);
-        let clean = (p0..p1).any(|p| !b.dirty.get(p));
+        let clean = (p0..p1).any(|p| !b.get(PageState::Dirty, p));
         let pages = u64::from(p1 - p0);
         let bytes = fs
             .rule
@@ -321,11 +322,11 @@ impl<P: Policy> World<P> {
         // Already dirty, so already in a run: a page redirtied while its
         // writeback is in flight counts as delalloc (the kernel's write
         // would have waited for that writeback; the model does not).
-        if b.dirty.get(p) {
+        if b.get(PageState::Dirty, p) {
             return;
         }
-        let left = p > 0 && b.dirty.get(p - 1);
-        let right = p + 1 < pages && b.dirty.get(p + 1);
+        let left = p > 0 && b.get(PageState::Dirty, p - 1);
+        let right = p + 1 < pages && b.get(PageState::Dirty, p + 1);
         let fs = self.btrfs.as_mut().expect("checked above");
         let r = fs.inode(file);
         r.runs = r
@@ -933,7 +934,7 @@ impl<P: Policy> World<P> {
             };
             let mut prev = false;
             for p in 0..f.pages {
-                let d = b.dirty.get(p);
+                let d = b.get(PageState::Dirty, p);
                 if d && !prev {
                     runs_by_bits += 1;
                 }
