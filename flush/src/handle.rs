@@ -172,7 +172,7 @@ impl<P: FlushPolicy> FlushModel<P> {
         if self.try_join(h) {
             Ok(Start::Ready(h))
         } else {
-            self.waiting_txn += 1;
+            self.wait_txn(h);
             Ok(Start::Wait {
                 handle: h,
                 ticket: None,
@@ -198,8 +198,14 @@ impl<P: FlushPolicy> FlushModel<P> {
         self.place_start_grant(h, bytes);
         if let Ok(x) = self.handle_mut(h) {
             x.state = HState::WaitTxn;
-            self.waiting_txn += 1;
+            self.wait_txn(h);
         }
+    }
+
+    /// Handle `h` waits to join the transaction.
+    fn wait_txn(&mut self, h: HandleId) {
+        self.waiting_txn += 1;
+        self.waiting_slots[h.slot as usize / 64] |= 1 << (h.slot % 64);
     }
 
     /// The ticket of a waiting start failed: the handle is gone.
@@ -261,21 +267,28 @@ impl<P: FlushPolicy> FlushModel<P> {
             return false;
         }
         let mut progress = false;
-        for slot in 0..self.handles.len() {
-            let Some(x) = self.handles[slot] else {
-                continue;
-            };
-            if x.state != HState::WaitTxn {
-                continue;
-            }
-            let h = HandleId {
-                slot: slot as u32,
-                generation: self.generations[slot],
-            };
-            if self.try_join(h) {
-                self.waiting_txn -= 1;
-                self.emit(Decision::HandleReady { handle: h });
-                progress = true;
+        for w in 0..self.waiting_slots.len() {
+            let mut bits = self.waiting_slots[w];
+            while bits != 0 {
+                let bit = bits.trailing_zeros();
+                bits &= bits - 1;
+                let slot = w * 64 + bit as usize;
+                let waits = self.handles[slot].is_some_and(|x| x.state == HState::WaitTxn);
+                if !waits {
+                    // Freed while it waited: nothing joins from this slot.
+                    self.waiting_slots[w] &= !(1 << bit);
+                    continue;
+                }
+                let h = HandleId {
+                    slot: slot as u32,
+                    generation: self.generations[slot],
+                };
+                if self.try_join(h) {
+                    self.waiting_slots[w] &= !(1 << bit);
+                    self.waiting_txn -= 1;
+                    self.emit(Decision::HandleReady { handle: h });
+                    progress = true;
+                }
             }
         }
         progress

@@ -71,6 +71,10 @@ pub struct FlushModel<P = Policy> {
     pub(crate) free_slots: Vec<u32>,
     /// Handles in `WaitTxn` (skip the scan when 0).
     pub(crate) waiting_txn: u32,
+    /// One bit per handle slot counted in `waiting_txn`, so a wake-up
+    /// visits the waiting handles in slot order without reading the
+    /// whole table.
+    pub(crate) waiting_slots: Vec<u64>,
     /// Handles whose end waits for a commit.
     pub(crate) waiting_commit_end: u32,
 
@@ -210,6 +214,7 @@ impl<P: FlushPolicy> FlushModel<P> {
             generations: alloc::vec![0; p.max_handles],
             free_slots: (0..p.max_handles as u32).rev().collect(),
             waiting_txn: 0,
+            waiting_slots: alloc::vec![0; p.max_handles.div_ceil(64)],
             waiting_commit_end: 0,
             jobs: Vec::with_capacity(p.ticket_capacity + 8),
             next_job: 1,
