@@ -1308,3 +1308,106 @@ fn an_iolog_replays_through_a_comparison() {
         "{err}"
     );
 }
+
+/// fio's six example files for its metadata engines
+/// (`examples/{file,dir}{create,stat,delete}-ioengine.fio`), described by
+/// their options (their file and job counts cut): each runs on xfs-lite
+/// and on btrfs and makes one call per file of each job. Three of them
+/// carry `rw=filecreate` (`filestat`, `filedelete`), which fio 3.33's
+/// parser refuses: iolab runs them and says so, once.
+#[test]
+fn fios_metadata_engine_examples_run_unchanged_but_for_their_counts() {
+    let examples = [
+        (
+            "filecreate",
+            "rw=filecreate\ncreate_on_open=1\nnrfiles=300\nioengine=filecreate\nfallocate=none\nfilesize=4k\nopenfiles=1\n",
+            16,
+            "create",
+            true,
+        ),
+        (
+            "filestat",
+            "rw=filestat\nioengine=filestat\nnumjobs=1\nfilesize=4k\nnrfiles=200\nthread\n",
+            6,
+            "stat",
+            true,
+        ),
+        (
+            "filedelete",
+            "rw=filedelete\nioengine=filedelete\nfilesize=4k\nnrfiles=200\nunlink=0\n",
+            6,
+            "unlink",
+            true,
+        ),
+        (
+            "dircreate",
+            "create_on_open=1\nnrfiles=30\nioengine=dircreate\nfallocate=none\nfilesize=4k\nopenfiles=1\n",
+            6,
+            "mkdir",
+            false,
+        ),
+        (
+            "dirstat",
+            "ioengine=dirstat\nnumjobs=10\nfilesize=4k\nnrfiles=5\nthread\n",
+            60,
+            "stat",
+            false,
+        ),
+        (
+            "dirdelete",
+            "ioengine=dirdelete\nfilesize=4k\nnrfiles=200\nunlink=0\n",
+            6,
+            "rmdir",
+            false,
+        ),
+    ];
+    for (engine, global, clones, call, rw_line) in examples {
+        let jobs = if engine == "filecreate" { 16 } else { 6 };
+        let mut text = format!("[global]\n{global}\n");
+        for k in 0..jobs {
+            text.push_str(&format!("[t{k}]\n"));
+        }
+        let nrfiles: u64 = global
+            .lines()
+            .find_map(|l| l.strip_prefix("nrfiles="))
+            .and_then(|v| v.parse().ok())
+            .expect("nrfiles");
+        let job = temp_job(&format!("{engine}-ioengine.fio"), &text);
+        for fs in ["xfs-lite", "btrfs"] {
+            let o = iolab(&[
+                "run",
+                job.to_str().expect("utf-8"),
+                "--device",
+                "nvme",
+                "--fs",
+                fs,
+                "--output-format",
+                "json",
+            ]);
+            let what = format!("{engine} on {fs}");
+            assert!(o.status.success(), "{what}: {}", stderr(&o));
+            let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+            assert_eq!(r["jobs"].as_array().expect("jobs").len(), clones, "{what}");
+            assert_eq!(
+                r["iolab"]["metadata_calls"][call].as_u64(),
+                Some(nrfiles * clones as u64),
+                "{what}"
+            );
+            let said = stderr(&o).matches("fio 3.33 refuses this value").count();
+            assert_eq!(said, usize::from(rw_line), "{what}: {}", stderr(&o));
+        }
+    }
+    // rw=filecreate names its engine: with another engine it is an error
+    // at its line.
+    let job = temp_job(
+        "rw-filecreate-sync.fio",
+        "[global]\nioengine=sync\nsize=1m\n[t0]\nrw=filecreate\n",
+    );
+    let o = iolab(&["run", job.to_str().expect("utf-8"), "--device", "nvme"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(":5: rw") && stderr(&o).contains("ioengine=sync"),
+        "{}",
+        stderr(&o)
+    );
+}

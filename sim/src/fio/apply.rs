@@ -189,7 +189,18 @@ impl JobState {
             Opt::Cgroup => s.cgroup = Some(non_empty(t)?.to_string()),
             Opt::Rw => {
                 let (mode, post) = split_postfix(t);
-                s.rw.mode = parse_rw_mode(mode)?;
+                s.rw.engine_value = match mode {
+                    "filecreate" => Some(MetaEngine::FileCreate),
+                    "filestat" => Some(MetaEngine::FileStat),
+                    "filedelete" => Some(MetaEngine::FileDelete),
+                    _ => None,
+                };
+                s.rw.mode = if s.rw.engine_value.is_some() && post.is_none() {
+                    // Checked against the job's engine when the job ends.
+                    RwMode::Read
+                } else {
+                    parse_rw_mode(mode)?
+                };
                 s.rw.seq_n = 1;
                 s.rw.seq_add = 0;
                 if let Some(p) = post {
@@ -436,7 +447,7 @@ fn parse_rw_mode(m: &str) -> Result<RwMode, String> {
         "trimwrite" => RwMode::TrimWrite,
         "randtrimwrite" => RwMode::RandTrimWrite,
         "filecreate" | "filestat" | "filedelete" => {
-            // fio 3.33's parser refuses them too ("failed parsing rw=").
+            // Only with a postfix here: fio 3.33's parser refuses them.
             return Err(format!(
                 "{}; fio 3.33 has no rw={m} either: the engine is ioengine={m}",
                 bad_choice(

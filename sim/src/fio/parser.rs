@@ -661,8 +661,41 @@ impl<'e, 'a> Parser<'e, 'a> {
                 ),
             ));
         }
+        if let Some(named) = spec.rw.engine_value {
+            let v = named.name();
+            if spec.ioengine == super::Engine::Meta(named) {
+                notes.push((
+                    "rw",
+                    format!(
+                        "rw={v}: fio 3.33 refuses this value, which fio's example files for the \
+                         {v} engine carry; iolab takes it as what it says, the engine's own calls, \
+                         counted as reads"
+                    ),
+                ));
+            } else if let Some((file, line)) = at("rw") {
+                let e = self.loc(&file, line).err(
+                    Some("rw"),
+                    format!(
+                        "rw={v} names the {v} engine, and the job's is ioengine={}: give \
+                         ioengine={v} (fio 3.33 refuses rw={v} whatever the engine)",
+                        spec.ioengine.name()
+                    ),
+                );
+                self.report(e);
+            }
+        }
         for (option, why) in notes {
             if let Some((file, line)) = at(option) {
+                // An option of `[global]` is said once, not once a job.
+                let said = self.accepted.iter().any(|a| {
+                    a.standing == Standing::Overridden
+                        && a.file == file
+                        && a.line == line
+                        && a.why == why
+                });
+                if said {
+                    continue;
+                }
                 self.accepted.push(Accepted {
                     file,
                     line,

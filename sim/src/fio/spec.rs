@@ -207,6 +207,10 @@ pub struct Rw {
     /// Sequential patterns only: bytes skipped after every I/O, from
     /// `rw=write:4k` (sequential I/O with holes). Default 0.
     pub seq_add: u64,
+    /// `rw=filecreate`, `filestat` or `filedelete` as fio's example files
+    /// for those engines write it (fio 3.33's parser refuses the value):
+    /// the engine it names; `mode` is then `read`.
+    pub engine_value: Option<MetaEngine>,
 }
 
 impl Default for Rw {
@@ -215,6 +219,7 @@ impl Default for Rw {
             mode: RwMode::Read,
             seq_n: 1,
             seq_add: 0,
+            engine_value: None,
         }
     }
 }
