@@ -163,9 +163,12 @@ fn unsupported_options() {
     assert_err(&e, 2, Some("ioengine"), "ioengine mmap is not simulated");
     let e = err("[job]\nfile_service_type=zipf:1.1\n");
     assert_err(&e, 2, Some("file_service_type"), "not simulated");
-    // fio 3.33 refuses rw=filecreate itself; the engine is the way.
+    // rw=filecreate, as fio's example files write it beside their engine,
+    // names the engine: with another one it is an error at its line.
     let e = err("[job]\nrw=filecreate\n");
-    assert_err(&e, 2, Some("rw"), "the engine is ioengine=filecreate");
+    assert_err(&e, 2, Some("rw"), "give ioengine=filecreate");
+    let e = err("[job]\nioengine=filecreate\nrw=filecreate:4k\n");
+    assert_err(&e, 3, Some("rw"), "the engine is ioengine=filecreate");
 }
 
 #[test]

@@ -97,7 +97,8 @@ fn flush_randwrite_sync() {
         Rw {
             mode: RwMode::RandWrite,
             seq_n: 1,
-            seq_add: 0
+            seq_add: 0,
+            engine_value: None,
         }
     );
     assert_eq!(j.bs, [BsRange::fixed(4 * KIB); 3]);

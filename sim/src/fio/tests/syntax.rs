@@ -94,7 +94,8 @@ fn defaults_match_fio() {
         Rw {
             mode: RwMode::Read,
             seq_n: 1,
-            seq_add: 0
+            seq_add: 0,
+            engine_value: None,
         }
     );
     assert_eq!(j.rwmixwrite(), 50);
@@ -465,7 +466,8 @@ fn rw_postfix_and_mix() {
         Rw {
             mode: RwMode::RandRead,
             seq_n: 8,
-            seq_add: 0
+            seq_add: 0,
+            engine_value: None,
         }
     );
     let j = job("[job]\nreadwrite=write:4k\n");
@@ -474,7 +476,8 @@ fn rw_postfix_and_mix() {
         Rw {
             mode: RwMode::Write,
             seq_n: 1,
-            seq_add: 4096
+            seq_add: 4096,
+            engine_value: None,
         }
     );
     let j = job("[job]\nrw=randrw\nrwmixread=70\n");
