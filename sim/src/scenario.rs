@@ -835,6 +835,7 @@ pub fn plan_jobs(
                 poisson: spec.rate_process == fio::RateProcess::Poisson,
                 thinktime: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks,
+                flow: spec.flow,
                 cgroup,
                 // fio's exitall is process-wide: set on any job, every
                 // finishing job ends others by its own exit_what.

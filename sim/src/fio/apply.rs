@@ -328,6 +328,19 @@ impl JobState {
                 s.thinktime_ns = ns;
             }
             Opt::ThinktimeBlocks => s.thinktime_blocks = at_least(parse_u32(t, kb)?, 1)?,
+            Opt::Flow => {
+                if t.trim().starts_with('-') {
+                    return Err(format!(
+                        "value '{t}': fio 3.33 keeps each job of a flow to its share of the \
+                         flow's IOs, flow= over the sum of the flow's weights (flow=3 beside \
+                         flow=1 issues three IOs to one); a negative weight belongs to the \
+                         counter scheme of older fio, which is not simulated"
+                    ));
+                }
+                s.flow.weight = parse_plain_u32(t)?;
+            }
+            Opt::FlowId => s.flow.id = parse_plain_u32(t)?,
+            Opt::FlowSleep => s.flow.sleep_ns = parse_time_ns(t, 1)?,
             Opt::Rate => {
                 for (d, e) in per_dir(t, true)? {
                     s.rate[d] = parse_bytes(e, kb)?;

@@ -61,8 +61,8 @@ use std::collections::BTreeMap;
 pub use error::ParseError;
 pub use spec::{
     BsRange, DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES, Engine, ExitWhat, Fadvise,
-    Fallocate, FileServiceType, JobSpec, LogRequest, MetaEngine, OptionAt, RandomDistribution,
-    RateProcess, Rw, RwMode, SizeRange, SizeSpec, Zone,
+    Fallocate, FileServiceType, Flow, JobSpec, LogRequest, MetaEngine, OptionAt,
+    RandomDistribution, RateProcess, Rw, RwMode, SizeRange, SizeSpec, Zone,
 };
 pub use suggest::closest;
 pub use table::{OptionClass, OptionInfo, classify_option, known_options};

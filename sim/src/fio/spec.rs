@@ -240,6 +240,20 @@ impl BsRange {
     }
 }
 
+/// fio's flow control (3.33): the jobs of one `flow_id` keep to shares
+/// of the flow's IOs in proportion to their weights; a job that is ahead
+/// of its share waits (`flow=3` beside `flow=1` issues three IOs to one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flow {
+    /// `flow=`: the weight (0, the default: the job takes no part).
+    pub weight: u32,
+    /// `flow_id=`. Default 0.
+    pub id: u32,
+    /// `flow_sleep=`: how long a held-back job sleeps before it looks
+    /// again; 0 (the default): until another job of the flow issues.
+    pub sleep_ns: u64,
+}
+
 /// A size that is either absolute or a percentage of the file/device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SizeSpec {
@@ -570,6 +584,9 @@ pub struct JobSpec {
     pub thinktime_ns: u64,
     /// `thinktime_blocks=`: I/Os between stalls. Default 1.
     pub thinktime_blocks: u32,
+    /// `flow=`, `flow_id=`, `flow_sleep=`: IOs kept in proportion
+    /// between the jobs of one flow.
+    pub flow: Flow,
     /// `cgroup=`. Default none (the root group).
     pub cgroup: Option<String>,
     /// `cgroup_weight=` (100..=1000). Default none (the cgroup's default).
@@ -685,6 +702,7 @@ impl JobSpec {
             rate_process: RateProcess::Linear,
             thinktime_ns: 0,
             thinktime_blocks: 1,
+            flow: Flow::default(),
             cgroup: None,
             cgroup_weight: None,
             new_group: false,

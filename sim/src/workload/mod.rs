@@ -187,6 +187,8 @@ pub struct JobPlan {
     pub thinktime: Ns,
     /// IOs between stalls.
     pub thinktime_blocks: u32,
+    /// fio's flow control (`flow=` and its options; weight 0: none).
+    pub flow: crate::fio::Flow,
     /// Block cgroup index (0 = root).
     pub cgroup: u16,
     /// Ends others when it ends.

@@ -71,6 +71,9 @@ pub(crate) enum Phase {
     MetaLock,
     /// btrfs: a write waiting for its metadata reservation ticket.
     Reserve,
+    /// Held back by fio's flow control until another job of the flow
+    /// issues (`world::flow`).
+    FlowWait,
     /// A direct IO that completed while its job's thread was busy with
     /// earlier ones: it is reaped (its `clat` ends) on its timer.
     Reap,
@@ -182,6 +185,8 @@ pub(crate) struct Job {
     pub meta_done: u32,
     pub exhausted: bool,
     pub next_arrival: [Ns; 3],
+    /// IOs the job issued in its flow (fio's `td->flow_counter`).
+    pub flow_issued: u64,
     /// Sequential jobs: files that reached their end in this loop.
     pub eof: Vec<bool>,
     /// `create_on_open`: the job's files it has opened (created).
@@ -228,6 +233,7 @@ impl<P: Policy> World<P> {
     }
 
     fn start_job(&mut self, now: Ns, j: u32) {
+        self.flow_job_started(j as usize);
         let job = &mut self.jobs[j as usize];
         job.state = JobState::Running;
         job.start_ns = now;
@@ -278,7 +284,7 @@ impl<P: Policy> World<P> {
         let (first, n) = (job.ctx_first, job.nctx);
         for c in first..first + n {
             let ctx = &mut self.ctxs[c as usize];
-            if matches!(ctx.phase, Phase::Sleep | Phase::Idle) {
+            if matches!(ctx.phase, Phase::Sleep | Phase::Idle | Phase::FlowWait) {
                 ctx.generation = ctx.generation.wrapping_add(1);
                 self.ctx_finish(now, c);
             }
@@ -385,6 +391,9 @@ impl<P: Policy> World<P> {
                     return;
                 }
             }
+            if !done && self.flow_holds(now, c, j, meta_dir(&self.jobs[j].plan)) {
+                return;
+            }
             self.meta_next(now, c, j);
             return;
         }
@@ -412,6 +421,9 @@ impl<P: Policy> World<P> {
                 self.ctx_timer(earliest, c, Phase::Sleep);
                 return;
             }
+        }
+        if self.flow_holds(now, c, j, dir) {
+            return;
         }
         let job = &mut self.jobs[j];
         let plan = &job.plan;
@@ -903,6 +915,8 @@ impl<P: Policy> World<P> {
     fn job_end(&mut self, now: Ns, j: u32) {
         let job = &mut self.jobs[j as usize];
         job.state = JobState::Done;
+        self.flow_job_ended(now, j as usize);
+        let job = &mut self.jobs[j as usize];
         if let Some(s) = job.stats.as_mut() {
             s.finish(now.max(job.ramp_end));
         }
@@ -1067,6 +1081,7 @@ impl Job {
             meta_done: 0,
             exhausted: false,
             next_arrival: [0; 3],
+            flow_issued: 0,
             eof: vec![false; nfiles],
             opened: vec![false; nfiles],
             files_at_eof: 0,

@@ -12,6 +12,7 @@
 mod block;
 mod btrfs;
 mod cache;
+mod flow;
 mod issue;
 mod job;
 mod journal;
@@ -319,6 +320,9 @@ pub(crate) struct World<P: Policy> {
     pub ops_done: u64,
     /// Metadata engines' calls, by `fs::meta::CALLS`.
     pub meta_counts: [u64; 7],
+    /// fio's flows (`flow_id`s some job takes part in), built at the
+    /// run's start.
+    pub(crate) flows: Vec<flow::FlowState>,
     /// The directories metadata calls change, one lock each.
     pub dir_locks: Vec<DirLock>,
     /// Device completions.
@@ -415,6 +419,7 @@ impl<P: Policy> World<P> {
             exit_all: false,
             ops_done: 0,
             meta_counts: [0; 7],
+            flows: Vec::new(),
             dir_locks: Vec::new(),
             events_dev: 0,
             watch_last: 0,
@@ -446,6 +451,7 @@ impl<P: Policy> World<P> {
         if self.journal_on {
             self.q.push(LOG_WORKER_INTERVAL_NS, Ev::LogWorker);
         }
+        self.build_flows();
         self.start_wall(0);
         let mut next_progress: Ns = 0;
         while !self.stop {
