@@ -2,10 +2,22 @@
 
 use super::*;
 
-pub(super) const FLUSH: &str = include_str!("/work/main/scenarios/flush-randwrite-sync.fio");
-pub(super) const IOCOST: &str = include_str!("/work/main/scenarios/iocost-bandwidth-latency.fio");
-pub(super) const RAID1: &str = include_str!("/work/main/scenarios/raid1-randrw-iops.fio");
-pub(super) const WBT: &str = include_str!("/work/main/scenarios/wbt-fdatasync-writers.fio");
+pub(super) const FLUSH: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../scenarios/flush-randwrite-sync.fio"
+));
+pub(super) const IOCOST: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../scenarios/iocost-bandwidth-latency.fio"
+));
+pub(super) const RAID1: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../scenarios/raid1-randrw-iops.fio"
+));
+pub(super) const WBT: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../scenarios/wbt-fdatasync-writers.fio"
+));
 
 fn opts(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter()
