@@ -1411,3 +1411,50 @@ fn fios_metadata_engine_examples_run_unchanged_but_for_their_counts() {
         stderr(&o)
     );
 }
+
+/// The dbench-like scenario keeps each client's metadata calls in step
+/// with its data IO by fio's flow control, in dbench4's proportions
+/// (data 10 : opens 4 : creates 1 : stats 5), and its first group is the
+/// data alone.
+#[test]
+fn dbench_like_clients_keep_their_operations_in_dbench_proportions() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run",
+            "scenarios/dbench-like.fio",
+            "--device",
+            "sata-ssd",
+            "--memory",
+            "6g",
+            "--output-format",
+            "json",
+        ])
+        .env("CLIENTS", "2")
+        .current_dir(root())
+        .output()
+        .expect("iolab starts");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let jobs = r["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2, "the data group and the metadata group");
+    let ios = |j: &serde_json::Value| {
+        j["read"]["total_ios"].as_u64().expect("ios")
+            + j["write"]["total_ios"].as_u64().expect("ios")
+    };
+    let data = ios(&jobs[0]) as f64;
+    assert!(data > 100_000.0, "{data}");
+    assert!(jobs[0]["sync"]["total_ios"].as_u64().expect("syncs") > 1000);
+    let calls = &r["iolab"]["metadata_calls"];
+    let n = |k: &str| calls[k].as_u64().unwrap_or(0) as f64;
+    let near = |got: f64, share: f64, what: &str| {
+        let want = data * share;
+        assert!(
+            (got - want).abs() <= want * 0.02 + 4.0,
+            "{what}: {got} against {want} ({calls})"
+        );
+    };
+    // The open job's first pass creates its 64 files a client.
+    near(n("open") + 128.0, 0.4, "opens");
+    near(n("create") - 128.0, 0.1, "creates");
+    near(n("stat"), 0.5, "stats");
+}
