@@ -21,6 +21,8 @@ pub(crate) struct FlowState {
     pub weight: u64,
     /// Contexts waiting for the flow to move (no `flow_sleep`).
     pub held: Vec<u32>,
+    /// Scratch for the contexts a wake-up lets go (capacity kept).
+    pub waking: Vec<u32>,
 }
 
 impl<P: Policy> World<P> {
@@ -40,11 +42,13 @@ impl<P: Policy> World<P> {
                         issued: 1,
                         weight: 0,
                         held: Vec::new(),
+                        waking: Vec::new(),
                     });
                     self.flows.len() - 1
                 }
             };
             self.flows[i].held.reserve(j.nctx as usize);
+            self.flows[i].waking.reserve(j.nctx as usize);
         }
     }
 
@@ -71,14 +75,9 @@ impl<P: Policy> World<P> {
         let Some(i) = self.flow_of(j) else {
             return false;
         };
-        let job = &self.jobs[j];
-        let flow = &self.flows[i];
-        // fio: own / flow's issued > own weight / flow's weights.
-        let ahead = u128::from(job.flow_issued) * u128::from(flow.weight)
-            > u128::from(job.plan.flow.weight) * u128::from(flow.issued);
-        if ahead && job.state == JobState::Running {
+        if self.jobs[j].state == JobState::Running && self.flow_ahead(i, j) {
             self.ctxs[c as usize].planned = Some(dir);
-            let sleep = job.plan.flow.sleep_ns;
+            let sleep = self.jobs[j].plan.flow.sleep_ns;
             if sleep > 0 {
                 self.ctx_timer(now + sleep, c, Phase::Sleep);
             } else {
@@ -93,17 +92,40 @@ impl<P: Policy> World<P> {
         false
     }
 
-    /// Every context held back by flow `i` looks again (at once, in the
-    /// order they were held).
+    /// Whether job `j` is ahead of its share of flow `i` (fio: its IOs
+    /// over the flow's above its weight over the flow's weights).
+    fn flow_ahead(&self, i: usize, j: usize) -> bool {
+        let job = &self.jobs[j];
+        let flow = &self.flows[i];
+        u128::from(job.flow_issued) * u128::from(flow.weight)
+            > u128::from(job.plan.flow.weight) * u128::from(flow.issued)
+    }
+
+    /// The contexts held back by flow `i` whose jobs are no longer ahead
+    /// (or no longer running) go on, at once, in the order they were
+    /// held; the others stay held.
     fn flow_wake(&mut self, now: Ns, i: usize) {
         let mut held = std::mem::take(&mut self.flows[i].held);
-        for c in held.drain(..) {
-            if self.ctxs[c as usize].phase == Phase::FlowWait {
-                self.ctx_timer(now, c, Phase::Sleep);
+        let mut waking = std::mem::take(&mut self.flows[i].waking);
+        held.retain(|&c| {
+            let ctx = &self.ctxs[c as usize];
+            if ctx.phase != Phase::FlowWait {
+                return false;
             }
+            let j = ctx.job as usize;
+            let stays = self.jobs[j].state == JobState::Running && self.flow_ahead(i, j);
+            if !stays {
+                waking.push(c);
+            }
+            stays
+        });
+        for &c in &waking {
+            self.ctx_timer(now, c, Phase::Sleep);
         }
-        // Keep the capacity for the next time.
+        waking.clear();
+        // Keep the capacities for the next time.
         self.flows[i].held = held;
+        self.flows[i].waking = waking;
     }
 
     /// Job `j` has ended: its IOs and weight leave its flow, and the
