@@ -1414,8 +1414,8 @@ fn fios_metadata_engine_examples_run_unchanged_but_for_their_counts() {
 
 /// The dbench-like scenario keeps each client's metadata calls in step
 /// with its data IO by fio's flow control, in dbench4's proportions
-/// (data 10 : opens 4 : creates 1 : stats 5), and its first group is the
-/// data alone.
+/// (data 10 : opens 4 : creates 1 : unlinks 1 : stats 5), and its first
+/// group is the data alone.
 #[test]
 fn dbench_like_clients_keep_their_operations_in_dbench_proportions() {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
@@ -1456,5 +1456,6 @@ fn dbench_like_clients_keep_their_operations_in_dbench_proportions() {
     // The open job's first pass creates its 64 files a client.
     near(n("open") + 128.0, 0.4, "opens");
     near(n("create") - 128.0, 0.1, "creates");
+    near(n("unlink"), 0.1, "unlinks");
     near(n("stat"), 0.5, "stats");
 }
