@@ -75,7 +75,7 @@ impl<P: Policy> World<P> {
         let Some(i) = self.flow_of(j) else {
             return false;
         };
-        if self.jobs[j].state == JobState::Running && self.flow_ahead(i, j) {
+        if self.flow_waits(i, j) {
             self.ctxs[c as usize].planned = Some(dir);
             let sleep = self.jobs[j].plan.flow.sleep_ns;
             if sleep > 0 {
@@ -92,13 +92,15 @@ impl<P: Policy> World<P> {
         false
     }
 
-    /// Whether job `j` is ahead of its share of flow `i` (fio: its IOs
-    /// over the flow's above its weight over the flow's weights).
-    fn flow_ahead(&self, i: usize, j: usize) -> bool {
+    /// Whether running job `j` is ahead of its share of flow `i` (fio:
+    /// its IOs over the flow's above its weight over the flow's weights),
+    /// so its next IO waits; a job that is stopping never does.
+    fn flow_waits(&self, i: usize, j: usize) -> bool {
         let job = &self.jobs[j];
         let flow = &self.flows[i];
-        u128::from(job.flow_issued) * u128::from(flow.weight)
-            > u128::from(job.plan.flow.weight) * u128::from(flow.issued)
+        job.state == JobState::Running
+            && u128::from(job.flow_issued) * u128::from(flow.weight)
+                > u128::from(job.plan.flow.weight) * u128::from(flow.issued)
     }
 
     /// The contexts held back by flow `i` whose jobs are no longer ahead
@@ -113,7 +115,7 @@ impl<P: Policy> World<P> {
                 return false;
             }
             let j = ctx.job as usize;
-            let stays = self.jobs[j].state == JobState::Running && self.flow_ahead(i, j);
+            let stays = self.flow_waits(i, j);
             if !stays {
                 waking.push(c);
             }

@@ -382,17 +382,12 @@ impl<P: Policy> World<P> {
             // `rate`), except the call that finds the job done.
             let last_pass = !plan.time_based && job.loops_done + 1 >= plan.loops;
             let done = job.meta_done == meta.files && last_pass;
-            if !done && self.ctxs[c as usize].planned.take().is_none() {
+            if !done {
                 let dir = meta_dir(plan);
-                let earliest = job.pacing_at(now, dir as usize);
-                if earliest > now {
-                    self.ctxs[c as usize].planned = Some(dir);
-                    self.ctx_timer(earliest, c, Phase::Sleep);
+                let paced = self.ctxs[c as usize].planned.take().is_some();
+                if self.io_waits(now, c, j, dir, paced) {
                     return;
                 }
-            }
-            if !done && self.flow_holds(now, c, j, meta_dir(&self.jobs[j].plan)) {
-                return;
             }
             self.meta_next(now, c, j);
             return;
@@ -414,15 +409,7 @@ impl<P: Policy> World<P> {
             None => Dir::Trim,
         };
         let d = dir as usize;
-        if planned.is_none() {
-            let earliest = self.jobs[j].pacing_at(now, d);
-            if earliest > now {
-                self.ctxs[c as usize].planned = Some(dir);
-                self.ctx_timer(earliest, c, Phase::Sleep);
-                return;
-            }
-        }
-        if self.flow_holds(now, c, j, dir) {
+        if self.io_waits(now, c, j, dir, planned.is_some()) {
             return;
         }
         let job = &mut self.jobs[j];
@@ -871,6 +858,21 @@ impl<P: Policy> World<P> {
         if job.state == JobState::Running {
             job.state = JobState::Stopping;
         }
+    }
+
+    /// Whether job `j`'s next IO in direction `dir` waits: for fio's rate
+    /// pacing (not drawn again for a context woken from it, `paced`), then
+    /// for its flow. A waiting context keeps `dir` planned and sleeps.
+    fn io_waits(&mut self, now: Ns, c: u32, j: usize, dir: Dir, paced: bool) -> bool {
+        if !paced {
+            let earliest = self.jobs[j].pacing_at(now, dir as usize);
+            if earliest > now {
+                self.ctxs[c as usize].planned = Some(dir);
+                self.ctx_timer(earliest, c, Phase::Sleep);
+                return true;
+            }
+        }
+        self.flow_holds(now, c, j, dir)
     }
 
     /// Context `c` has nothing more to do.
