@@ -686,17 +686,7 @@ impl<'e, 'a> Parser<'e, 'a> {
         }
         for (option, why) in notes {
             if let Some((file, line)) = at(option) {
-                // An option of `[global]` is said once, not once a job.
-                let said = self.accepted.iter().any(|a| {
-                    a.standing == Standing::Overridden
-                        && a.file == file
-                        && a.line == line
-                        && a.why == why
-                });
-                if said {
-                    continue;
-                }
-                self.accepted.push(Accepted {
+                self.say_overridden_once(Accepted {
                     file,
                     line,
                     section: Some(spec.section.clone()),
@@ -775,22 +765,29 @@ impl<'e, 'a> Parser<'e, 'a> {
                 o.by_at.0,
                 o.by_at.1
             );
-            let dup = self.accepted.iter().any(|a| {
-                a.standing == Standing::Overridden
-                    && a.file == o.at.0
-                    && a.line == o.at.1
-                    && a.why == why
+            self.say_overridden_once(Accepted {
+                file: o.at.0,
+                line: o.at.1,
+                section: Some(section.to_string()),
+                option: o.option.to_string(),
+                why,
+                standing: Standing::Overridden,
             });
-            if !dup {
-                self.accepted.push(Accepted {
-                    file: o.at.0,
-                    line: o.at.1,
-                    section: Some(section.to_string()),
-                    option: o.option.to_string(),
-                    why,
-                    standing: Standing::Overridden,
-                });
-            }
+        }
+    }
+
+    /// Lists `note` (an overridden option) unless the same line already
+    /// says the same: an option of `[global]` is said once, not once a
+    /// job.
+    fn say_overridden_once(&mut self, note: Accepted) {
+        let said = self.accepted.iter().any(|a| {
+            a.standing == Standing::Overridden
+                && a.file == note.file
+                && a.line == note.line
+                && a.why == note.why
+        });
+        if !said {
+            self.accepted.push(note);
         }
     }
 
