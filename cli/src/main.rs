@@ -1,6 +1,7 @@
 //! `iolab`: run fio job files on a synthetic device and compare policy
 //! variants. Only this crate reads files and talks to the terminal.
 
+mod formats;
 mod kernel;
 mod load;
 mod logs;
@@ -33,6 +34,29 @@ struct Cli {
 pub(crate) enum Format {
     Normal,
     Json,
+    /// JSON with each latency's histogram buckets (fio's `bins`).
+    #[value(name = "json+")]
+    JsonPlus,
+    /// fio's terse v3 lines, one a job.
+    Terse,
+}
+
+/// The `kernel` commands' reports: text or JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ReportFormat {
+    Normal,
+    Json,
+}
+
+/// When the progress bar is drawn (fio's `--eta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Eta {
+    /// On a terminal.
+    Auto,
+    /// Always: a line a second when stderr is not a terminal.
+    Always,
+    /// Never.
+    Never,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -171,9 +195,30 @@ struct Common {
     /// IO scheduler of the device queue.
     #[arg(long, value_enum, default_value_t = Scheduler::None)]
     scheduler: Scheduler,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Normal)]
-    output_format: Format,
+    /// Output formats, as fio's: normal, json, json+ (JSON with each
+    /// latency's histogram buckets) or terse (fio's v3 lines, `run` of one
+    /// seed); several comma-separated are written in fio's order: terse,
+    /// JSON, normal. fio's own options after -- (--output-format,
+    /// --minimal, --output, --section, --parse-only, --eta, ...) set these
+    /// flags too.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    output_format: Vec<Format>,
+    /// Terse output only (fio's --minimal: --output-format terse).
+    #[arg(long)]
+    minimal: bool,
+    /// Terse lines as well as the chosen format (fio's --append-terse).
+    #[arg(long)]
+    append_terse: bool,
+    /// Terse version: 3, fio's default (versions 2, 4 and 5 are refused).
+    #[arg(long, value_name = "3")]
+    terse_version: Option<u32>,
+    /// Read and check everything (job files, devices, variants, the
+    /// planned memory), run nothing and exit 0, as fio's --parse-only.
+    #[arg(long)]
+    parse_only: bool,
+    /// When the progress bar is drawn on stderr (fio's --eta) [default: auto]
+    #[arg(long, value_enum)]
+    eta: Option<Eta>,
     /// Write the output (the tables, the JSON or a shard document) to FILE
     /// instead of stdout, as fio's --output does. The path is checked
     /// before the runs start (not an input, not a directory or device, in
@@ -327,16 +372,22 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 claims.dir("--plot", std::path::Path::new(dir), ".svg")?;
                 draw(dir, &m.policies, &m.variants, &m.outs, m.seeds.as_deref())?;
             }
-            let text = render::render(m.kind, &m.policies, &m.variants, m.seeds, m.format, m.outs)?;
+            let text =
+                render::render(m.kind, &m.policies, &m.variants, m.seeds, m.formats, m.outs)?;
             out.write(&text)
         }
-        Cmd::Run { common, policy } => {
+        Cmd::Run { mut common, policy } => {
+            lift_fio_flags(&mut common)?;
             flags_all_at_once(&common, render::Kind::Run, &policy)?;
             let variant = iolab_sim::parse_variant(&policy)
                 .map_err(|e| Failure::input(format!("--policy: {e}")))?;
             run_or_compare(render::Kind::Run, &common, &policy, vec![variant])
         }
-        Cmd::Compare { common, policies } => {
+        Cmd::Compare {
+            mut common,
+            policies,
+        } => {
+            lift_fio_flags(&mut common)?;
             flags_all_at_once(&common, render::Kind::Compare, &policies)?;
             let variants = iolab_sim::parse_policies(&policies)
                 .map_err(|e| Failure::input(format!("--policies: {e}")))?;
@@ -350,8 +401,9 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
 /// (a shard may run where the file lies elsewhere; its contents are
 /// hashed instead, not the files it includes) and the ones that change
 /// nothing printed (`--shard`, `--jobs`, `--timing`, `--verbose`,
-/// `--plot`, `--log-dir`).
+/// `--plot`, `--log-dir`, `--eta`); the output formats as resolved.
 fn identity(c: &Common) -> String {
+    let formats = formats_of(c).name();
     let c = Common {
         job_files: Vec::new(),
         shard: None,
@@ -361,9 +413,14 @@ fn identity(c: &Common) -> String {
         plot: None,
         log_dir: None,
         output: None,
+        // The formats as resolved below, however they were spelled.
+        output_format: Vec::new(),
+        minimal: false,
+        append_terse: false,
+        eta: None,
         ..c.clone()
     };
-    format!("{c:?}")
+    format!("{c:?} formats {formats}")
 }
 
 /// `run` and `compare`: every run of the command, or with `--shard` its
@@ -424,6 +481,16 @@ fn run_or_compare(
     for n in &notes {
         eprintln!("{n}");
     }
+    if common.parse_only {
+        eprintln!(
+            "iolab: --parse-only: {} job{} read and checked with {} variant{}; nothing run",
+            scenario.jobs.len(),
+            if scenario.jobs.len() == 1 { "" } else { "s" },
+            variants.len(),
+            if variants.len() == 1 { "" } else { "s" },
+        );
+        return Ok(());
+    }
     let seeds = common.seeds.as_deref().map(seeds::parse).transpose()?;
     let slice = common.shard.as_deref().map(shard::parse).transpose()?;
     let per_variant = seeds.as_ref().map_or(1, Vec::len);
@@ -454,7 +521,7 @@ fn run_or_compare(
                 kind,
                 policies: policies.to_owned(),
                 seeds,
-                format: common.output_format,
+                formats: formats_of(common),
                 identity: identity(common),
                 job_hash: shard::fnv_hex(&job),
                 inputs_digest: outputs::inputs_digest(),
@@ -475,12 +542,79 @@ fn run_or_compare(
                 policies,
                 &variants,
                 seeds,
-                common.output_format,
+                formats_of(common),
                 grouped,
             )?
         }
     };
     out.write(&text)
+}
+
+/// fio's own options among the job options after `--` (a pasted fio
+/// command line: `fio --minimal --output-format=json --name=x ...`) set
+/// iolab's flags of the same name: formats and sections add to the
+/// flags', a value given both ways must be the same. Every problem is
+/// said at once, each at its argument's place.
+fn lift_fio_flags(c: &mut Common) -> Result<(), Failure> {
+    fn once<T: PartialEq + std::fmt::Debug>(
+        slot: &mut Option<T>,
+        v: T,
+        at: &str,
+        problems: &mut Vec<String>,
+    ) {
+        match slot {
+            Some(old) if *old != v => problems.push(format!(
+                "{at}: given as {v:?} here and as {old:?} to iolab; give it once"
+            )),
+            _ => *slot = Some(v),
+        }
+    }
+    let mut problems = Vec::new();
+    for o in iolab_sim::fio::own_options(&c.fio) {
+        let at = format!("{}:{}: {}", load::ARGS_NAME, o.line, o.key);
+        let value = o.value.clone().unwrap_or_default();
+        match o.key.as_str() {
+            "output" => once(&mut c.output, value, &at, &mut problems),
+            "output-format" => {
+                for part in value.split(',') {
+                    match Format::from_str(part.trim(), false) {
+                        Ok(f) => c.output_format.push(f),
+                        Err(_) => problems.push(format!(
+                            "{at}: '{part}' is not an output format (normal, json, json+, terse)"
+                        )),
+                    }
+                }
+            }
+            "minimal" => c.minimal = true,
+            "append-terse" => c.append_terse = true,
+            "terse-version" => match value.trim().parse::<u32>() {
+                Ok(v) => once(&mut c.terse_version, v, &at, &mut problems),
+                Err(_) => problems.push(format!("{at}: '{value}' is not a version number")),
+            },
+            "section" => c.section.push(value),
+            "parse-only" => c.parse_only = true,
+            "eta" => match Eta::from_str(value.trim(), false) {
+                Ok(e) => once(&mut c.eta, e, &at, &mut problems),
+                Err(_) => problems.push(format!(
+                    "{at}: '{value}' is not when to draw progress (auto, always, never)"
+                )),
+            },
+            other => problems.push(format!("{at}: --{other} is not iolab's to take")),
+        }
+    }
+    match problems.len() {
+        0 => Ok(()),
+        _ => Err(Failure::input(problems.join("\n"))),
+    }
+}
+
+/// The output formats `c` asks for.
+fn formats_of(c: &Common) -> formats::Formats {
+    let mut asked = c.output_format.clone();
+    if c.minimal {
+        asked.push(Format::Terse);
+    }
+    formats::Formats::of(&asked, c.append_terse)
 }
 
 /// Every flag that can be checked on its own, checked before anything
@@ -507,6 +641,20 @@ fn flags_all_at_once(c: &Common, kind: render::Kind, policies: &str) -> Result<(
         check(shard::parse(text).map(drop));
     }
     check(jobs_flag(c.jobs).map(drop));
+    let formats = formats_of(c);
+    check(formats.check(kind == render::Kind::Compare, c.seeds.is_some()));
+    match c.terse_version {
+        Some(3) | None => {}
+        Some(v) => check(Err(Failure::input(format!(
+            "--terse-version {v}: iolab writes terse version 3, fio's default (2 has no fio \
+             version, 4 and 5 add trim and sample fields iolab does not write)"
+        )))),
+    }
+    if c.terse_version.is_some() && !formats.terse {
+        check(Err(Failure::input(
+            "--terse-version without terse output: add --minimal or --output-format terse",
+        )));
+    }
     let parsed = match kind {
         render::Kind::Run if policies.contains('{') => Err(Failure::input(format!(
             "--policy {policies}: a sweep ({{...}}) makes several variants; give it to compare --policies"
@@ -763,7 +911,7 @@ fn execute(
             });
         }
     }
-    let outs = runs::run_all(&plan, jobs, c.timing)?;
+    let outs = runs::run_all(&plan, jobs, c.timing, c.eta.unwrap_or(Eta::Auto))?;
     if logs.any() {
         let mut files = 0;
         for (dir, out) in log_dirs.iter().zip(&outs) {

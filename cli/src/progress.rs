@@ -8,8 +8,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use iolab_sim::Scenario;
+
+use crate::Eta;
 
 /// Simulated time the run is expected to last (the longest runtime plus
 /// ramp, summed over stonewall sections), for the bar's length.
@@ -32,6 +34,9 @@ pub struct Progress {
     horizon_ms: u64,
     started: Instant,
     enabled: bool,
+    /// Draw on stderr as lines, once a second: `--eta always` when
+    /// stderr is not a terminal.
+    lines: bool,
     done: AtomicUsize,
     /// Each worker's current run's simulated ms, or [`IDLE`].
     at_ms: Vec<AtomicU64>,
@@ -40,14 +45,23 @@ pub struct Progress {
 
 impl Progress {
     /// A bar for `runs` runs of `horizon` ns each, run by `workers`
-    /// threads; `label` names a single run.
-    pub fn new(label: &str, runs: usize, horizon: u64, workers: usize) -> Self {
+    /// threads; `label` names a single run. `eta` as fio's `--eta`: auto
+    /// draws on a terminal, always draws anyway (one line a second when
+    /// stderr is not a terminal), never does not draw.
+    pub fn new(label: &str, runs: usize, horizon: u64, workers: usize, eta: Eta) -> Self {
+        let terminal = std::io::stderr().is_terminal();
         Self {
             label: label.to_owned(),
             runs,
             horizon_ms: horizon / 1_000_000,
             started: Instant::now(),
-            enabled: std::io::stderr().is_terminal() && horizon > 0,
+            enabled: horizon > 0
+                && match eta {
+                    Eta::Auto => terminal,
+                    Eta::Always => true,
+                    Eta::Never => false,
+                },
+            lines: !terminal,
             done: AtomicUsize::new(0),
             at_ms: (0..workers).map(|_| AtomicU64::new(IDLE)).collect(),
             bar: Mutex::new(None),
@@ -85,6 +99,14 @@ impl Progress {
                 return;
             }
             let b = ProgressBar::new(self.horizon_ms.saturating_mul(self.runs as u64));
+            if self.lines {
+                b.set_draw_target(ProgressDrawTarget::term_like_with_hz(
+                    Box::new(Lines {
+                        last: Mutex::new(None),
+                    }),
+                    1,
+                ));
+            }
             if let Ok(style) =
                 ProgressStyle::with_template("{prefix} [{bar:30}] {msg} ({elapsed}, {eta} left)")
             {
@@ -128,5 +150,55 @@ impl Progress {
         {
             b.finish_and_clear();
         }
+    }
+}
+
+/// stderr when it is not a terminal: a drawing of the bar a line of its
+/// own (no cursor to move back) at most once a second, as fio prints its
+/// ETA lines to a file.
+#[derive(Debug)]
+struct Lines {
+    last: Mutex<Option<Instant>>,
+}
+
+impl TermLike for Lines {
+    fn width(&self) -> u16 {
+        80
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.write_str(s)
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        // The bar's clearing of its last drawing is blanks: not a line.
+        if s.trim().is_empty() {
+            return Ok(());
+        }
+        if let Ok(mut last) = self.last.lock() {
+            if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+                return Ok(());
+            }
+            *last = Some(Instant::now());
+        }
+        let mut err = std::io::stderr().lock();
+        std::io::Write::write_all(&mut err, s.as_bytes())?;
+        std::io::Write::write_all(&mut err, b"\n")
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        std::io::Write::flush(&mut std::io::stderr())
     }
 }

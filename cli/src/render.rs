@@ -5,7 +5,8 @@
 
 use iolab_sim::{RunOutput, Variant, stats};
 
-use crate::{Failure, Format, pretty};
+use crate::formats::Formats;
+use crate::{Failure, pretty};
 
 /// Which command's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,17 +27,42 @@ impl Kind {
 /// The output of `kind` for `outs` (by variant, then seed): over `seeds`
 /// when `--seeds` was given, else the one run of each variant; a
 /// comparison's text ends with a table for each sweep of `policies`.
+/// Each of `formats` in fio's order: terse lines, JSON, normal text.
 pub fn render(
     kind: Kind,
     policies: &str,
     variants: &[Variant],
     seeds: Option<Vec<u64>>,
-    format: Format,
+    formats: Formats,
     outs: Vec<Vec<RunOutput>>,
 ) -> Result<String, Failure> {
-    match kind {
-        Kind::Run => render_run(variants, seeds, format, outs),
-        Kind::Compare => render_compare(policies, variants, seeds, format, outs),
+    let mut text = String::new();
+    if formats.terse {
+        // One run of one variant (checked with the flags).
+        let o = outs.iter().flatten().next().ok_or_else(no_run)?;
+        text.push_str(&stats::terse_output(&doc(o, false)));
+    }
+    if let Some(plus) = formats.json {
+        text.push_str(&match kind {
+            Kind::Run => json_run(variants, seeds.as_deref(), plus, &outs)?,
+            Kind::Compare => json_compare(variants, seeds.as_deref(), plus, &outs),
+        });
+    }
+    if formats.normal {
+        text.push_str(&match kind {
+            Kind::Run => normal_run(variants, seeds.as_deref(), &outs)?,
+            Kind::Compare => normal_compare(policies, variants, seeds.as_deref(), &outs)?,
+        });
+    }
+    Ok(text)
+}
+
+/// fio's JSON document of one run (`json+` when `plus`).
+fn doc(o: &RunOutput, plus: bool) -> serde_json::Value {
+    if plus {
+        stats::json_plus_output(&o.report, o.extra.clone())
+    } else {
+        stats::json_output(&o.report, o.extra.clone())
     }
 }
 
@@ -59,32 +85,34 @@ fn sweep_tables(
     Ok(text)
 }
 
-fn render_run(
+fn normal_run(
     variants: &[Variant],
-    seeds: Option<Vec<u64>>,
-    format: Format,
-    outs: Vec<Vec<RunOutput>>,
+    seeds: Option<&[u64]>,
+    outs: &[Vec<RunOutput>],
 ) -> Result<String, Failure> {
-    let text = match (seeds, format) {
-        (None, format) => {
-            let out = outs.into_iter().flatten().next().ok_or_else(no_run)?;
-            match format {
-                Format::Normal => stats::normal_output(&out.report),
-                Format::Json => pretty(&stats::json_output(&out.report, out.extra)),
-            }
+    Ok(match seeds {
+        None => {
+            let out = outs.iter().flatten().next().ok_or_else(no_run)?;
+            stats::normal_output(&out.report)
         }
-        (Some(seeds), Format::Normal) => over_seeds_text(variants, &outs, &seeds, false),
-        (Some(seeds), Format::Json) => {
+        Some(seeds) => over_seeds_text(variants, outs, seeds, false),
+    })
+}
+
+fn json_run(
+    variants: &[Variant],
+    seeds: Option<&[u64]>,
+    plus: bool,
+    outs: &[Vec<RunOutput>],
+) -> Result<String, Failure> {
+    Ok(match seeds {
+        None => pretty(&doc(outs.iter().flatten().next().ok_or_else(no_run)?, plus)),
+        Some(seeds) => {
             let aggregate = stats::aggregate_json(&summary_runs(&variants[0], &outs[0]));
             let runs: Vec<serde_json::Value> = seeds
                 .iter()
-                .zip(outs.into_iter().flatten())
-                .map(|(seed, o)| {
-                    serde_json::json!({
-                        "seed": seed,
-                        "result": stats::json_output(&o.report, o.extra),
-                    })
-                })
+                .zip(outs.iter().flatten())
+                .map(|(seed, o)| serde_json::json!({ "seed": seed, "result": doc(o, plus) }))
                 .collect();
             pretty(&serde_json::json!({
                 "variant": variants[0].spec,
@@ -93,98 +121,93 @@ fn render_run(
                 "aggregate": aggregate,
             }))
         }
+    })
+}
+
+fn normal_compare(
+    policies: &str,
+    variants: &[Variant],
+    seeds: Option<&[u64]>,
+    outs: &[Vec<RunOutput>],
+) -> Result<String, Failure> {
+    let Some(seeds) = seeds else {
+        // One run per variant.
+        let ones: Vec<&RunOutput> = outs.iter().flatten().collect();
+        let runs: Vec<(&str, &stats::RunReport)> = variants
+            .iter()
+            .zip(&ones)
+            .map(|(v, o)| (v.spec.as_str(), &o.report))
+            .collect();
+        let opts = stats::MmtestsOptions {
+            captions: true,
+            ..stats::MmtestsOptions::default()
+        };
+        let mut text = stats::mmtests_table_of_runs(&runs, &opts);
+        let summary: Vec<stats::SummaryRun<'_>> = variants
+            .iter()
+            .zip(&ones)
+            .map(|(v, o)| summary_run(v, o))
+            .collect();
+        text.push_str(&stats::summary_table(&summary));
+        let btrfs: Vec<stats::BtrfsRun<'_>> = variants
+            .iter()
+            .zip(&ones)
+            .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
+            .collect();
+        text.push_str(&stats::btrfs_table(&btrfs));
+        let volume: Vec<stats::VolumeRun<'_>> = variants
+            .iter()
+            .zip(&ones)
+            .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
+            .collect();
+        text.push_str(&stats::volume_table(&volume));
+        text.push_str(&sweep_tables(policies, variants, outs)?);
+        return Ok(text);
     };
+    let mut text = over_seeds_text(variants, outs, seeds, true);
+    text.push_str(&sweep_tables(policies, variants, outs)?);
     Ok(text)
 }
 
-fn render_compare(
-    policies: &str,
+fn json_compare(
     variants: &[Variant],
-    seeds: Option<Vec<u64>>,
-    format: Format,
-    outs: Vec<Vec<RunOutput>>,
-) -> Result<String, Failure> {
-    Ok(match (seeds, format) {
-        (None, Format::Normal) => {
-            // One run per variant.
-            let ones: Vec<&RunOutput> = outs.iter().flatten().collect();
-            let runs: Vec<(&str, &stats::RunReport)> = variants
-                .iter()
-                .zip(&ones)
-                .map(|(v, o)| (v.spec.as_str(), &o.report))
-                .collect();
-            let opts = stats::MmtestsOptions {
-                captions: true,
-                ..stats::MmtestsOptions::default()
-            };
-            let mut text = stats::mmtests_table_of_runs(&runs, &opts);
-            let summary: Vec<stats::SummaryRun<'_>> = variants
-                .iter()
-                .zip(&ones)
-                .map(|(v, o)| summary_run(v, o))
-                .collect();
-            text.push_str(&stats::summary_table(&summary));
-            let btrfs: Vec<stats::BtrfsRun<'_>> = variants
-                .iter()
-                .zip(&ones)
-                .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
-                .collect();
-            text.push_str(&stats::btrfs_table(&btrfs));
-            let volume: Vec<stats::VolumeRun<'_>> = variants
-                .iter()
-                .zip(&ones)
-                .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
-                .collect();
-            text.push_str(&stats::volume_table(&volume));
-            text.push_str(&sweep_tables(policies, variants, &outs)?);
-            text
+    seeds: Option<&[u64]>,
+    plus: bool,
+    outs: &[Vec<RunOutput>],
+) -> String {
+    let Some(seeds) = seeds else {
+        let runs: Vec<serde_json::Value> = variants
+            .iter()
+            .zip(outs.iter().flatten())
+            .map(|(v, o)| serde_json::json!({ "variant": v.spec, "result": doc(o, plus) }))
+            .collect();
+        return pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }));
+    };
+    let aggregates: Vec<serde_json::Value> = variants
+        .iter()
+        .zip(outs)
+        .map(|(v, o)| {
+            let mut a = stats::aggregate_json(&summary_runs(v, o));
+            a["variant"] = serde_json::Value::from(v.spec.as_str());
+            a
+        })
+        .collect();
+    let mut runs = Vec::with_capacity(variants.len() * seeds.len());
+    for (v, per_seed) in variants.iter().zip(outs) {
+        for (seed, o) in seeds.iter().zip(per_seed) {
+            runs.push(serde_json::json!({
+                "variant": v.spec,
+                "seed": seed,
+                "result": doc(o, plus),
+            }));
         }
-        (None, Format::Json) => {
-            let runs: Vec<serde_json::Value> = variants
-                .iter()
-                .zip(outs.into_iter().flatten())
-                .map(|(v, o)| {
-                    serde_json::json!({
-                        "variant": v.spec,
-                        "result": stats::json_output(&o.report, o.extra),
-                    })
-                })
-                .collect();
-            pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }))
-        }
-        (Some(seeds), Format::Normal) => {
-            let mut text = over_seeds_text(variants, &outs, &seeds, true);
-            text.push_str(&sweep_tables(policies, variants, &outs)?);
-            text
-        }
-        (Some(seeds), Format::Json) => {
-            let aggregates: Vec<serde_json::Value> = variants
-                .iter()
-                .zip(&outs)
-                .map(|(v, o)| {
-                    let mut a = stats::aggregate_json(&summary_runs(v, o));
-                    a["variant"] = serde_json::Value::from(v.spec.as_str());
-                    a
-                })
-                .collect();
-            let mut runs = Vec::with_capacity(variants.len() * seeds.len());
-            for (v, per_seed) in variants.iter().zip(outs) {
-                for (seed, o) in seeds.iter().zip(per_seed) {
-                    runs.push(serde_json::json!({
-                        "variant": v.spec,
-                        "seed": seed,
-                        "result": stats::json_output(&o.report, o.extra),
-                    }));
-                }
-            }
-            pretty(&serde_json::json!({
-                "baseline": variants[0].spec,
-                "seeds": seeds,
-                "runs": runs,
-                "aggregates": aggregates,
-            }))
-        }
-    })
+    }
+    pretty(&serde_json::json!({
+        "baseline": variants[0].spec,
+        "seeds": seeds,
+        "runs": runs,
+        "aggregates": aggregates,
+    }))
 }
 
 fn no_run() -> Failure {

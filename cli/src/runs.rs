@@ -33,11 +33,16 @@ const WORKER_STACK: usize = 8 << 20;
 /// before it has finished by then, so it is the same error whatever the
 /// threads did). With `timing`, one line per run goes to stderr afterwards,
 /// in plan order, and a total for several runs.
-pub fn run_all(plan: &[Planned<'_>], jobs: usize, timing: bool) -> Result<Vec<RunOutput>, Failure> {
+pub fn run_all(
+    plan: &[Planned<'_>],
+    jobs: usize,
+    timing: bool,
+    eta: crate::Eta,
+) -> Result<Vec<RunOutput>, Failure> {
     let workers = jobs.clamp(1, plan.len().max(1));
     let label = plan.first().map_or("", |p| p.variant.spec.as_str());
     let horizon = plan.first().map_or(0, |p| progress::horizon(&p.scenario));
-    let bar = Progress::new(label, plan.len(), horizon, workers);
+    let bar = Progress::new(label, plan.len(), horizon, workers, eta);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let slots: Vec<Slot> = plan.iter().map(|_| Mutex::new(None)).collect();

@@ -16,8 +16,9 @@
 use iolab_sim::stats::RunReport;
 use iolab_sim::{RunOutput, Variant};
 
+use crate::Failure;
+use crate::formats::Formats;
 use crate::render::Kind;
-use crate::{Failure, Format};
 
 /// Version of the shard document.
 const VERSION: u64 = 1;
@@ -54,7 +55,7 @@ pub struct Command {
     /// `--policy` or `--policies` as given.
     pub policies: String,
     pub seeds: Option<Vec<u64>>,
-    pub format: Format,
+    pub formats: Formats,
     /// Every option that changes what is printed, as parsed.
     pub identity: String,
     /// FNV-1a of the job file's bytes, in hex.
@@ -67,13 +68,6 @@ pub struct Command {
 /// FNV-1a, 64 bits, of `bytes`, in hex.
 pub fn fnv_hex(bytes: &[u8]) -> String {
     format!("{:016x}", crate::outputs::fnv(bytes))
-}
-
-fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::Normal => "normal",
-        Format::Json => "json",
-    }
 }
 
 /// The shard document of slice `shard` of `of`, with its runs (plan
@@ -107,7 +101,7 @@ pub fn document(
             "kind": cmd.kind.name(),
             "policies": cmd.policies,
             "seeds": cmd.seeds,
-            "output_format": format_name(cmd.format),
+            "output_format": cmd.formats.name(),
             "identity": cmd.identity,
             "job_hash": cmd.job_hash,
             "inputs_digest": cmd.inputs_digest,
@@ -225,7 +219,7 @@ pub struct Merged {
     pub policies: String,
     pub variants: Vec<Variant>,
     pub seeds: Option<Vec<u64>>,
-    pub format: Format,
+    pub formats: Formats,
     pub outs: Vec<Vec<RunOutput>>,
 }
 
@@ -287,11 +281,10 @@ pub fn merge(paths: &[String]) -> Result<Merged, Failure> {
         serde_json::Value::Null => None,
         v => Some(serde_json::from_value(v.clone()).map_err(|e| bad(&e.to_string()))?),
     };
-    let format = match command["output_format"].as_str() {
-        Some("normal") => Format::Normal,
-        Some("json") => Format::Json,
-        _ => return Err(bad("unknown output format")),
-    };
+    let formats = command["output_format"]
+        .as_str()
+        .and_then(Formats::parse)
+        .ok_or_else(|| bad("unknown output format"))?;
     let per_variant = seeds.as_ref().map_or(1, Vec::len);
     if variants.len() * per_variant != total {
         return Err(bad("its run count does not match its variants and seeds"));
@@ -313,7 +306,7 @@ pub fn merge(paths: &[String]) -> Result<Merged, Failure> {
         policies: policies.to_owned(),
         variants,
         seeds,
-        format,
+        formats,
         outs,
     })
 }

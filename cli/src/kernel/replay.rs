@@ -8,7 +8,7 @@ use iolab_kernel::trace::{Dev, LineReader};
 use serde_json::{Value, json};
 
 use super::bundle::{BundleDevice, BundleMeta};
-use crate::{Failure, Format, pretty, write_out};
+use crate::{Failure, ReportFormat as Format, pretty, write_out};
 
 /// The largest trace read (the wbt replay streams it; `summary` and
 /// `replay-dirty` hold it in memory whole).

@@ -7,7 +7,7 @@ use iolab_kernel::trace::Dev;
 use serde_json::{Value, json};
 
 use super::replay::{bundle_device, read_trace, trace_arg};
-use crate::{Failure, Format, pretty, write_out};
+use crate::{Failure, ReportFormat as Format, pretty, write_out};
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayDirtyArgs {

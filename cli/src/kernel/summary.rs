@@ -11,7 +11,7 @@ use iolab_kernel::tally::{self, Spread, Tally, flush_state_name};
 use serde_json::{Value, json};
 
 use super::replay::read_trace;
-use crate::{Failure, Format, pretty, write_out};
+use crate::{Failure, ReportFormat as Format, pretty, write_out};
 
 #[derive(clap::Args, Debug)]
 pub struct SummaryArgs {

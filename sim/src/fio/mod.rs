@@ -41,6 +41,7 @@
 
 mod apply;
 pub mod blktrace;
+mod cmdline;
 mod cosmetic;
 mod engines;
 mod error;
@@ -58,6 +59,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+pub use cmdline::{OwnOption, own_options};
 pub use error::ParseError;
 pub use spec::{
     BsRange, DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES, Engine, ExitWhat, Fadvise,

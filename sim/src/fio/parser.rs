@@ -1,6 +1,7 @@
 //! Sections, includes, `[global]` inheritance and option dispatch.
 
 use super::apply::{self, JobState};
+use super::cmdline;
 use super::cosmetic;
 use super::engines;
 use super::error::{Loc, ParseError};
@@ -16,51 +17,6 @@ const MAX_INCLUDE_DEPTH: usize = 32;
 
 /// Most problems one parse lists; the rest are counted.
 pub(crate) const MAX_LISTED_ERRORS: usize = 50;
-
-/// fio's own command-line options (its `l_opts` in `init.c`): what they
-/// set is not a job's, so as job arguments they are refused.
-const FIO_COMMAND_OPTIONS: [&str; 40] = [
-    "output",
-    "latency-log",
-    "bandwidth-log",
-    "minimal",
-    "output-format",
-    "append-terse",
-    "version",
-    "help",
-    "cmdhelp",
-    "enghelp",
-    "showcmd",
-    "readonly",
-    "eta",
-    "eta-interval",
-    "eta-newline",
-    "debug",
-    "parse-only",
-    "section",
-    "inflate-log",
-    "alloc-size",
-    "profile",
-    "warnings-fatal",
-    "max-jobs",
-    "terse-version",
-    "server",
-    "server-internal",
-    "daemonize",
-    "client",
-    "remote-config",
-    "cpuclock-test",
-    "crctest",
-    "memcpytest",
-    "idle-prof",
-    "status-interval",
-    "trigger-file",
-    "trigger-timeout",
-    "trigger",
-    "trigger-remote",
-    "aux-path",
-    "merge-blktrace-only",
-];
 
 /// An option line waiting for its section to be complete.
 struct RawOpt {
@@ -172,59 +128,46 @@ impl<'e, 'a> Parser<'e, 'a> {
     /// `[global]` section), and the options before the first `--name` are
     /// `[global]`'s. An option's "line" is its argument's place (1-based); a
     /// first argument `fio`, the program's name in a pasted fio command
-    /// line, is skipped (and counted).
-    /// A single dash works as two, as fio's `getopt_long_only` takes it.
+    /// line, is skipped (and counted). Arguments are split as
+    /// [`cmdline::split`] splits them (`--key value` as `--key=value`); fio's
+    /// own options that iolab acts on are left to the command.
     pub(crate) fn parse_args(&mut self, file: &str, args: &[String]) {
         self.flush();
         let first_problem = self.errors.len();
-        for (idx, arg) in args.iter().enumerate() {
-            let line = idx + 1;
-            if idx == 0 && arg == "fio" {
-                // A fio command line pasted whole: the program's name.
-                continue;
-            }
-            let Some(body) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-                let msg = format!("'{arg}' is not a job option (--option=value)");
-                let e = self.loc(file, line).err(None, msg);
-                self.report(e);
-                continue;
-            };
-            let (key, value) = match body.split_once('=') {
-                Some((k, v)) => (k.trim(), Some(v)),
-                None => (body.trim(), None),
-            };
-            if key.is_empty() {
-                let e = self
-                    .loc(file, line)
-                    .err(None, format!("'{arg}' names no option"));
-                self.report(e);
-                continue;
-            }
-            if let Some(c) = value.and_then(|v| v.chars().find(|c| c.is_control())) {
-                let msg = format!("control character U+{:04X} in the value", u32::from(c));
-                let e = self.loc(file, line).err(Some(key), msg);
-                self.report(e);
-                continue;
-            }
-            if FIO_COMMAND_OPTIONS.contains(&key) {
-                let msg = match key {
-                    "output" | "output-format" | "section" => format!(
-                        "--{key} is fio's own option, not a job's: give it to iolab before the job files"
-                    ),
-                    _ => format!(
+        for arg in cmdline::split(args) {
+            let (line, key, value) = match arg {
+                cmdline::Arg::Bad { line, key, message } => {
+                    let e = self.loc(file, line).err(key.as_deref(), message);
+                    self.report(e);
+                    continue;
+                }
+                // The command acts on it (see `cmdline::own_options`).
+                cmdline::Arg::Own { taken: true, .. } => continue,
+                cmdline::Arg::Own { line, key, .. } => {
+                    let msg = format!(
                         "--{key} is fio's own option, not a job's; iolab has no such option"
-                    ),
-                };
-                let e = self.loc(file, line).err(Some(key), msg);
+                    );
+                    let e = self.loc(file, line).err(Some(&key), msg);
+                    self.report(e);
+                    continue;
+                }
+                cmdline::Arg::Job { line, key, value } => (line, key, value),
+            };
+            if let Some(c) = value
+                .as_deref()
+                .and_then(|v| v.chars().find(|c| c.is_control()))
+            {
+                let msg = format!("control character U+{:04X} in the value", u32::from(c));
+                let e = self.loc(file, line).err(Some(&key), msg);
                 self.report(e);
                 continue;
             }
             if key == "name" {
-                let name = value.unwrap_or("").trim().to_string();
+                let name = value.as_deref().unwrap_or("").trim().to_string();
                 if name.is_empty() {
                     let e = self
                         .loc(file, line)
-                        .err(Some(key), "--name needs a job name");
+                        .err(Some(&key), "--name needs a job name");
                     self.report(e);
                     continue;
                 }
@@ -235,7 +178,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                     sec.opts.push(RawOpt {
                         file: file.to_string(),
                         line,
-                        key: key.to_string(),
+                        key,
                         value: Some(name),
                     });
                 }
@@ -251,8 +194,8 @@ impl<'e, 'a> Parser<'e, 'a> {
             sec.opts.push(RawOpt {
                 file: file.to_string(),
                 line,
-                key: key.to_string(),
-                value: value.map(str::to_string),
+                key,
+                value,
             });
         }
         self.flush();

@@ -367,6 +367,9 @@ fn job_json(j: &JobReport, elapsed: u64) -> Value {
     m.insert("latency_target".into(), Value::from(0u64));
     m.insert("latency_percentile".into(), num(100.0));
     m.insert("latency_window".into(), Value::from(0u64));
+    if let Some((_, desc)) = j.options.iter().rev().find(|(k, _)| k == "description") {
+        m.insert("desc".into(), Value::from(desc.clone()));
+    }
     Value::Object(m)
 }
 
@@ -645,6 +648,35 @@ pub fn json_output(r: &RunReport, extra: Value) -> Value {
     }
     top.insert("iolab".into(), iolab);
     Value::Object(top)
+}
+
+/// fio's `json+` document: [`json_output`]'s, with each latency that
+/// lists percentiles also listing its histogram's non-empty buckets
+/// (`bins`: fio's bucket value in ns, count), as `fio_jsonplus_clat2csv`
+/// reads them.
+pub fn json_plus_output(r: &RunReport, extra: Value) -> Value {
+    let mut doc = json_output(r, extra);
+    let add = |lat: &mut Value, l: &LatSummary| {
+        if let Some(m) = lat.as_object_mut()
+            && m.contains_key("percentile")
+        {
+            let bins = l
+                .bins
+                .iter()
+                .map(|(v, n)| (v.to_string(), Value::from(*n)))
+                .collect();
+            m.insert("bins".into(), Value::Object(bins));
+        }
+    };
+    if let Some(jobs) = doc.get_mut("jobs").and_then(Value::as_array_mut) {
+        for (j, v) in r.jobs.iter().zip(jobs) {
+            for d in Dir::ALL {
+                add(&mut v[d.name()]["clat_ns"], &j.dir(d).clat);
+            }
+            add(&mut v["sync"]["lat_ns"], &j.sync.lat);
+        }
+    }
+    doc
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ mod collect;
 mod columns;
 mod fio_log;
 mod fio_out;
+mod fio_plat;
+mod fio_terse;
 mod mmtests;
 pub mod occupancy;
 mod report;
@@ -45,7 +47,8 @@ pub use btrfs::{BtrfsRun, btrfs_table};
 pub(crate) use collect::LatAcc;
 pub use collect::{JobStats, RunningStat, Window, WindowSeries};
 pub use fio_log::{LogKind, log_file_name, write_log};
-pub use fio_out::{N2sUnit, json_output, lat_log_json, normal_output, num2str};
+pub use fio_out::{N2sUnit, json_output, json_plus_output, lat_log_json, normal_output, num2str};
+pub use fio_terse::terse_output;
 pub use mmtests::{
     LatencyUnit, MmtestsOptions, StddevForm, amean, coeffvar, hmean, kbsec_samples,
     latency_samples, mmtests_table, mmtests_table_of_runs, mmtests_table_with, pdiff, pndiff,

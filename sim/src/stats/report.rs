@@ -53,6 +53,10 @@ pub struct LatSummary {
     /// from the same histogram; empty when `n == 0`.
     #[serde(default)]
     pub buckets: Vec<u64>,
+    /// `(value ns, count)` of fio's non-empty `io_u_plat` buckets, from
+    /// the same histogram (`json+`'s `bins`); empty when `n == 0`.
+    #[serde(default)]
+    pub bins: Vec<(u64, u64)>,
 }
 
 /// fio's latency distribution buckets (`io_u_mark_latency` in `io_u.c`):
@@ -115,6 +119,15 @@ impl LatSummary {
             }
             _ => Vec::new(),
         };
+        let bins = match (&acc.hist, acc.n) {
+            (Some(h), n) if n > 0 => super::fio_plat::plat_bins(h.iter_recorded().map(|v| {
+                (
+                    h.highest_equivalent(v.value_iterated_to()),
+                    v.count_at_value(),
+                )
+            })),
+            _ => Vec::new(),
+        };
         LatSummary {
             min: acc.min,
             max: acc.max,
@@ -123,6 +136,7 @@ impl LatSummary {
             n: acc.n,
             percentiles,
             buckets,
+            bins,
         }
     }
 }

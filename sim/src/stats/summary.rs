@@ -359,6 +359,7 @@ mod tests {
             n: 10,
             percentiles: Vec::new(),
             buckets: Vec::new(),
+            bins: Vec::new(),
         };
         RunReport {
             jobs: vec![JobReport {
@@ -417,6 +418,7 @@ mod tests {
             n: 16_000,
             percentiles: Vec::new(),
             buckets: Vec::new(),
+            bins: Vec::new(),
         };
         let t = summary_table(&[SummaryRun {
             variant: "alloc=stock",

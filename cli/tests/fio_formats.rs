@@ -1,0 +1,391 @@
+//! fio's other output formats and its own command-line options: terse
+//! (`--minimal`), `json+`, several formats at once, and a pasted fio
+//! command line's `--output-format`, `--parse-only`, `--eta`, `--name x`.
+//! Where fio is installed, the same jobs run on it too and its output
+//! must have the shape iolab's has.
+
+mod common;
+
+use common::{iolab, stderr, stdout};
+
+/// What one terse field looks like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    /// A whole number.
+    Int,
+    /// `%f`: six decimals.
+    Float,
+    /// `%f%%`.
+    Pct6,
+    /// `%3.1f%%`.
+    Pct1,
+    /// `%3.2f%%`.
+    Pct2,
+    /// A percentile, `99.900000%=V` (or `0%=0` for an unused slot).
+    Percentile,
+    /// Text: a version, a name.
+    Text,
+}
+
+fn shape(field: &str) -> Field {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let decimals = |s: &str, n: usize| {
+        s.split_once('.')
+            .is_some_and(|(a, b)| digits(a) && b.len() == n && digits(b))
+    };
+    if digits(field) {
+        Field::Int
+    } else if decimals(field, 6) {
+        Field::Float
+    } else if let Some(p) = field.strip_suffix('%') {
+        match p.split_once('.').map_or(0, |(_, b)| b.len()) {
+            6 if decimals(p, 6) => Field::Pct6,
+            1 if decimals(p, 1) => Field::Pct1,
+            2 if decimals(p, 2) => Field::Pct2,
+            _ => Field::Text,
+        }
+    } else if let Some((p, v)) = field.split_once("%=") {
+        if digits(v) && (p == "0" || decimals(p, 6)) {
+            Field::Percentile
+        } else {
+            Field::Text
+        }
+    } else {
+        Field::Text
+    }
+}
+
+/// fio 3.33's terse v3 line for one job on one disk, field by field
+/// (`show_thread_status_terse_all` and `show_disk_util` in its `stat.c`
+/// and `diskutil.c`): 130 fields.
+fn fio_terse_shape() -> Vec<Field> {
+    use Field::*;
+    let mut v = vec![Int, Text, Text, Int, Int];
+    for _dir in ["read", "write"] {
+        v.extend([Int, Int, Int, Int]);
+        v.extend([Int, Int, Float, Float]); // slat
+        v.extend([Int, Int, Float, Float]); // clat
+        v.extend([Percentile; 20]);
+        v.extend([Int, Int, Float, Float]); // lat
+        v.extend([Int, Int, Pct6, Float, Float]); // bw
+    }
+    v.extend([Pct6, Pct6, Int, Int, Int]); // cpu
+    v.extend([Pct1; 7]); // depths
+    v.extend([Pct2; 22]); // latency buckets, µs then ms
+    v.extend([Text, Int, Int, Int, Int, Int, Int, Int, Pct2]); // a disk
+    v
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The mixed job both run, on `file`.
+fn job(file: &str) -> Vec<String> {
+    [
+        "--name=terse",
+        &format!("--filename={file}"),
+        "--rw=randrw",
+        "--size=16m",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--runtime=1",
+        "--time_based",
+    ]
+    .iter()
+    .map(|a| (*a).to_owned())
+    .collect()
+}
+
+#[test]
+fn terse_lines_have_fios_fields_and_the_jsons_figures() {
+    let dir = scratch("iolab-terse");
+    let file = dir.join("t.dat");
+    let f = file.to_str().expect("utf-8 path");
+    let mut cmd = vec![
+        "run",
+        "--device",
+        "nvme",
+        "--output-format",
+        "terse,json",
+        "--",
+    ];
+    let args = job(f);
+    cmd.extend(args.iter().map(String::as_str));
+    let o = iolab(&cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    // Terse first, then the JSON, as fio writes them.
+    let (line, json) = out.split_once('\n').expect("a terse line, then JSON");
+    let v: serde_json::Value = serde_json::from_str(json).expect("the JSON follows");
+    let fields: Vec<&str> = line.split(';').collect();
+    let shapes: Vec<Field> = fields.iter().map(|f| shape(f)).collect();
+    assert_eq!(shapes, fio_terse_shape(), "{line}");
+    // The figures are the JSON's.
+    let read = &v["jobs"][0]["read"];
+    assert_eq!(fields[2], "terse");
+    assert_eq!(fields[5], read["io_kbytes"].to_string());
+    assert_eq!(fields[6], read["bw"].to_string());
+    assert_eq!(fields[8], read["runtime"].to_string());
+    let clat = &read["clat_ns"];
+    assert_eq!(
+        fields[13],
+        (clat["min"].as_u64().unwrap() / 1000).to_string()
+    );
+    assert_eq!(
+        fields[15],
+        format!("{:.6}", clat["mean"].as_f64().unwrap() / 1000.0)
+    );
+    let p99 = clat["percentile"]["99.000000"].as_u64().unwrap() / 1000;
+    assert_eq!(fields[17 + 12], format!("99.000000%={p99}"));
+    assert_eq!(fields[17 + 17], "0%=0", "fio's unused slots");
+    let disk = &v["disk_util"][0];
+    assert_eq!(fields[121], disk["name"].as_str().unwrap());
+    assert_eq!(fields[122], disk["read_ios"].to_string());
+
+    let real = std::process::Command::new("fio")
+        .args(&args)
+        .arg("--minimal")
+        .output();
+    match real {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let line = text.lines().next().expect("fio's terse line");
+            // fio lists every disk under the file; the first is compared.
+            let fio: Vec<Field> = line.split(';').take(130).map(shape).collect();
+            assert_eq!(fio, fio_terse_shape(), "fio's own line: {line}");
+            assert!(line.starts_with("3;fio-"), "{line}");
+        }
+        // No fio here: the committed shape stands for it.
+        _ => eprintln!("fio not run: the terse shape is checked against iolab only"),
+    }
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn a_description_ends_the_terse_line_and_minimal_is_terse_alone() {
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--minimal",
+        "--",
+        "--name=d",
+        "--size=4m",
+        "--description=two words",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.trim_end().ends_with(";two words"), "{out}");
+    assert_eq!(out.split(';').count(), 131, "{out}");
+    // A direction without IO lists the percentiles at 0, as fio does.
+    assert!(out.contains(";1.000000%=0;"), "{out}");
+}
+
+#[test]
+fn json_plus_lists_each_latencys_buckets_for_fios_script() {
+    let o = iolab(&[
+        "run",
+        "--device",
+        "sata-ssd",
+        "--output-format",
+        "json+",
+        "--",
+        "--name=b",
+        "--size=8m",
+        "--rw=randrw",
+        "--direct=1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    for dir in ["read", "write"] {
+        let clat = &v["jobs"][0][dir]["clat_ns"];
+        let bins = clat["bins"].as_object().expect("bins under json+");
+        let n: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(
+            n,
+            clat["N"].as_u64().unwrap(),
+            "{dir}: every IO in a bucket"
+        );
+        let min = clat["min"].as_u64().unwrap() as f64;
+        let first: f64 = bins.keys().next().unwrap().parse().unwrap();
+        // A bucket's value is within fio's 1/64 of what it holds.
+        assert!((first - min).abs() <= min / 64.0 + 1.0, "{first} vs {min}");
+    }
+    // Without the plus, no bins.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "sata-ssd",
+        "--output-format",
+        "json",
+        "--",
+        "--name=b",
+        "--size=1m",
+    ]);
+    assert!(!stdout(&o).contains("\"bins\""));
+
+    let script = std::path::Path::new("/usr/bin/fio_jsonplus_clat2csv");
+    if !script.exists() {
+        eprintln!("fio_jsonplus_clat2csv not here: the bins are checked by their sums only");
+        return;
+    }
+    let dir = scratch("iolab-jsonplus");
+    let input = dir.join("run.json");
+    std::fs::write(&input, v.to_string()).expect("write");
+    let ran = std::process::Command::new(script)
+        .arg(&input)
+        .arg(dir.join("out"))
+        .current_dir(&dir)
+        .output()
+        .expect("the script starts");
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.join("out_job0")).expect("the script's CSV");
+    assert!(csv.lines().count() > 2, "{csv}");
+    assert!(csv.starts_with("nsec, read_slat_ns_count"), "{csv}");
+}
+
+#[test]
+fn a_pasted_fio_command_line_keeps_its_own_options() {
+    // `--name x` with a space, fio's own --minimal among the job options.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--",
+        "fio",
+        "--minimal",
+        "--name",
+        "x",
+        "--rw",
+        "randread",
+        "--size",
+        "4m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("3;iolab-"), "{}", stdout(&o));
+    // --output-format there as here.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--",
+        "--output-format=json",
+        "--name=x",
+        "--size=4m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["jobs"][0]["jobname"], "x");
+    // --parse-only: checked, nothing run, nothing on stdout.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--",
+        "--name=x",
+        "--size=4m",
+        "--parse-only",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("nothing run"), "{}", stderr(&o));
+    // ... and a bad job still fails it.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--parse-only",
+        "--",
+        "--name=x",
+        "--size=4q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // --eta never: no bar even where one would be drawn.
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--eta",
+        "never",
+        "--",
+        "--name=x",
+        "--size=4m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn fios_own_options_that_do_not_fit_are_named_at_their_place() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--", "--name=x", "--size=1m", "--eta", "sometimes"],
+            "<command line>:3: eta: 'sometimes' is not when to draw progress",
+        ),
+        (
+            &["--", "--name=x", "--size=1m", "--output-format=xml"],
+            "<command line>:3: output-format: 'xml' is not an output format",
+        ),
+        (
+            &["--", "--debug", "io", "--name=x", "--size=1m"],
+            "--debug is fio's own option, not a job's; iolab has no such option",
+        ),
+        (&["--", "--name=x", "--iodepth"], "--iodepth needs a value"),
+        (
+            &[
+                "--terse-version",
+                "4",
+                "--minimal",
+                "--",
+                "--name=x",
+                "--size=1m",
+            ],
+            "--terse-version 4: iolab writes terse version 3",
+        ),
+        (
+            &[
+                "--output",
+                "a.txt",
+                "--",
+                "--output=b.txt",
+                "--name=x",
+                "--size=1m",
+            ],
+            "given as \"b.txt\" here and as \"a.txt\" to iolab",
+        ),
+    ];
+    for (args, said) in cases {
+        let mut cmd = vec!["run", "--device", "nvme"];
+        cmd.extend_from_slice(args);
+        let o = iolab(&cmd);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{args:?}: {}", stderr(&o));
+    }
+    // terse is one run's lines: refused for a comparison and over seeds.
+    let o = iolab(&[
+        "compare",
+        "--device",
+        "nvme",
+        "--policies",
+        "none,wbt",
+        "--minimal",
+        "--",
+        "--name=x",
+        "--size=1m",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("terse lines are one run's jobs"),
+        "{}",
+        stderr(&o)
+    );
+}
