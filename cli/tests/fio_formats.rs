@@ -389,3 +389,57 @@ fn fios_own_options_that_do_not_fit_are_named_at_their_place() {
         stderr(&o)
     );
 }
+
+/// `percentile_list`, `clat_percentiles` and `lat_percentiles` act as
+/// fio's (checked against fio 3.33 on this job's file: `50th=[`, a `lat
+/// percentiles` block, none at all with clat_percentiles=0), and a job
+/// shorter than a millisecond reports fio's rounded-up 1 ms, not 0.
+#[test]
+fn percentile_options_and_sub_millisecond_jobs_report_as_fios() {
+    let run = |extra: &[&str], format: &str| {
+        let mut a = vec![
+            "run",
+            "--device",
+            "nvme",
+            "--output-format",
+            format,
+            "--",
+            "--name=p",
+            "--size=1m",
+        ];
+        a.extend_from_slice(extra);
+        let o = iolab(&a);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let json = |extra: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&run(extra, "json")).expect("JSON")
+    };
+    let v = json(&["--percentile_list=50:99", "--lat_percentiles=1"]);
+    let read = &v["jobs"][0]["read"];
+    let keys = |lat: &str| -> Vec<String> {
+        read[lat]["percentile"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(keys("clat_ns"), ["50.000000", "99.000000"]);
+    assert_eq!(keys("lat_ns"), ["50.000000", "99.000000"]);
+    assert!(keys("slat_ns").is_empty());
+    // A 1 MiB read from the cache takes well under 1 ms: fio says 1.
+    assert_eq!(read["runtime"], 1);
+    assert!(read["bw"].as_u64().unwrap() > 0);
+    let v = json(&["--clat_percentiles=0"]);
+    assert!(v["jobs"][0]["read"]["clat_ns"].get("percentile").is_none());
+    let text = run(
+        &["--percentile_list=50:99", "--lat_percentiles=1"],
+        "normal",
+    );
+    assert!(text.contains("(1024KiB/1msec)"), "{text}");
+    assert!(text.contains("     |  50th=["), "{text}");
+    assert!(text.contains("    lat percentiles ("), "{text}");
+    let text = run(&["--clat_percentiles=0"], "normal");
+    assert!(!text.contains("percentiles"), "{text}");
+    let text = run(&["--percentile_list=50:99.5"], "normal");
+    assert!(text.contains("| 50.0th=["), "{text}");
+}

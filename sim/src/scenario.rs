@@ -859,6 +859,12 @@ pub fn plan_jobs(
                     && (replays || spec.overwrite || mode.reads()),
                 loops: spec.loops.max(1),
                 options: spec.options[spec.global_count.min(spec.options.len())..].to_vec(),
+                percentiles: crate::stats::Percentiles {
+                    list: spec.percentile_list.clone(),
+                    clat: spec.clat_percentiles,
+                    lat: spec.lat_percentiles,
+                    precision: spec.percentile_precision,
+                },
                 global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),
             });
         }

@@ -386,7 +386,17 @@ impl JobState {
                     other => return Err(bad_choice(other, "0, 8, 1")),
                 }
             }
-            Opt::PercentileList => s.percentile_list = parse_percentiles(t)?,
+            Opt::PercentileList => {
+                s.percentile_list = parse_percentiles(t)?;
+                // fio counts the digits after the first '.' from each
+                // point on: the most any point was written with.
+                s.percentile_precision = t
+                    .split(':')
+                    .filter_map(|p| p.split_once('.'))
+                    .map(|(_, d)| d.bytes().take_while(u8::is_ascii_digit).count() as u32)
+                    .max()
+                    .unwrap_or(0);
+            }
             // Booleans and flags are handled in `apply`.
             Opt::Direct
             | Opt::Buffered

@@ -625,6 +625,9 @@ pub struct JobSpec {
     pub unit_base: u32,
     /// `percentile_list=`. Default [`DEFAULT_PERCENTILES`].
     pub percentile_list: Vec<f64>,
+    /// Decimals fio prints the points with: the most any point of
+    /// `percentile_list=` was written with (2 for the default list).
+    pub percentile_precision: u32,
     /// `clat_percentiles=`. Default true.
     pub clat_percentiles: bool,
     /// `lat_percentiles=`. Default false.
@@ -718,6 +721,7 @@ impl JobSpec {
             kb_base: 1024,
             unit_base: 0,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
         }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::time::MS;
 
 use super::Dir;
-use super::report::{DirReport, JobReport, LAT_BUCKETS, LatSummary, RunReport};
+use super::report::{DirReport, JobReport, LAT_BUCKETS, LatSummary, RunReport, Shown};
 
 /// Units of fio's `num2str` (lib/num2str.h) that the reports use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,17 +139,19 @@ fn write_job(out: &mut String, j: &JobReport) {
     for d in Dir::ALL {
         let dr = j.dir(d);
         if dr.io_bytes > 0 && dr.runtime_ms > 0 {
-            write_dir(out, d, dr);
+            write_dir(out, d, dr, j.shown);
         }
     }
     if j.sync.total_ios > 0 && j.sync.lat.n > 0 {
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
         display_lat(out, "sync", &j.sync.lat);
-        show_percentiles(out, &j.sync.lat.percentiles, "sync");
+        if j.shown.clat || j.shown.lat {
+            show_percentiles(out, &j.sync.lat.percentiles, "sync", j.shown.precision);
+        }
     }
 }
 
-fn write_dir(out: &mut String, d: Dir, dr: &DirReport) {
+fn write_dir(out: &mut String, d: Dir, dr: &DirReport, shown: Shown) {
     let runt = dr.runtime_ms;
     let bw = dr.bw_bytes;
     let iops = (u128::from(dr.total_ios) * 1000 / u128::from(runt)) as u64;
@@ -165,7 +167,13 @@ fn write_dir(out: &mut String, d: Dir, dr: &DirReport) {
     );
     if dr.clat.n > 0 {
         display_lat(out, "clat", &dr.clat);
-        show_percentiles(out, &dr.clat.percentiles, "clat");
+        if shown.clat {
+            show_percentiles(out, &dr.clat.percentiles, "clat", shown.precision);
+        }
+        // lat = clat in the model: the same points, as fio lists them.
+        if shown.lat {
+            show_percentiles(out, &dr.clat.percentiles, "lat", shown.precision);
+        }
     }
     let b = &dr.bw_samples;
     if b.samples > 0 {
@@ -220,8 +228,8 @@ fn display_lat(out: &mut String, name: &str, l: &LatSummary) {
     );
 }
 
-/// fio `show_clat_percentiles` with `percentile_precision=2`.
-fn show_percentiles(out: &mut String, pl: &[(f64, u64)], pre: &str) {
+/// fio `show_clat_percentiles`, the points with `precision` decimals.
+fn show_percentiles(out: &mut String, pl: &[(f64, u64)], pre: &str, precision: u32) {
     if pl.is_empty() {
         return;
     }
@@ -241,7 +249,8 @@ fn show_percentiles(out: &mut String, pl: &[(f64, u64)], pre: &str) {
     } else {
         digits(scaled_max).max(5)
     };
-    let precision = 2usize;
+    let precision = precision as usize;
+    let pw = precision + 3;
     let per_line = (80 - 7) / (precision + 10 + tw);
     let len = pl.len();
     for (j, &(p, v)) in pl.iter().enumerate() {
@@ -255,7 +264,7 @@ fn show_percentiles(out: &mut String, pl: &[(f64, u64)], pre: &str) {
         }
         let _ = write!(
             out,
-            " {p:5.2}th=[{v:>tw$}]{}",
+            " {p:pw$.precision$}th=[{v:>tw$}]{}",
             if last { '\n' } else { ',' }
         );
         if last {
@@ -292,7 +301,7 @@ fn lat_json(l: &LatSummary, percentiles: bool) -> Value {
     Value::Object(m)
 }
 
-fn dir_json(d: &DirReport) -> Value {
+fn dir_json(d: &DirReport, shown: Shown) -> Value {
     let mut m = Map::new();
     m.insert("io_bytes".into(), Value::from(d.io_bytes));
     m.insert("io_kbytes".into(), Value::from(d.io_bytes >> 10));
@@ -304,10 +313,10 @@ fn dir_json(d: &DirReport) -> Value {
     m.insert("short_ios".into(), Value::from(0u64));
     m.insert("drop_ios".into(), Value::from(0u64));
     m.insert("slat_ns".into(), lat_json(&LatSummary::default(), false));
-    m.insert("clat_ns".into(), lat_json(&d.clat, true));
-    // No submission latency is modelled: lat = clat (without percentiles,
-    // fio's default lat_percentiles=0).
-    m.insert("lat_ns".into(), lat_json(&d.clat, false));
+    m.insert("clat_ns".into(), lat_json(&d.clat, shown.clat));
+    // No submission latency is modelled: lat = clat, its percentiles
+    // listed under lat_percentiles=1.
+    m.insert("lat_ns".into(), lat_json(&d.clat, shown.lat));
     let b = &d.bw_samples;
     m.insert("bw_min".into(), Value::from(b.min));
     m.insert("bw_max".into(), Value::from(b.max));
@@ -337,11 +346,14 @@ fn job_json(j: &JobReport, elapsed: u64) -> Value {
     m.insert("elapsed".into(), Value::from(elapsed));
     m.insert("job options".into(), options_json(&j.options));
     for d in Dir::ALL {
-        m.insert(d.name().into(), dir_json(j.dir(d)));
+        m.insert(d.name().into(), dir_json(j.dir(d), j.shown));
     }
     let mut s = Map::new();
     s.insert("total_ios".into(), Value::from(j.sync.total_ios));
-    s.insert("lat_ns".into(), lat_json(&j.sync.lat, true));
+    s.insert(
+        "lat_ns".into(),
+        lat_json(&j.sync.lat, j.shown.clat || j.shown.lat),
+    );
     m.insert("sync".into(), Value::Object(s));
     m.insert("job_runtime".into(), Value::from(j.job_runtime_ms));
     // The simulated thread's host time as fio's CPU share (all of it
@@ -672,6 +684,7 @@ pub fn json_plus_output(r: &RunReport, extra: Value) -> Value {
         for (j, v) in r.jobs.iter().zip(jobs) {
             for d in Dir::ALL {
                 add(&mut v[d.name()]["clat_ns"], &j.dir(d).clat);
+                add(&mut v[d.name()]["lat_ns"], &j.dir(d).clat);
             }
             add(&mut v["sync"]["lat_ns"], &j.sync.lat);
         }
@@ -720,6 +733,7 @@ mod tests {
                 groupid: 0,
                 group_reporting: false,
                 options: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
+                percentiles: Default::default(),
                 stats: s,
             }],
             GroupBwMode::Sum,

@@ -586,6 +586,7 @@ mod tests {
             groupid: gid,
             group_reporting: true,
             options: vec![],
+            percentiles: Default::default(),
             stats,
         };
         RunReport::build(
@@ -663,6 +664,7 @@ mod tests {
                     groupid: 0,
                     group_reporting: false,
                     options: vec![],
+                    percentiles: Default::default(),
                     stats: s,
                 }],
                 GroupBwMode::Sum,

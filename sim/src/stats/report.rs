@@ -21,7 +21,51 @@ pub struct JobInput {
     pub group_reporting: bool,
     /// Job options as written, echoed under `"job options"` in JSON.
     pub options: Vec<(String, String)>,
+    pub percentiles: Percentiles,
     pub stats: JobStats,
+}
+
+/// fio's percentile options of a job: the points (`percentile_list`) and
+/// which latencies list them (`clat_percentiles`, `lat_percentiles`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub list: Vec<f64>,
+    pub clat: bool,
+    pub lat: bool,
+    /// Decimals the normal output prints the points with.
+    pub precision: u32,
+}
+
+impl Default for Percentiles {
+    /// fio's defaults: its 17 points, for completion latency only.
+    fn default() -> Self {
+        Percentiles {
+            list: FIO_DEFAULT_PERCENTILES.to_vec(),
+            clat: true,
+            lat: false,
+            precision: 2,
+        }
+    }
+}
+
+/// Which of a job's latencies list their percentiles (fio's
+/// `clat_percentiles` and `lat_percentiles`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shown {
+    pub clat: bool,
+    pub lat: bool,
+    /// Decimals of the points in the normal output.
+    pub precision: u32,
+}
+
+impl Default for Shown {
+    fn default() -> Self {
+        Shown {
+            clat: true,
+            lat: false,
+            precision: 2,
+        }
+    }
 }
 
 /// How bandwidth/IOPS sample statistics of the jobs of one reporting group
@@ -223,6 +267,9 @@ pub struct JobReport {
     /// fio's `latency_depth`: the job's `iodepth` (the first member's).
     #[serde(default)]
     pub latency_depth: u32,
+    /// Which latencies list percentiles.
+    #[serde(default)]
+    pub shown: Shown,
 }
 
 impl JobReport {
@@ -283,6 +330,8 @@ struct EntryAcc {
     groupid: u32,
     members: u32,
     options: Vec<(String, String)>,
+    /// The first member's (fio reports a group by its first job's).
+    percentiles: Percentiles,
     io_bytes: [u64; 3],
     runtime_ms: [u64; 3],
     lat: [LatAcc; 3],
@@ -314,6 +363,7 @@ impl RunReport {
                 groupid,
                 group_reporting,
                 options,
+                percentiles,
                 stats,
             } = job;
             let join = group_reporting && last_gid == Some(groupid) && !entries.is_empty();
@@ -324,6 +374,7 @@ impl RunReport {
                     groupid,
                     members: 0,
                     options,
+                    percentiles,
                     io_bytes: [0; 3],
                     runtime_ms: [0; 3],
                     lat: Default::default(),
@@ -339,8 +390,11 @@ impl RunReport {
             }
             let e = entries.last_mut().expect("an entry was pushed above");
             e.members += 1;
-            let runtime_ms = stats.runtime_ns() / MS;
-            e.job_runtime_ms += runtime_ms;
+            // fio's `update_runtime`: whole µs, rounded up to ms, so a job
+            // shorter than a millisecond reports 1 ms, not 0 (its
+            // `job_runtime` is `mtime_since`, truncated).
+            let runtime_ms = (stats.runtime_ns() / 1000).div_ceil(1000);
+            e.job_runtime_ms += stats.runtime_ns() / MS;
             e.host_ns += stats.host_ns;
             e.ctx += stats.wakes;
             for (m, n) in e.depth_map.iter_mut().zip(stats.depth_map) {
@@ -416,10 +470,11 @@ impl RunReport {
             }
         }
 
-        let plist = &FIO_DEFAULT_PERCENTILES[..];
         let jobs = entries
             .iter()
             .map(|e| {
+                let p = &e.percentiles;
+                let plist: &[f64] = if p.clat || p.lat { &p.list } else { &[] };
                 let gi = gids.binary_search(&e.groupid).unwrap_or(0);
                 let g = &groups[gi];
                 let dirs = std::array::from_fn(|i| {
@@ -468,6 +523,11 @@ impl RunReport {
                     ctx: e.ctx,
                     depth_map: e.depth_map,
                     latency_depth: e.latency_depth,
+                    shown: Shown {
+                        clat: p.clat,
+                        lat: p.lat,
+                        precision: p.precision,
+                    },
                 }
             })
             .collect();
@@ -518,6 +578,7 @@ mod tests {
             groupid: gid,
             group_reporting: gr,
             options: vec![("rw".into(), "write".into())],
+            percentiles: Default::default(),
             stats: s,
         }
     }
@@ -606,6 +667,7 @@ mod tests {
                 groupid: 0,
                 group_reporting: false,
                 options: vec![],
+                percentiles: Default::default(),
                 stats: s,
             }],
             GroupBwMode::Sum,

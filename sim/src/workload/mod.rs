@@ -209,6 +209,9 @@ pub struct JobPlan {
     pub loops: u32,
     /// The section's own options, for the JSON report ("job options").
     pub options: Vec<(String, String)>,
+    /// Which latencies list percentiles, at which points (fio's
+    /// `percentile_list`, `clat_percentiles`, `lat_percentiles`).
+    pub percentiles: crate::stats::Percentiles,
     /// The `[global]` options in force for it ("global options").
     pub global_options: Vec<(String, String)>,
 }

@@ -74,6 +74,10 @@ pub(crate) enum Phase {
     /// Held back by fio's flow control until another job of the flow
     /// issues (`world::flow`).
     FlowWait,
+    /// Held by fio's rate control: the context that found the job ahead of
+    /// its rate waits for the job's IOs in flight to complete, then sleeps
+    /// (fio's `io_u_quiesce` in `rate_ddir`); the others wait behind it.
+    RateWait,
     /// A direct IO that completed while its job's thread was busy with
     /// earlier ones: it is reaped (its `clat` ends) on its timer.
     Reap,
@@ -126,6 +130,9 @@ pub(crate) struct Ctx {
     pub cpu_after: Ns,
     /// Direction chosen before a rate-pacing sleep.
     pub planned: Option<Dir>,
+    /// Woken from behind another context's rate wait: its `planned`
+    /// direction has not been paced yet.
+    pub rate_parked: bool,
     /// A replayed log's action this context claimed and sleeps until the
     /// log's time for.
     pub replayed: Option<u32>,
@@ -194,6 +201,12 @@ pub(crate) struct Job {
     pub files_at_eof: usize,
     /// The job's data IOs issued and not completed (fio's `cur_depth`).
     pub in_flight: u32,
+    /// The context in fio's rate wait (see [`Phase::RateWait`]), the sleep
+    /// it takes once the job's IOs in flight are done, and the contexts
+    /// waiting behind it.
+    pub rate_gate: Option<u32>,
+    pub rate_sleep: Ns,
+    pub rate_parked: Vec<u32>,
     /// A replay's next action, and when the last one claimed is issued.
     pub replay_at: usize,
     pub replay_clock: Ns,
@@ -284,7 +297,10 @@ impl<P: Policy> World<P> {
         let (first, n) = (job.ctx_first, job.nctx);
         for c in first..first + n {
             let ctx = &mut self.ctxs[c as usize];
-            if matches!(ctx.phase, Phase::Sleep | Phase::Idle | Phase::FlowWait) {
+            if matches!(
+                ctx.phase,
+                Phase::Sleep | Phase::Idle | Phase::FlowWait | Phase::RateWait
+            ) {
                 ctx.generation = ctx.generation.wrapping_add(1);
                 self.ctx_finish(now, c);
             }
@@ -787,6 +803,16 @@ impl<P: Policy> World<P> {
         match op {
             OpKind::Io { dir, bytes, .. } => {
                 job.in_flight = job.in_flight.saturating_sub(1);
+                // The last IO in flight is done: a rate wait's quiesce is
+                // over, its sleep starts.
+                if job.in_flight == 0
+                    && let Some(g) = job.rate_gate
+                    && self.ctxs[g as usize].phase == Phase::RateWait
+                {
+                    let at = now + job.rate_sleep;
+                    self.ctx_timer(at, g, Phase::Sleep);
+                }
+                let job = &mut self.jobs[j];
                 if counted && let Some(s) = job.stats.as_mut() {
                     let d = match dir {
                         Dir::Read => stats::Dir::Read,
@@ -863,16 +889,61 @@ impl<P: Policy> World<P> {
     /// Whether job `j`'s next IO in direction `dir` waits: for fio's rate
     /// pacing (not drawn again for a context woken from it, `paced`), then
     /// for its flow. A waiting context keeps `dir` planned and sleeps.
+    ///
+    /// fio's one thread paces as `rate_ddir` does: ahead of the rate, it
+    /// first waits for every IO in flight (`io_u_quiesce`), then sleeps
+    /// the time it was ahead by when it looked; so at a rate the device
+    /// keeps up with, IOs go out one at a time whatever the `iodepth`.
+    /// Here the context that finds the job ahead holds the job's rate
+    /// gate through that wait; the job's other contexts wait behind it
+    /// and look again when it has issued.
     fn io_waits(&mut self, now: Ns, c: u32, j: usize, dir: Dir, paced: bool) -> bool {
+        let paced = paced && !std::mem::take(&mut self.ctxs[c as usize].rate_parked);
         if !paced {
-            let earliest = self.jobs[j].pacing_at(now, dir as usize);
+            let job = &mut self.jobs[j];
+            if job.rate_gate.is_some_and(|g| g != c) {
+                job.rate_parked.push(c);
+                let ctx = &mut self.ctxs[c as usize];
+                ctx.planned = Some(dir);
+                ctx.rate_parked = true;
+                ctx.phase = Phase::RateWait;
+                return true;
+            }
+            let earliest = job.pacing_at(now, dir as usize);
             if earliest > now {
                 self.ctxs[c as usize].planned = Some(dir);
-                self.ctx_timer(earliest, c, Phase::Sleep);
+                let job = &mut self.jobs[j];
+                if job.rate_gate.is_none() && job.in_flight > 0 {
+                    job.rate_gate = Some(c);
+                    job.rate_sleep = earliest - now;
+                    self.ctxs[c as usize].phase = Phase::RateWait;
+                } else {
+                    job.rate_gate = Some(c);
+                    self.ctx_timer(earliest, c, Phase::Sleep);
+                }
                 return true;
             }
         }
+        self.rate_gate_open(now, j, c);
         self.flow_holds(now, c, j, dir)
+    }
+
+    /// Context `c` issues past job `j`'s rate gate (if it held it): the
+    /// contexts behind it look again, in the order they came.
+    fn rate_gate_open(&mut self, now: Ns, j: usize, c: u32) {
+        let job = &mut self.jobs[j];
+        if job.rate_gate != Some(c) {
+            return;
+        }
+        job.rate_gate = None;
+        let mut parked = std::mem::take(&mut job.rate_parked);
+        for &p in &parked {
+            if self.ctxs[p as usize].phase == Phase::RateWait {
+                self.ctx_timer(now, p, Phase::Sleep);
+            }
+        }
+        parked.clear();
+        self.jobs[j].rate_parked = parked;
     }
 
     /// Context `c` has nothing more to do.
@@ -988,6 +1059,7 @@ impl Ctx {
             sync_passes: 0,
             cpu_after: 0,
             planned: None,
+            rate_parked: false,
             replayed: None,
             batch: crate::block::pool::Batch::default(),
             dirty_paused: false,
@@ -1088,6 +1160,9 @@ impl Job {
             opened: vec![false; nfiles],
             files_at_eof: 0,
             in_flight: 0,
+            rate_gate: None,
+            rate_sleep: 0,
+            rate_parked: Vec::new(),
             replay_at: 0,
             replay_clock: 0,
         }
@@ -1121,6 +1196,7 @@ impl<P: Policy> World<P> {
                     groupid: j.plan.groupid,
                     group_reporting: j.plan.group_reporting,
                     options: j.plan.options.clone(),
+                    percentiles: j.plan.percentiles.clone(),
                     stats: s,
                 }
             })
