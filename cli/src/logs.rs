@@ -22,6 +22,8 @@ struct Wanted {
     number: Option<usize>,
     prefix: String,
     kind: LogKind,
+    /// `log_offset=1`: the offset column.
+    offset: bool,
     /// `file:line: option` of the asking option, for messages.
     origin: String,
 }
@@ -68,7 +70,8 @@ impl Logs {
                 if spec.log_avg_msec == 0 {
                     note(format!(
                         "iolab: {origin}: log_avg_msec is 0, where fio logs every IO; \
-                         iolab logs 1 ms averages"
+                         iolab logs {} ms averages",
+                        iolab_sim::DEFAULT_LOG_WINDOW_MS
                     ));
                 }
                 if option == "write_lat_log" {
@@ -84,6 +87,7 @@ impl Logs {
                             number: spec.logs.per_job.then_some(index + clone + 1),
                             prefix: prefix.clone(),
                             kind,
+                            offset: spec.logs.offset,
                             origin: origin.clone(),
                         });
                     }
@@ -192,7 +196,7 @@ impl Logs {
                     files.len() - 1
                 }
             };
-            write_log(&mut files[at].1, &series[w.job], w.kind);
+            write_log(&mut files[at].1, &series[w.job], w.kind, w.offset);
         }
         for (path, text) in &files {
             crate::outputs::write_atomic(path, text.as_bytes())

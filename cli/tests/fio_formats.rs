@@ -443,3 +443,63 @@ fn percentile_options_and_sub_millisecond_jobs_report_as_fios() {
     let text = run(&["--percentile_list=50:99.5"], "normal");
     assert!(text.contains("| 50.0th=["), "{text}");
 }
+
+/// fio 3.33 on this machine, a 2 s random read with 500 ms averaging:
+/// bandwidth and IOPS log lines at 500, 1000, 1500 ms (sampled while the
+/// job runs), latency lines at 500 to 2000 ms (the last one holding the
+/// IOs in flight at the end), 3 bandwidth samples in the JSON; with
+/// `write_bw_log` at 100 ms, 18 bandwidth samples and still 3 IOPS ones;
+/// `log_offset=1` adds a sixth column.
+#[test]
+fn logs_and_samples_end_and_count_as_fios() {
+    let dir = scratch("iolab-log-ends");
+    let d = dir.to_str().expect("utf-8");
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec![
+            "run",
+            "--device",
+            "nvme",
+            "--log-dir",
+            d,
+            "--output-format",
+            "json",
+            "--",
+            "--name=l",
+            "--rw=randread",
+            "--size=64m",
+            "--direct=1",
+            "--runtime=2",
+            "--time_based",
+        ];
+        a.extend_from_slice(extra);
+        let o = iolab(&a);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        serde_json::from_slice(&o.stdout).expect("JSON")
+    };
+    let times = |file: &str| -> Vec<u64> {
+        std::fs::read_to_string(dir.join(file))
+            .expect("log")
+            .lines()
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let v = run(&[
+        "--write_bw_log=l",
+        "--write_iops_log=l",
+        "--write_lat_log=l",
+        "--log_avg_msec=500",
+    ]);
+    assert_eq!(times("l_bw.1.log"), [500, 1000, 1500]);
+    assert_eq!(times("l_iops.1.log"), [500, 1000, 1500]);
+    assert_eq!(times("l_lat.1.log"), [500, 1000, 1500, 2000]);
+    assert_eq!(times("l_clat.1.log"), [500, 1000, 1500, 2000]);
+    assert_eq!(v["jobs"][0]["read"]["bw_samples"], 3);
+    let v = run(&["--write_bw_log=a", "--log_avg_msec=100", "--log_offset=1"]);
+    let read = &v["jobs"][0]["read"];
+    let bw_samples = read["bw_samples"].as_u64().unwrap();
+    // fio: 18 (its first sample comes a little late); one a window here.
+    assert!((18..=19).contains(&bw_samples), "{bw_samples}");
+    assert_eq!(read["iops_samples"], 3);
+    let log = std::fs::read_to_string(dir.join("a_bw.1.log")).expect("log");
+    assert!(log.lines().all(|l| l.split(", ").count() == 6), "{log}");
+}

@@ -26,6 +26,7 @@ mod world;
 
 pub use iolab_tiering::{AllocHint, Profile};
 pub use scenario::{
-    FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec, check_variant, run,
+    DEFAULT_LOG_WINDOW_MS, FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec,
+    check_variant, run,
 };
 pub use variant::{Variant, parse_policies, parse_variant};

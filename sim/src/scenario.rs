@@ -848,8 +848,10 @@ pub fn plan_jobs(
                 log_avg: if spec.log_avg_msec > 0 {
                     u64::from(spec.log_avg_msec) * MS
                 } else {
-                    10 * MS
+                    DEFAULT_LOG_WINDOW_MS * MS
                 },
+                bw_sample: sample_period(spec.logs.bw.is_some(), spec.log_avg_msec),
+                iops_sample: sample_period(spec.logs.iops.is_some(), spec.log_avg_msec),
                 seed: spec.randseed,
                 norandommap: spec.norandommap,
                 fadvise,
@@ -870,6 +872,20 @@ pub fn plan_jobs(
         }
     }
     Ok((plans, cgroups))
+}
+
+/// The averaging window of a job's logs and of its latency series when
+/// `log_avg_msec` is 0 (fio would log every IO), ms.
+pub const DEFAULT_LOG_WINDOW_MS: u64 = 10;
+
+/// fio's period for bandwidth (or IOPS) samples: `log_avg_msec` for a
+/// job that writes that log with averaging, else its 500 ms default.
+fn sample_period(logged: bool, log_avg_msec: u32) -> Ns {
+    if logged && log_avg_msec > 0 {
+        u64::from(log_avg_msec) * MS
+    } else {
+        500 * MS
+    }
 }
 
 /// Bytes per file before any offset: `filesize=`, else `size=` shared by

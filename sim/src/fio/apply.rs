@@ -160,6 +160,7 @@ impl JobState {
             Opt::Stonewall => s.stonewall = parse_flag(value)?,
             Opt::GroupReporting => s.group_reporting = parse_flag(value)?,
             Opt::PerJobLogs => s.logs.per_job = parse_bool(value)?,
+            Opt::LogOffset => s.logs.offset = parse_bool(value)?,
             // Bare: fio names the logs after the job.
             Opt::WriteBwLog => s.logs.bw = Some(log_prefix(value)),
             Opt::WriteIopsLog => s.logs.iops = Some(log_prefix(value)),
@@ -416,6 +417,7 @@ impl JobState {
             | Opt::Stonewall
             | Opt::GroupReporting
             | Opt::PerJobLogs
+            | Opt::LogOffset
             | Opt::WriteBwLog
             | Opt::WriteIopsLog
             | Opt::WriteLatLog

@@ -244,7 +244,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ),
     ("log_issue_time", Check::Bool),
     ("log_max_value", Check::Bool),
-    ("log_offset", Check::Bool),
     ("log_prio", Check::Bool),
     ("log_store_compressed", Check::Bool),
     ("log_unix_epoch", Check::Bool),

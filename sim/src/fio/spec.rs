@@ -424,6 +424,9 @@ pub struct LogRequest {
     /// `per_job_logs`: one file per job (`PREFIX_bw.N.log`), else one per
     /// prefix (`PREFIX_bw.log`). Default true.
     pub per_job: bool,
+    /// `log_offset`: each line has the IO's offset before its priority
+    /// (0 for an averaged entry, as fio writes it). Default false.
+    pub offset: bool,
 }
 
 impl Default for LogRequest {
@@ -433,6 +436,7 @@ impl Default for LogRequest {
             iops: None,
             lat: None,
             per_job: true,
+            offset: false,
         }
     }
 }

@@ -293,6 +293,10 @@ pub struct JobStats {
     start_ns: Ns,
     window_ns: Ns,
     bw_sample_ns: Ns,
+    iops_sample_ns: Ns,
+    next_bw_ns: Ns,
+    next_iops_ns: Ns,
+    /// The earlier of the two.
     next_sample_ns: Ns,
     last_ns: Ns,
     end_ns: Option<Ns>,
@@ -311,7 +315,8 @@ pub struct JobStats {
 
 impl JobStats {
     /// `window_ns` is fio's `log_avg_msec` window (10 ms in mmtests),
-    /// `bw_sample_ns` fio's `bw_avg_time`/`iops_avg_time` (500 ms default).
+    /// `bw_sample_ns` fio's `bw_avg_time` and `iops_avg_time` (500 ms
+    /// default; see [`JobStats::with_iops_sample`] for the second apart).
     /// Zero values are replaced by 1 ms and 500 ms respectively.
     pub fn new(start_ns: Ns, window_ns: Ns, bw_sample_ns: Ns) -> Self {
         let window_ns = if window_ns == 0 { MS } else { window_ns };
@@ -328,6 +333,9 @@ impl JobStats {
             start_ns,
             window_ns,
             bw_sample_ns,
+            iops_sample_ns: bw_sample_ns,
+            next_bw_ns: start_ns.saturating_add(bw_sample_ns),
+            next_iops_ns: start_ns.saturating_add(bw_sample_ns),
             next_sample_ns: start_ns.saturating_add(bw_sample_ns),
             last_ns: start_ns,
             end_ns: None,
@@ -338,6 +346,26 @@ impl JobStats {
             depth_map: [0; 7],
             latency_depth: 0,
         }
+    }
+
+    /// IOPS samples every `ns` (fio's `iops_avg_time`), bandwidth ones
+    /// staying at theirs; 0 keeps them together.
+    pub fn with_iops_sample(mut self, ns: Ns) -> Self {
+        if ns > 0 {
+            self.iops_sample_ns = ns;
+            self.next_iops_ns = self.start_ns.saturating_add(ns);
+            self.next_sample_ns = self.next_bw_ns.min(self.next_iops_ns);
+        }
+        self
+    }
+
+    /// The job's runtime is over: no bandwidth or IOPS sample from here
+    /// on (fio samples them while the job runs, so the IOs still in flight
+    /// at its end are in no sample).
+    pub fn stop_sampling(&mut self) {
+        self.next_bw_ns = Ns::MAX;
+        self.next_iops_ns = Ns::MAX;
+        self.next_sample_ns = Ns::MAX;
     }
 
     /// An IO issued with `depth` of the job's IOs in flight, itself
@@ -471,28 +499,39 @@ impl JobStats {
         d.win_bytes = 0;
     }
 
-    /// Takes the bandwidth/IOPS samples of every period boundary `<= now`.
+    /// Takes the bandwidth and IOPS samples of every period boundary
+    /// `<= now`, each kind at its own period.
     #[cold]
     fn take_samples(&mut self, now: Ns) {
-        let p = self.bw_sample_ns;
         // Only the first elapsed boundary can see new bytes; later ones in a
         // gap have zero delta and produce no sample (fio skips them too).
-        for d in &mut self.dirs {
-            let db = d.io_bytes - d.sampled_bytes;
-            if db > 0 {
-                let bw = u128::from(db) * u128::from(SEC) / u128::from(p) / 1024;
-                d.bw.add(bw.min(u128::from(u64::MAX)) as u64);
-                d.sampled_bytes = d.io_bytes;
+        if now >= self.next_bw_ns {
+            let p = self.bw_sample_ns;
+            for d in &mut self.dirs {
+                let db = d.io_bytes - d.sampled_bytes;
+                if db > 0 {
+                    let bw = u128::from(db) * u128::from(SEC) / u128::from(p) / 1024;
+                    d.bw.add(bw.min(u128::from(u64::MAX)) as u64);
+                    d.sampled_bytes = d.io_bytes;
+                }
             }
-            let di = d.lat.n - d.sampled_ios;
-            if di > 0 {
-                let iops = u128::from(di) * u128::from(SEC) / u128::from(p);
-                d.iops.add(iops.min(u128::from(u64::MAX)) as u64);
-                d.sampled_ios = d.lat.n;
-            }
+            let k = (now - self.start_ns) / p;
+            self.next_bw_ns = self.start_ns.saturating_add((k + 1).saturating_mul(p));
         }
-        let k = (now - self.start_ns) / p;
-        self.next_sample_ns = self.start_ns.saturating_add((k + 1).saturating_mul(p));
+        if now >= self.next_iops_ns {
+            let p = self.iops_sample_ns;
+            for d in &mut self.dirs {
+                let di = d.lat.n - d.sampled_ios;
+                if di > 0 {
+                    let iops = u128::from(di) * u128::from(SEC) / u128::from(p);
+                    d.iops.add(iops.min(u128::from(u64::MAX)) as u64);
+                    d.sampled_ios = d.lat.n;
+                }
+            }
+            let k = (now - self.start_ns) / p;
+            self.next_iops_ns = self.start_ns.saturating_add((k + 1).saturating_mul(p));
+        }
+        self.next_sample_ns = self.next_bw_ns.min(self.next_iops_ns);
     }
 }
 

@@ -17,7 +17,13 @@
 //!
 //! Where fio closes a window at the first sample past its end, these
 //! windows are aligned to `start + k·window` (the collector's rule, see
-//! [`JobStats`](super::JobStats)).
+//! [`JobStats`](super::JobStats)). At the job's end, as fio 3.33's logs
+//! end (checked on this machine): the bandwidth and IOPS logs have the
+//! windows that ended before the job did (fio samples them while the job
+//! runs); the latency logs have those too, then one line at the job's end
+//! for everything after, the IOs still in flight at the end included.
+//! With `log_offset=1` a line has a sixth column, the offset, 0 for an
+//! averaged entry as fio writes it.
 
 use std::fmt::Write as _;
 
@@ -63,28 +69,43 @@ pub fn log_file_name(prefix: &str, kind: LogKind, job_number: Option<usize>) -> 
     }
 }
 
-/// Appends the log lines of `kind` for one job's windows to `out`.
-pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind) {
+/// Appends the log lines of `kind` for one job's windows to `out`;
+/// `offset`: fio's `log_offset=1` column.
+pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind, offset: bool) {
     if kind == LogKind::Slat {
         return;
     }
     let window_ms = (series.window_ns / MS).max(1);
-    let mut lines: Vec<(u32, usize, u64)> = Vec::new();
+    let end = series.end_ms;
+    let mut lines: Vec<(u64, usize, u64)> = Vec::new();
     for d in Dir::ALL {
+        // The latency windows from the job's end on, as one.
+        let (mut tail_sum, mut tail_ios) = (0u128, 0u64);
         for w in series.dirs[d.index()].windows() {
+            let t = u64::from(w.end_ms);
             let value = match kind {
                 LogKind::Bw => per_second(w.bytes, window_ms) / 1024,
                 LogKind::Iops => per_second(u64::from(w.ios), window_ms),
                 LogKind::Clat | LogKind::Lat | LogKind::Slat => w.avg_ns,
             };
-            lines.push((w.end_ms, d.index(), value));
+            if t < end {
+                lines.push((t, d.index(), value));
+            } else if matches!(kind, LogKind::Clat | LogKind::Lat) {
+                tail_sum += u128::from(w.avg_ns) * u128::from(w.ios);
+                tail_ios += u64::from(w.ios);
+            }
+        }
+        if tail_ios > 0 {
+            let n = u128::from(tail_ios);
+            lines.push((end, d.index(), ((tail_sum + n / 2) / n) as u64));
         }
     }
     // Each direction is in time order already; a stable sort by time
     // keeps read, write, trim within a window.
     lines.sort_by_key(|&(t, _, _)| t);
+    let offset = if offset { "0, " } else { "" };
     for (t, dir, value) in lines {
-        let _ = writeln!(out, "{t}, {value}, {dir}, 0, 0");
+        let _ = writeln!(out, "{t}, {value}, {dir}, 0, {offset}0");
     }
 }
 
@@ -125,6 +146,7 @@ mod tests {
             groupid: 0,
             window_ns: 100 * MS,
             dirs: [r, w, WindowSeries::default()],
+            end_ms: 1_000,
         }
     }
 
@@ -132,26 +154,59 @@ mod tests {
     fn values_and_order_follow_fio_units() {
         let s = series();
         let mut bw = String::new();
-        write_log(&mut bw, &s, LogKind::Bw);
+        write_log(&mut bw, &s, LogKind::Bw, false);
         // 4,096,000 B in 100 ms = 40,000 KiB/s; 5 MiB in 100 ms = 51,200.
         assert_eq!(
             bw,
             "100, 40000, 0, 0, 0\n100, 51200, 1, 0, 0\n300, 400, 0, 0, 0\n"
         );
         let mut iops = String::new();
-        write_log(&mut iops, &s, LogKind::Iops);
+        write_log(&mut iops, &s, LogKind::Iops, false);
         assert_eq!(
             iops,
             "100, 10000, 0, 0, 0\n100, 50, 1, 0, 0\n300, 100, 0, 0, 0\n"
         );
         let (mut clat, mut lat) = (String::new(), String::new());
-        write_log(&mut clat, &s, LogKind::Clat);
-        write_log(&mut lat, &s, LogKind::Lat);
+        write_log(&mut clat, &s, LogKind::Clat, false);
+        write_log(&mut lat, &s, LogKind::Lat, false);
         assert_eq!(clat, lat);
         let mut slat = String::new();
-        write_log(&mut slat, &s, LogKind::Slat);
+        write_log(&mut slat, &s, LogKind::Slat, false);
         assert_eq!(slat, "");
         assert!(clat.starts_with("100, 80000, 0, 0, 0\n100, 2000000, 1,"));
+    }
+
+    /// fio 3.33's logs of a 2 s job at 500 ms windows end at 1500 ms for
+    /// bandwidth and IOPS and at 2000 ms for latency; a 777 ms job's
+    /// latency log ends with a line at 777.
+    #[test]
+    fn logs_end_as_fios_do_at_the_jobs_end() {
+        let mut s = series();
+        s.end_ms = 300;
+        let mut bw = String::new();
+        write_log(&mut bw, &s, LogKind::Bw, false);
+        assert_eq!(bw, "100, 40000, 0, 0, 0\n100, 51200, 1, 0, 0\n");
+        let mut clat = String::new();
+        write_log(&mut clat, &s, LogKind::Clat, false);
+        assert!(clat.ends_with("300, 90000, 0, 0, 0\n"), "{clat}");
+        // The window in progress at the end and the tail after it, as one
+        // line at the end, weighted by their IOs.
+        s.end_ms = 250;
+        let mut clat = String::new();
+        write_log(&mut clat, &s, LogKind::Clat, false);
+        assert!(clat.ends_with("250, 90000, 0, 0, 0\n"), "{clat}");
+        s.end_ms = 50;
+        let mut clat = String::new();
+        write_log(&mut clat, &s, LogKind::Clat, false);
+        // (80,000 × 1000 + 90,000 × 10) / 1010 for reads.
+        assert_eq!(clat, "50, 80099, 0, 0, 0\n50, 2000000, 1, 0, 0\n");
+        let mut iops = String::new();
+        write_log(&mut iops, &s, LogKind::Iops, false);
+        assert_eq!(iops, "");
+        // log_offset=1: fio's sixth column, 0 for an averaged entry.
+        let mut bw = String::new();
+        write_log(&mut bw, &series(), LogKind::Bw, true);
+        assert!(bw.starts_with("100, 40000, 0, 0, 0, 0\n"), "{bw}");
     }
 
     #[test]

@@ -306,6 +306,9 @@ pub struct JobSeries {
     pub window_ns: Ns,
     /// Indexed by [`Dir::index`].
     pub dirs: [WindowSeries; 3],
+    /// The job's end, ms since its start (its runtime, truncated).
+    #[serde(default)]
+    pub end_ms: u64,
 }
 
 /// Everything the report printers need; plain data, serde-able.
@@ -420,12 +423,14 @@ impl RunReport {
             }
             e.sync.merge(&stats.sync);
             let window_ns = stats.window_ns();
+            let end_ms = stats.runtime_ns() / MS;
             let [r, w, t] = stats.dirs;
             series.push(JobSeries {
                 name,
                 groupid,
                 window_ns,
                 dirs: [r.series, w.series, t.series],
+                end_ms,
             });
         }
 

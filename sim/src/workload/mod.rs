@@ -197,6 +197,11 @@ pub struct JobPlan {
     pub group_reporting: bool,
     /// Latency log window.
     pub log_avg: Ns,
+    /// Bandwidth and IOPS sample periods (fio's `bw_avg_time` and
+    /// `iops_avg_time`: 500 ms, or `log_avg_msec` for a job writing that
+    /// log).
+    pub bw_sample: Ns,
+    pub iops_sample: Ns,
     /// Seed override (fio `randseed`).
     pub seed: Option<u64>,
     /// Uniform random offsets with repetition.

@@ -253,7 +253,10 @@ impl<P: Policy> World<P> {
         job.replay_clock = now;
         job.ramp_end = now + job.plan.ramp;
         let window = job.plan.log_avg;
-        job.stats = Some(JobStats::new(job.ramp_end, window, SEC / 2));
+        job.stats = Some(
+            JobStats::new(job.ramp_end, window, job.plan.bw_sample)
+                .with_iops_sample(job.plan.iops_sample),
+        );
         job.stats_depth();
         if job.plan.ramp > 0 {
             self.q.push(job.ramp_end, Ev::RampEnd { job: j });
@@ -284,7 +287,10 @@ impl<P: Policy> World<P> {
     pub(crate) fn on_ramp_end(&mut self, now: Ns, j: u32) {
         // Stats restart at the end of the ramp.
         let job = &mut self.jobs[j as usize];
-        job.stats = Some(JobStats::new(now, job.plan.log_avg, SEC / 2));
+        job.stats = Some(
+            JobStats::new(now, job.plan.log_avg, job.plan.bw_sample)
+                .with_iops_sample(job.plan.iops_sample),
+        );
         job.stats_depth();
     }
 
@@ -294,6 +300,9 @@ impl<P: Policy> World<P> {
             return;
         }
         job.state = JobState::Stopping;
+        if let Some(s) = job.stats.as_mut() {
+            s.stop_sampling();
+        }
         let (first, n) = (job.ctx_first, job.nctx);
         for c in first..first + n {
             let ctx = &mut self.ctxs[c as usize];
@@ -1183,10 +1192,10 @@ impl<P: Policy> World<P> {
         self.jobs
             .iter_mut()
             .map(|j| {
-                let mut s = j
-                    .stats
-                    .take()
-                    .unwrap_or_else(|| JobStats::new(0, j.plan.log_avg, SEC / 2));
+                let mut s = j.stats.take().unwrap_or_else(|| {
+                    JobStats::new(0, j.plan.log_avg, j.plan.bw_sample)
+                        .with_iops_sample(j.plan.iops_sample)
+                });
                 s.latency_depth = j.plan.iodepth;
                 if j.state != JobState::Done {
                     s.finish(end.max(j.ramp_end));
