@@ -310,34 +310,34 @@ pub fn keep_sections(from: &str, file: &mut JobFile, names: &[String]) -> Result
     Ok(())
 }
 
-/// The stderr lines for the job options that do not do what the user may
-/// expect, so none is dropped unsaid: one naming those fio would act on and
-/// the simulation does not (a log, a priority, a CPU mask), then one per
-/// option fio itself overrides with another (a `bs=` beside a `bssplit=`).
-/// `--verbose` lists every accepted option with its reason instead.
+/// The stderr lines for the job options accepted without effect on the
+/// simulation, so none is dropped unsaid, each with its reason: a line for
+/// each that fio would act on and the simulation does not (a log, a
+/// priority, a CPU mask), a line for each that fio itself overrides with
+/// another (a `bs=` beside a `bssplit=`), and one line naming those that
+/// change nothing fio measures either (`thread`, a value that keeps fio's
+/// default). `--verbose` lists them all one a line.
 pub fn accepted_notes(accepted: &[Accepted]) -> Vec<String> {
-    let mut notes = Vec::new();
-    let named: Vec<String> = accepted
+    let mut notes: Vec<String> = accepted
         .iter()
-        .filter(|a| a.standing == Standing::NotSimulated)
-        .map(|a| format!("{} ({}:{})", a.option, a.file, a.line))
+        .filter(|a| a.standing != Standing::Inert)
+        .map(|a| format!("iolab: {a}"))
         .collect();
-    if !named.is_empty() {
-        let count = match named.len() {
-            1 => "1 job option is".to_owned(),
-            n => format!("{n} job options are"),
+    let inert: Vec<String> = accepted
+        .iter()
+        .filter(|a| a.standing == Standing::Inert)
+        .map(|a| format!("{} ({}:{}: {})", a.option, a.file, a.line, a.why))
+        .collect();
+    if !inert.is_empty() {
+        let count = match inert.len() {
+            1 => "1 job option changes".to_owned(),
+            n => format!("{n} job options change"),
         };
         notes.push(format!(
-            "iolab: {count} accepted but not simulated: {}; --verbose says why",
-            named.join(", ")
+            "iolab: {count} nothing fio measures, here or in fio: {}",
+            inert.join(", ")
         ));
     }
-    notes.extend(
-        accepted
-            .iter()
-            .filter(|a| a.standing == Standing::Overridden)
-            .map(|a| format!("iolab: {a}")),
-    );
     notes
 }
 

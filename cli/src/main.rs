@@ -230,9 +230,9 @@ struct Common {
     /// fio's --section does; [global] sections still apply.
     #[arg(long, value_name = "NAME")]
     section: Vec<String>,
-    /// List every job option accepted without effect on the simulation,
-    /// with the reason (without it, stderr names only those fio would act
-    /// on: logs, priorities, CPU masks).
+    /// List every job option accepted without effect on the simulation
+    /// one a line with its reason (without it, the same reasons are said,
+    /// those of options that change nothing fio measures on one line).
     #[arg(long)]
     verbose: bool,
     /// Print wall time and simulated IO rate on stderr.

@@ -853,6 +853,7 @@ pub fn plan_jobs(
                 bw_sample: sample_period(spec.logs.bw.is_some(), spec.log_avg_msec),
                 iops_sample: sample_period(spec.logs.iops.is_some(), spec.log_avg_msec),
                 seed: spec.randseed,
+                randrepeat: spec.randrepeat,
                 norandommap: spec.norandommap,
                 fadvise,
                 // A log is replayed on files that hold data, as fio's are.
@@ -877,6 +878,10 @@ pub fn plan_jobs(
 /// The averaging window of a job's logs and of its latency series when
 /// `log_avg_msec` is 0 (fio would log every IO), ms.
 pub const DEFAULT_LOG_WINDOW_MS: u64 = 10;
+
+/// Mixed into a job's seed under `randrepeat=0`: its offsets, sizes and
+/// mix are another stream of the run's seed than the repeating one.
+const NO_RANDREPEAT: u64 = 0x5eed_0ff0_7e9e_a700;
 
 /// fio's period for bandwidth (or IOPS) samples: `log_avg_msec` for a
 /// job that writes that log with averaging, else its 500 ms default.
@@ -1494,9 +1499,16 @@ fn build_world<P: Policy>(
     let mut walls: Vec<u32> = Vec::new();
     let mut zeta = ZetaCache::default();
     for (i, plan) in plans.into_iter().enumerate() {
+        // fio's `randseed` fixes the job's streams whatever the run's
+        // seed; `randrepeat=0` draws them apart from the repeating ones.
+        let base = match plan.seed {
+            Some(s) => s,
+            None if plan.randrepeat => scenario.seed,
+            None => scenario.seed ^ NO_RANDREPEAT,
+        };
         let rng = match plan.seed {
             Some(s) => Stream::from_seed(s ^ u64::from(plan.clone)),
-            None => Stream::new(scenario.seed, Entity::Job(i as u32)),
+            None => Stream::new(base, Entity::Job(i as u32)),
         };
         let ids: Vec<u32> = plan.files.iter().map(|f| file_id[&f.name]).collect();
         let unit = plan.bs.iter().map(|b| b.0).min().unwrap_or(PAGE).max(1);
@@ -1510,7 +1522,10 @@ fn build_world<P: Policy>(
             .iter()
             .enumerate()
             .map(|(k, f)| {
-                let key = scenario.seed ^ ((i as u64) << 20) ^ k as u64;
+                let key = match plan.seed {
+                    Some(s) => s ^ (u64::from(plan.clone) << 20) ^ k as u64,
+                    None => base ^ ((i as u64) << 20) ^ k as u64,
+                };
                 let skew = Skew::new(
                     &plan.distribution,
                     zones.as_ref(),

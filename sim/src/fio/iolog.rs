@@ -124,6 +124,21 @@ pub fn parse_log(bytes: &[u8], replay: &Replay) -> Result<IoLog, LogError> {
     parse_iolog(text, replay)
 }
 
+/// Whether `line` is a line of `blkparse`'s default text output: the
+/// device as `MAJ,MIN`, then the CPU, the sequence number and the time.
+fn looks_like_blkparse(line: &str) -> bool {
+    let mut fields = line.split_whitespace();
+    let dev = fields.next().and_then(|d| d.split_once(','));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    dev.is_some_and(|(a, b)| digits(a) && digits(b))
+        && fields.next().is_some_and(digits)
+        && fields.next().is_some_and(digits)
+        && fields.next().is_some_and(|t| {
+            t.split_once('.')
+                .is_some_and(|(a, b)| digits(a) && digits(b))
+        })
+}
+
 /// Parses `text`, a version 2 or 3 log. Every line fio would skip with a
 /// message (an unknown action, a malformed line, an IO on a file never
 /// added) is an error here, naming its line, and so is a version 3 `wait`.
@@ -137,12 +152,23 @@ pub fn parse_iolog(text: &str, replay: &Replay) -> Result<IoLog, LogError> {
     let version = match lines.next().map(|(_, l)| l.trim_end()) {
         Some(l) if l.starts_with("fio version 2 iolog") => 2,
         Some(l) if l.starts_with("fio version 3 iolog") => 3,
+        Some(l) if looks_like_blkparse(l) => {
+            return Err(err(
+                1,
+                format!(
+                    "'{}' is blkparse's text, which fio does not replay: give the binary \
+                     trace (blkparse -i TRACE -d TRACE.bin merges blktrace's per-CPU files \
+                     into one fio reads)",
+                    l.trim().chars().take(60).collect::<String>()
+                ),
+            ));
+        }
         Some(l) => {
             return Err(err(
                 1,
                 format!(
-                    "'{}' is not an iolog header (fio version 2 iolog or fio version 3 iolog; \
-                     version 1 logs and blktrace files are not read)",
+                    "'{}' is not an iolog header (fio version 2 iolog or fio version 3 iolog, \
+                     or a blktrace binary; version 1 logs are not read)",
                     l.chars().take(60).collect::<String>()
                 ),
             ));
@@ -353,6 +379,17 @@ pub(crate) mod tests {
             .iter()
             .map(|e| (e.delay_us, e.action, e.offset, e.len))
             .collect()
+    }
+
+    #[test]
+    fn blkparse_text_is_named_as_such() {
+        let text = "  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n";
+        let e = parse_log(text.as_bytes(), &Replay::default()).expect_err("text");
+        assert!(e.message.contains("is blkparse's text"), "{}", e.message);
+        assert!(e.message.contains("-d TRACE.bin"), "{}", e.message);
+        let e = parse_log(b"fio version 1 iolog\n", &Replay::default()).expect_err("v1");
+        assert!(e.message.contains("not an iolog header"), "{}", e.message);
+        assert!(e.message.contains("or a blktrace binary"), "{}", e.message);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::engines;
 use super::error::{Loc, ParseError};
 use super::expand::Vars;
 use super::lexer::{Kind, lex_line};
-use super::spec::{JobSpec, OptionAt};
+use super::spec::{Engine, Fallocate, JobSpec, OptionAt};
 use super::suggest::suggest;
 use super::table::{self, Class, Opt};
 use super::{Accepted, JobFile, ParseEnv, Standing};
@@ -653,7 +653,9 @@ impl<'e, 'a> Parser<'e, 'a> {
     /// Says the options of a finished job that fio takes and then does
     /// nothing with in it, so none is dropped unsaid: a
     /// `random_distribution` of a sequential job, the `replay_*` options
-    /// of a job without `read_iolog`.
+    /// of a job without `read_iolog`; and the values fio acts on that the
+    /// simulation does not follow (`create_fsync=0`, a sparse `fallocate`,
+    /// `unit_base=1`, a metadata engine's `openfiles`).
     fn note_without_effect(&mut self, spec: &JobSpec) {
         const REPLAY: [&str; 5] = [
             "replay_no_stall",
@@ -677,13 +679,46 @@ impl<'e, 'a> Parser<'e, 'a> {
                 ));
             }
         }
-        for (option, why) in idle {
+        // Values fio acts on that the simulation does not follow.
+        let mut unsimulated: Vec<(&str, &str)> = Vec::new();
+        if !spec.create_fsync {
+            unsimulated.push((
+                "create_fsync",
+                "the files a job lays out start written back, as after fio's create_fsync=1",
+            ));
+        }
+        if matches!(spec.fallocate, Fallocate::None | Fallocate::Truncate) {
+            unsimulated.push((
+                "fallocate",
+                "a file fio leaves sparse is unwritten space here, as a preallocated one",
+            ));
+        }
+        if spec.unit_base == 1 {
+            unsimulated.push(("unit_base", "iolab's normal output gives bytes, not bits"));
+        }
+        if matches!(spec.ioengine, Engine::Meta(_)) && spec.openfiles.is_some() {
+            unsimulated.push((
+                "openfiles",
+                "a metadata engine handles one file at a time here whatever the limit; \
+                 fio's own CPU walking its files on each call is not simulated",
+            ));
+        }
+        let notes = idle
+            .into_iter()
+            .map(|(o, w)| (o, w, Standing::Overridden))
+            .chain(
+                unsimulated
+                    .into_iter()
+                    .map(|(o, w)| (o, w, Standing::NotSimulated)),
+            );
+        for (option, why, standing) in notes {
             let Some(at) = spec.option_at.iter().rev().find(|a| a.option == option) else {
                 continue;
             };
-            let dup = self.accepted.iter().any(|a| {
-                a.file == at.file && a.line == at.line && a.standing == Standing::Overridden
-            });
+            let dup = self
+                .accepted
+                .iter()
+                .any(|a| a.file == at.file && a.line == at.line && a.standing == standing);
             if !dup {
                 self.accepted.push(Accepted {
                     file: at.file.clone(),
@@ -691,7 +726,7 @@ impl<'e, 'a> Parser<'e, 'a> {
                     section: Some(spec.section.clone()),
                     option: option.to_string(),
                     why: why.to_string(),
-                    standing: Standing::Overridden,
+                    standing,
                 });
             }
         }

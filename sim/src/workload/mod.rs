@@ -204,6 +204,10 @@ pub struct JobPlan {
     pub iops_sample: Ns,
     /// Seed override (fio `randseed`).
     pub seed: Option<u64>,
+    /// fio's `randrepeat`: the job's random streams repeat from run to run
+    /// (here: are the run's `--seed`'s); off, they are drawn afresh (here:
+    /// another stream of the same `--seed`).
+    pub randrepeat: bool,
     /// Uniform random offsets with repetition.
     pub norandommap: bool,
     /// Readahead hint.

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 
+mod coverage;
 mod errors;
 mod fuzz;
 mod scenarios;
