@@ -219,6 +219,11 @@ struct Common {
     /// When the progress bar is drawn on stderr (fio's --eta) [default: auto]
     #[arg(long, value_enum)]
     eta: Option<Eta>,
+    /// Print the report as it stands every TIME of simulated time (a bare
+    /// number is seconds), in the output formats, before the final one, as
+    /// fio's --status-interval does (`run` of one seed).
+    #[arg(long, value_name = "TIME")]
+    status_interval: Option<String>,
     /// Write the output (the tables, the JSON or a shard document) to FILE
     /// instead of stdout, as fio's --output does. The path is checked
     /// before the runs start (not an input, not a directory or device, in
@@ -593,6 +598,7 @@ fn lift_fio_flags(c: &mut Common) -> Result<(), Failure> {
             },
             "section" => c.section.push(value),
             "parse-only" => c.parse_only = true,
+            "status-interval" => once(&mut c.status_interval, value, &at, &mut problems),
             "eta" => match Eta::from_str(value.trim(), false) {
                 Ok(e) => once(&mut c.eta, e, &at, &mut problems),
                 Err(_) => problems.push(format!(
@@ -643,6 +649,24 @@ fn flags_all_at_once(c: &Common, kind: render::Kind, policies: &str) -> Result<(
     check(jobs_flag(c.jobs).map(drop));
     let formats = formats_of(c);
     check(formats.check(kind == render::Kind::Compare, c.seeds.is_some()));
+    if let Some(t) = &c.status_interval {
+        match iolab_sim::fio::parse_time_secs(t) {
+            Ok(0) => check(Err(Failure::input(format!(
+                "--status-interval {t}: give a time above 0"
+            )))),
+            Ok(ns) if ns < 1_000_000 => check(Err(Failure::input(format!(
+                "--status-interval {t}: at least 1 ms, as fio takes it"
+            )))),
+            Ok(_) => {}
+            Err(e) => check(Err(Failure::input(format!("--status-interval {t}: {e}")))),
+        }
+        if kind == render::Kind::Compare || c.seeds.is_some() || c.shard.is_some() {
+            check(Err(Failure::input(
+                "--status-interval: a status is one run's report; give it to `iolab run` \
+                 of one seed, without --shard",
+            )));
+        }
+    }
     match c.terse_version {
         Some(3) | None => {}
         Some(v) => check(Err(Failure::input(format!(
@@ -908,6 +932,12 @@ fn execute(
                 },
                 variant: v,
                 trace,
+                status_every: c
+                    .status_interval
+                    .as_deref()
+                    .map(iolab_sim::fio::parse_time_secs)
+                    .transpose()
+                    .map_err(|e| Failure::input(format!("--status-interval: {e}")))?,
             });
         }
     }

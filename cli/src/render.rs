@@ -37,6 +37,32 @@ pub fn render(
     outs: Vec<Vec<RunOutput>>,
 ) -> Result<String, Failure> {
     let mut text = String::new();
+    // fio's --status-interval: the report as it stood at each status time,
+    // in the same formats, before the final one.
+    if let (Kind::Run, None) = (kind, &seeds) {
+        for o in outs.iter().flatten().take(1) {
+            for (t, report) in &o.status {
+                let extra = serde_json::json!({ "seed": o.extra["seed"], "sim_ns": t });
+                if formats.terse {
+                    text.push_str(&stats::terse_output(&stats::json_output(
+                        report,
+                        extra.clone(),
+                    )));
+                }
+                if let Some(plus) = formats.json {
+                    text.push_str(&pretty(&if plus {
+                        stats::json_plus_output(report, extra.clone())
+                    } else {
+                        stats::json_output(report, extra.clone())
+                    }));
+                }
+                if formats.normal {
+                    text.push_str(&stats::normal_output(report));
+                    text.push('\n');
+                }
+            }
+        }
+    }
     if formats.terse {
         // One run of one variant (checked with the flags).
         let o = outs.iter().flatten().next().ok_or_else(no_run)?;

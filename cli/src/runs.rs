@@ -18,6 +18,9 @@ pub struct Planned<'a> {
     pub scenario: Scenario,
     pub variant: &'a Variant,
     pub trace: Option<String>,
+    /// `--status-interval`: the report every this many ns of simulated
+    /// time.
+    pub status_every: Option<u64>,
 }
 
 /// Where a run's outcome and wall time (s) wait for the others.
@@ -129,7 +132,13 @@ pub fn run_all(
 
 fn run_one(p: &Planned<'_>, bar: &Progress, w: usize) -> Result<(RunOutput, f64), Failure> {
     let started = Instant::now();
-    let out = iolab_sim::run(&p.scenario, p.variant, &mut |t| bar.update(w, t)).map_err(|e| {
+    let out = iolab_sim::run_watched(
+        &p.scenario,
+        p.variant,
+        &mut |t| bar.update(w, t),
+        p.status_every,
+    )
+    .map_err(|e| {
         let message = format!("{e} (variant {}, seed {})", p.variant.spec, p.scenario.seed);
         match e {
             // A stall or livelock is the simulator's fault, not the input's.

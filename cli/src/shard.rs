@@ -192,6 +192,7 @@ fn read(path: &str) -> Result<Read, Failure> {
                 extra: r["extra"].clone(),
                 sim_ns: num("sim_ns")?,
                 events: num("events")?,
+                status: Vec::new(),
             },
         ));
     }

@@ -503,3 +503,130 @@ fn logs_and_samples_end_and_count_as_fios() {
     let log = std::fs::read_to_string(dir.join("a_bw.1.log")).expect("log");
     assert!(log.lines().all(|l| l.split(", ").count() == 6), "{log}");
 }
+
+/// `unified_rw_reporting` as fio 3.33 writes it (null engine, same job,
+/// this machine): `mixed` gives one `mixed` direction in place of the
+/// others (JSON `mixed` only, a `mixed:` line and a `MIXED:` group line,
+/// terse v3 without its write fields: 80 fields without a disk), `both`
+/// adds it after them (JSON read, write, trim, sync, mixed; 162 fields).
+#[test]
+fn unified_rw_reporting_writes_fios_mixed_sections() {
+    let run = |mode: &str, format: &str| {
+        let o = iolab(&[
+            "run",
+            "--device",
+            "nvme",
+            "--output-format",
+            format,
+            "--",
+            "--name=u",
+            "--size=1m",
+            "--rw=randrw",
+            "--direct=1",
+            &format!("--unified_rw_reporting={mode}"),
+        ]);
+        assert!(o.status.success(), "{mode}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let keys = |mode: &str| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(&run(mode, "json")).expect("JSON");
+        let job = v["jobs"][0].as_object().expect("a job").clone();
+        ["read", "write", "trim", "sync", "mixed"]
+            .iter()
+            .filter(|k| job.contains_key(**k))
+            .map(|k| (*k).to_owned())
+            .collect()
+    };
+    assert_eq!(keys("mixed"), ["mixed"]);
+    assert_eq!(keys("both"), ["read", "write", "trim", "sync", "mixed"]);
+    assert_eq!(keys("none"), ["read", "write", "trim", "sync"]);
+    let v: serde_json::Value = serde_json::from_str(&run("both", "json")).expect("JSON");
+    let job = &v["jobs"][0];
+    let sum = |key: &str| job["read"][key].as_u64().unwrap() + job["write"][key].as_u64().unwrap();
+    assert_eq!(job["mixed"]["total_ios"].as_u64(), Some(sum("total_ios")));
+    assert_eq!(job["mixed"]["io_bytes"].as_u64(), Some(sum("io_bytes")));
+    let text = run("mixed", "normal");
+    assert!(text.contains("  mixed: IOPS="), "{text}");
+    assert!(text.contains("  MIXED: bw="), "{text}");
+    assert!(
+        !text.contains("  read: IOPS=") && !text.contains("READ: bw="),
+        "{text}"
+    );
+    let text = run("both", "normal");
+    assert!(
+        text.contains("  read: IOPS=") && text.contains("  mixed: IOPS="),
+        "{text}"
+    );
+    // Terse: fio's 80 and 162 fields, and iolab's disk's 9.
+    assert_eq!(run("mixed", "terse").split(';').count(), 80 + 9);
+    assert_eq!(run("both", "terse").split(';').count(), 162 + 9);
+}
+
+/// `--status-interval` (iolab's flag or fio's in a pasted command line):
+/// the report as it stood every interval of simulated time, in the chosen
+/// formats, before the final one; its figures grow with the time.
+#[test]
+fn status_interval_prints_the_report_as_it_stood() {
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--",
+        "fio",
+        "--status-interval=500ms",
+        "--minimal",
+        "--name=s",
+        "--rw=randread",
+        "--size=64m",
+        "--direct=1",
+        "--runtime=2",
+        "--time_based",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let runtimes: Vec<u64> = out
+        .lines()
+        .map(|l| {
+            l.split(';')
+                .nth(8)
+                .expect("runtime field")
+                .parse()
+                .expect("ms")
+        })
+        .collect();
+    // 500, 1000, 1500, 2000 ms, then the final report.
+    assert_eq!(runtimes.len(), 5, "{out}");
+    assert_eq!(&runtimes[..4], [500, 1000, 1500, 2000]);
+    let kib: Vec<u64> = out
+        .lines()
+        .map(|l| l.split(';').nth(5).unwrap().parse().unwrap())
+        .collect();
+    assert!(kib.windows(2).all(|w| w[0] <= w[1]), "{kib:?}");
+    assert!(kib[0] > 0 && kib[0] < kib[3], "{kib:?}");
+    // Refused where a status would not be one run's.
+    let o = iolab(&[
+        "compare",
+        "--device",
+        "nvme",
+        "--policies",
+        "none,wbt",
+        "--status-interval",
+        "1",
+        "--",
+        "--name=s",
+        "--size=1m",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--status-interval: a status is one run's report"));
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--status-interval",
+        "0",
+        "--",
+        "--name=s",
+        "--size=1m",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -193,6 +193,10 @@ pub struct RunOutput {
     pub sim_ns: Ns,
     /// Events processed.
     pub events: u64,
+    /// The report as it stood at each status time of [`run_watched`]
+    /// (fio's `--status-interval`): figures since the start, without the
+    /// latency series.
+    pub status: Vec<(Ns, RunReport)>,
 }
 
 /// Runs `scenario` under `variant`.
@@ -201,12 +205,27 @@ pub fn run(
     variant: &Variant,
     progress: &mut dyn FnMut(Ns),
 ) -> Result<RunOutput, SimError> {
+    run_watched(scenario, variant, progress, None)
+}
+
+/// [`run`], keeping the report as it stands every `status_every` ns of
+/// simulated time in [`RunOutput::status`].
+pub fn run_watched(
+    scenario: &Scenario,
+    variant: &Variant,
+    progress: &mut dyn FnMut(Ns),
+    status_every: Option<Ns>,
+) -> Result<RunOutput, SimError> {
+    let watch = Watch {
+        progress,
+        status_every,
+    };
     let raid = FsLayer {
         raid: build_raid(scenario, variant)?,
         flush: flush_policy(scenario, variant)?,
     };
     match &variant.block {
-        BlockChoice::None => run_with(scenario, NoPolicy, raid, &variant.spec, progress),
+        BlockChoice::None => run_with(scenario, NoPolicy, raid, &variant.spec, watch),
         &BlockChoice::Wbt { v5, lat_usec } => {
             let knobs = WbtKnobs {
                 variant: if v5 {
@@ -217,13 +236,7 @@ pub fn run(
                 lat_usec,
                 trace: scenario.trace,
             };
-            run_with(
-                scenario,
-                WbtPolicy::new(knobs),
-                raid,
-                &variant.spec,
-                progress,
-            )
+            run_with(scenario, WbtPolicy::new(knobs), raid, &variant.spec, watch)
         }
         BlockChoice::Iocost { v54, qos, model } => {
             let knobs = IocostKnobs {
@@ -241,7 +254,7 @@ pub fn run(
                 IocostPolicy::new(knobs),
                 raid,
                 &variant.spec,
-                progress,
+                watch,
             )
         }
     }
@@ -862,6 +875,7 @@ pub fn plan_jobs(
                     && (replays || spec.overwrite || mode.reads()),
                 loops: spec.loops.max(1),
                 options: spec.options[spec.global_count.min(spec.options.len())..].to_vec(),
+                unified: spec.unified_rw,
                 percentiles: crate::stats::Percentiles {
                     list: spec.percentile_list.clone(),
                     clat: spec.clat_percentiles,
@@ -1270,6 +1284,13 @@ fn btrfs_state(
     ))
 }
 
+/// What a run reports as it goes: the simulated time now and then, and
+/// the report every `status_every` ns.
+pub struct Watch<'a> {
+    pub progress: &'a mut dyn FnMut(Ns),
+    pub status_every: Option<Ns>,
+}
+
 /// Runs `scenario` with block-layer policy `policy` and the filesystem
 /// layer `layer` (btrfs's chunk map and flush
 /// policy).
@@ -1278,10 +1299,11 @@ pub fn run_with<P: Policy>(
     policy: P,
     layer: FsLayer,
     variant: &str,
-    progress: &mut dyn FnMut(Ns),
+    watch: Watch<'_>,
 ) -> Result<RunOutput, SimError> {
     let (mut world, cgroups) = build_world(scenario, policy, layer)?;
-    world.run(&cgroups, progress);
+    world.status_every = watch.status_every;
+    world.run(&cgroups, watch.progress);
     if let Some(broken) = world.raid.as_ref().and_then(|r| r.contract_broken.clone()) {
         return Err(SimError::Volume(broken));
     }
@@ -1301,11 +1323,21 @@ pub fn run_with<P: Policy>(
     let mut report = RunReport::build(inputs, scenario.group_bw);
     report.global_options = world.global_options();
     let extra = world.extra_json(scenario, variant, &cgroups);
+    let status = std::mem::take(&mut world.status)
+        .into_iter()
+        .map(|(t, inputs)| {
+            let mut r = RunReport::build(inputs, scenario.group_bw);
+            r.series.clear();
+            r.global_options = report.global_options.clone();
+            (t, r)
+        })
+        .collect();
     Ok(RunOutput {
         report,
         extra,
         sim_ns,
         events: world.events,
+        status,
     })
 }
 

@@ -161,6 +161,18 @@ impl JobState {
             Opt::GroupReporting => s.group_reporting = parse_flag(value)?,
             Opt::PerJobLogs => s.logs.per_job = parse_bool(value)?,
             Opt::LogOffset => s.logs.offset = parse_bool(value)?,
+            Opt::UnifiedRw => {
+                s.unified_rw = match value.map(str::trim).unwrap_or("") {
+                    "none" | "0" => crate::stats::Unified::None,
+                    "mixed" | "1" => crate::stats::Unified::Mixed,
+                    "both" | "2" => crate::stats::Unified::Both,
+                    other => {
+                        return Err(format!(
+                            "unknown value '{other}' (none, mixed, both, or 0, 1, 2)"
+                        ));
+                    }
+                }
+            }
             // Bare: fio names the logs after the job.
             Opt::WriteBwLog => s.logs.bw = Some(log_prefix(value)),
             Opt::WriteIopsLog => s.logs.iops = Some(log_prefix(value)),
@@ -418,6 +430,7 @@ impl JobState {
             | Opt::GroupReporting
             | Opt::PerJobLogs
             | Opt::LogOffset
+            | Opt::UnifiedRw
             | Opt::WriteBwLog
             | Opt::WriteIopsLog
             | Opt::WriteLatLog

@@ -437,10 +437,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
-    (
-        "unified_rw_reporting",
-        Check::Choice(&["none", "mixed", "both", "0", "1", "2"]),
-    ),
     ("unique_filename", Check::Bool),
     ("unlink", Check::Bool),
     ("userspace_reap", Check::Flag),

@@ -142,6 +142,12 @@ impl std::fmt::Display for Accepted {
     }
 }
 
+/// Parses a time as fio's command line takes one (`--status-interval`):
+/// a bare number is seconds; `ms`, `us`, `m`, `h` ... as in a job file.
+pub fn parse_time_secs(text: &str) -> Result<u64, String> {
+    value::parse_time_ns(text, 1_000_000)
+}
+
 /// Parses a byte size with fio's suffixes under the default `kb_base=1024`
 /// (`6g`, `512m`, `0x1000`); for command-line values such as `--memory`.
 pub fn parse_size(text: &str) -> Result<u64, String> {

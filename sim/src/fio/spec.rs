@@ -627,6 +627,9 @@ pub struct JobSpec {
     pub kb_base: u32,
     /// `unit_base=`: 0 (auto, default), 8 (bytes) or 1 (bits) for reports.
     pub unit_base: u32,
+    /// `unified_rw_reporting=`: the directions reported apart, as one, or
+    /// both. Default apart.
+    pub unified_rw: crate::stats::Unified,
     /// `percentile_list=`. Default [`DEFAULT_PERCENTILES`].
     pub percentile_list: Vec<f64>,
     /// Decimals fio prints the points with: the most any point of
@@ -724,6 +727,7 @@ impl JobSpec {
             norandommap: false,
             kb_base: 1024,
             unit_base: 0,
+            unified_rw: crate::stats::Unified::None,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             percentile_precision: 2,
             clat_percentiles: true,

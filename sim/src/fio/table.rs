@@ -55,6 +55,7 @@ pub(crate) enum Opt {
     LogAvgMsec,
     PerJobLogs,
     LogOffset,
+    UnifiedRw,
     WriteBwLog,
     WriteIopsLog,
     WriteLatLog,
@@ -799,7 +800,11 @@ pub(crate) static OPTIONS: &[Entry] = &[
     inert("trim_verify_zero", "trim_verify_zero", R_TRIMV),
     inert("uid", "uid", R_CRED),
     unsupported("uncached", "uncached", H::Zero, "uncached buffered I/O"),
-    cosmetic("unified_rw_reporting", "unified_rw_reporting", R_STAT),
+    typed(
+        "unified_rw_reporting",
+        "unified_rw_reporting",
+        Opt::UnifiedRw,
+    ),
     inert(
         "unique_filename",
         "unique_filename",

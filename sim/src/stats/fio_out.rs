@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::time::MS;
 
 use super::Dir;
-use super::report::{DirReport, JobReport, LAT_BUCKETS, LatSummary, RunReport, Shown};
+use super::report::{DirReport, JobReport, LAT_BUCKETS, LatSummary, RunReport, Shown, Unified};
 
 /// Units of fio's `num2str` (lib/num2str.h) that the reports use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,8 +99,19 @@ pub fn normal_output(r: &RunReport) -> String {
     }
     for g in &r.groups {
         let _ = writeln!(out, "\nRun status group {} (all jobs):", g.groupid);
-        const LABEL: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
-        for (i, d) in g.dirs.iter().enumerate() {
+        // A group of unified_rw_reporting=mixed entries only has its
+        // MIXED line; =both adds it after the others.
+        let only_mixed = r
+            .jobs
+            .iter()
+            .filter(|j| j.groupid == g.groupid)
+            .all(|j| j.unified == Unified::Mixed);
+        let dirs = g
+            .dirs
+            .iter()
+            .filter(|_| !only_mixed)
+            .zip(["   READ", "  WRITE", "   TRIM"]);
+        for (d, label) in dirs.chain(g.mixed.iter().zip(["  MIXED"])) {
             if d.max_run_ms == 0 {
                 continue;
             }
@@ -109,7 +120,7 @@ pub fn normal_output(r: &RunReport) -> String {
             let _ = writeln!(
                 out,
                 "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-                LABEL[i],
+                label,
                 rate(d.agg, true),
                 rate(d.agg, false),
                 rate(d.min_bw, true),
@@ -136,11 +147,20 @@ fn write_job(out: &mut String, j: &JobReport) {
         "{}: (groupid={}, jobs={}): err={:2}",
         j.name, j.groupid, j.members, j.error
     );
-    for d in Dir::ALL {
-        let dr = j.dir(d);
-        if dr.io_bytes > 0 && dr.runtime_ms > 0 {
-            write_dir(out, d, dr, j.shown);
+    if j.unified != Unified::Mixed {
+        for d in Dir::ALL {
+            let dr = j.dir(d);
+            if dr.io_bytes > 0 && dr.runtime_ms > 0 {
+                write_dir(out, d.name(), dr, j.shown);
+            }
         }
+    }
+    if let Some(dr) = j
+        .mixed
+        .as_ref()
+        .filter(|d| d.io_bytes > 0 && d.runtime_ms > 0)
+    {
+        write_dir(out, "mixed", dr, j.shown);
     }
     if j.sync.total_ios > 0 && j.sync.lat.n > 0 {
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
@@ -151,14 +171,14 @@ fn write_job(out: &mut String, j: &JobReport) {
     }
 }
 
-fn write_dir(out: &mut String, d: Dir, dr: &DirReport, shown: Shown) {
+fn write_dir(out: &mut String, name: &str, dr: &DirReport, shown: Shown) {
     let runt = dr.runtime_ms;
     let bw = dr.bw_bytes;
     let iops = (u128::from(dr.total_ios) * 1000 / u128::from(runt)) as u64;
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec)",
-        d.name(),
+        name,
         num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
         num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
         num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
@@ -345,16 +365,27 @@ fn job_json(j: &JobReport, elapsed: u64) -> Value {
     m.insert("eta".into(), Value::from(eta));
     m.insert("elapsed".into(), Value::from(elapsed));
     m.insert("job options".into(), options_json(&j.options));
-    for d in Dir::ALL {
-        m.insert(d.name().into(), dir_json(j.dir(d), j.shown));
+    // unified_rw_reporting=mixed: one "mixed" direction in place of all
+    // the others, sync included (fio's add_ddir_status_json); both: the
+    // directions, then "mixed".
+    let mixed = j.mixed.as_ref().map(|d| dir_json(d, j.shown));
+    if j.unified == Unified::Mixed {
+        m.insert("mixed".into(), mixed.clone().unwrap_or(Value::Null));
+    } else {
+        for d in Dir::ALL {
+            m.insert(d.name().into(), dir_json(j.dir(d), j.shown));
+        }
+        let mut s = Map::new();
+        s.insert("total_ios".into(), Value::from(j.sync.total_ios));
+        s.insert(
+            "lat_ns".into(),
+            lat_json(&j.sync.lat, j.shown.clat || j.shown.lat),
+        );
+        m.insert("sync".into(), Value::Object(s));
+        if let Some(mixed) = mixed.filter(|_| j.unified == Unified::Both) {
+            m.insert("mixed".into(), mixed);
+        }
     }
-    let mut s = Map::new();
-    s.insert("total_ios".into(), Value::from(j.sync.total_ios));
-    s.insert(
-        "lat_ns".into(),
-        lat_json(&j.sync.lat, j.shown.clat || j.shown.lat),
-    );
-    m.insert("sync".into(), Value::Object(s));
     m.insert("job_runtime".into(), Value::from(j.job_runtime_ms));
     // The simulated thread's host time as fio's CPU share (all of it
     // system time: the engine's submit and reap).
@@ -734,6 +765,7 @@ mod tests {
                 group_reporting: false,
                 options: vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())],
                 percentiles: Default::default(),
+                unified: Default::default(),
                 stats: s,
             }],
             GroupBwMode::Sum,

@@ -94,7 +94,7 @@ fn direction(out: &mut String, d: &Value, plist: &[String]) {
 /// The job's percentile names as its JSON writes them (`"99.900000"`):
 /// those of the first latency that lists any, else fio's default list.
 fn percentile_names(job: &Value) -> Vec<String> {
-    let lats = ["read", "write", "trim"]
+    let lats = ["read", "write", "trim", "mixed"]
         .iter()
         .flat_map(|d| [&job[d]["lat_ns"], &job[d]["clat_ns"]])
         .chain([&job["sync"]["lat_ns"]]);
@@ -132,8 +132,17 @@ pub fn terse_output(doc: &Value) -> String {
             job["error"].as_i64().unwrap_or(0)
         );
         let plist = percentile_names(job);
-        direction(&mut out, &job["read"], &plist);
-        direction(&mut out, &job["write"], &plist);
+        // unified_rw_reporting=mixed: the mixed figures in read's place,
+        // no write; =both: read, write, then mixed (fio's terse v3).
+        if job.get("read").is_none() {
+            direction(&mut out, &job["mixed"], &plist);
+        } else {
+            direction(&mut out, &job["read"], &plist);
+            direction(&mut out, &job["write"], &plist);
+            if let Some(mixed) = job.get("mixed") {
+                direction(&mut out, mixed, &plist);
+            }
+        }
         let _ = write!(
             out,
             ";{:.6}%;{:.6}%;{};{};{}",

@@ -587,6 +587,7 @@ mod tests {
             group_reporting: true,
             options: vec![],
             percentiles: Default::default(),
+            unified: Default::default(),
             stats,
         };
         RunReport::build(
@@ -665,6 +666,7 @@ mod tests {
                     group_reporting: false,
                     options: vec![],
                     percentiles: Default::default(),
+                    unified: Default::default(),
                     stats: s,
                 }],
                 GroupBwMode::Sum,

@@ -58,7 +58,7 @@ pub use occupancy::{Occupancy, OccupancySummary};
 pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,
     JobSeries, LAT_BUCKETS, LatSummary, Percentiles, RunReport, SampleSummary, Shown, SyncReport,
-    lat_bucket,
+    Unified, lat_bucket,
 };
 pub use spread::{MeanCi, t975, welch_differs};
 pub use summary::{SummaryRun, aggregate_json, summary_table, summary_table_over_seeds};

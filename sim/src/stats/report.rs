@@ -22,7 +22,18 @@ pub struct JobInput {
     /// Job options as written, echoed under `"job options"` in JSON.
     pub options: Vec<(String, String)>,
     pub percentiles: Percentiles,
+    pub unified: Unified,
     pub stats: JobStats,
+}
+
+/// fio's `unified_rw_reporting`: the directions reported apart (`none`),
+/// as one `mixed` direction instead (`mixed`), or both (`both`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unified {
+    #[default]
+    None,
+    Mixed,
+    Both,
 }
 
 /// fio's percentile options of a job: the points (`percentile_list`) and
@@ -270,6 +281,11 @@ pub struct JobReport {
     /// Which latencies list percentiles.
     #[serde(default)]
     pub shown: Shown,
+    /// `unified_rw_reporting`, and the directions as one when it is on.
+    #[serde(default)]
+    pub unified: Unified,
+    #[serde(default)]
+    pub mixed: Option<DirReport>,
 }
 
 impl JobReport {
@@ -295,6 +311,10 @@ pub struct GroupDir {
 pub struct GroupReport {
     pub groupid: u32,
     pub dirs: [GroupDir; 3],
+    /// The directions as one, for the entries under
+    /// `unified_rw_reporting` (fio's `MIXED` line).
+    #[serde(default)]
+    pub mixed: Option<GroupDir>,
 }
 
 /// Latency-log windows of one job (never merged, even under
@@ -335,6 +355,7 @@ struct EntryAcc {
     options: Vec<(String, String)>,
     /// The first member's (fio reports a group by its first job's).
     percentiles: Percentiles,
+    unified: Unified,
     io_bytes: [u64; 3],
     runtime_ms: [u64; 3],
     lat: [LatAcc; 3],
@@ -367,6 +388,7 @@ impl RunReport {
                 group_reporting,
                 options,
                 percentiles,
+                unified,
                 stats,
             } = job;
             let join = group_reporting && last_gid == Some(groupid) && !entries.is_empty();
@@ -378,6 +400,7 @@ impl RunReport {
                     members: 0,
                     options,
                     percentiles,
+                    unified,
                     io_bytes: [0; 3],
                     runtime_ms: [0; 3],
                     lat: Default::default(),
@@ -443,7 +466,15 @@ impl RunReport {
             .map(|&g| GroupReport {
                 groupid: g,
                 dirs: Default::default(),
+                mixed: None,
             })
+            .collect();
+        // Each entry's directions as one (fio's
+        // `gen_mixed_ddir_stats_from_ts`): bytes and IOs added up, the
+        // longest runtime, latencies and samples pooled.
+        let mixed: Vec<Option<MixedAcc>> = entries
+            .iter()
+            .map(|e| (e.unified != Unified::None).then(|| MixedAcc::of(e)))
             .collect();
         for e in &entries {
             let gi = gids.binary_search(&e.groupid).unwrap_or(0);
@@ -453,22 +484,20 @@ impl RunReport {
                 if rt == 0 {
                     continue;
                 }
-                let gd = &mut g.dirs[i];
-                let bw = rate(e.io_bytes[i], rt);
-                if gd.max_run_ms == 0 {
-                    gd.min_run_ms = rt;
-                    gd.min_bw = bw;
-                } else {
-                    gd.min_run_ms = gd.min_run_ms.min(rt);
-                    gd.min_bw = gd.min_bw.min(bw);
-                }
-                gd.max_run_ms = gd.max_run_ms.max(rt);
-                gd.max_bw = gd.max_bw.max(bw);
-                gd.io_bytes += e.io_bytes[i];
+                add_to_group(&mut g.dirs[i], e.io_bytes[i], rt);
             }
         }
+        for (e, m) in entries.iter().zip(&mixed) {
+            let Some(m) = m else { continue };
+            if m.runtime_ms == 0 {
+                continue;
+            }
+            let gi = gids.binary_search(&e.groupid).unwrap_or(0);
+            let gd = groups[gi].mixed.get_or_insert_with(GroupDir::default);
+            add_to_group(gd, m.io_bytes, m.runtime_ms);
+        }
         for g in &mut groups {
-            for gd in &mut g.dirs {
+            for gd in g.dirs.iter_mut().chain(g.mixed.as_mut()) {
                 if gd.max_run_ms > 0 {
                     gd.agg = rate(gd.io_bytes, gd.max_run_ms);
                 }
@@ -477,40 +506,32 @@ impl RunReport {
 
         let jobs = entries
             .iter()
-            .map(|e| {
+            .zip(&mixed)
+            .map(|(e, m)| {
                 let p = &e.percentiles;
                 let plist: &[f64] = if p.clat || p.lat { &p.list } else { &[] };
                 let gi = gids.binary_search(&e.groupid).unwrap_or(0);
                 let g = &groups[gi];
                 let dirs = std::array::from_fn(|i| {
-                    let rt = e.runtime_ms[i];
-                    let total_ios = e.lat[i].n;
-                    let (bw_bytes, iops) = if rt > 0 {
-                        (
-                            rate(e.io_bytes[i], rt),
-                            1000.0 * total_ios as f64 / rt as f64,
-                        )
-                    } else {
-                        (0, 0.0)
-                    };
-                    let bw_samples = SampleSummary::from_stat(&e.bw[i]);
-                    let bw_agg = if bw_samples.samples > 0 {
-                        agg_percent(g.dirs[i].agg, bw_samples.mean)
-                    } else {
-                        0.0
-                    };
-                    DirReport {
-                        io_bytes: e.io_bytes[i],
-                        total_ios,
-                        runtime_ms: rt,
-                        bw_bytes,
-                        bw: bw_bytes / 1024,
-                        iops,
-                        clat: LatSummary::from_acc(&e.lat[i], plist),
-                        bw_samples,
-                        bw_agg,
-                        iops_samples: SampleSummary::from_stat(&e.iops[i]),
-                    }
+                    dir_report(
+                        e.io_bytes[i],
+                        e.runtime_ms[i],
+                        &e.lat[i],
+                        (&e.bw[i], &e.iops[i]),
+                        g.dirs[i].agg,
+                        plist,
+                    )
+                });
+                let mixed = m.as_ref().map(|m| {
+                    let agg = g.mixed.map_or(0, |gd| gd.agg);
+                    dir_report(
+                        m.io_bytes,
+                        m.runtime_ms,
+                        &m.lat,
+                        (&m.bw, &m.iops),
+                        agg,
+                        plist,
+                    )
                 });
                 JobReport {
                     name: e.name.clone(),
@@ -533,6 +554,8 @@ impl RunReport {
                         lat: p.lat,
                         precision: p.precision,
                     },
+                    unified: e.unified,
+                    mixed,
                 }
             })
             .collect();
@@ -567,6 +590,86 @@ fn agg_percent(agg_bytes: u64, mean_kib: f64) -> f64 {
     }
 }
 
+/// An entry's directions as one (see [`Unified`]).
+struct MixedAcc {
+    io_bytes: u64,
+    runtime_ms: u64,
+    lat: LatAcc,
+    bw: RunningStat,
+    iops: RunningStat,
+}
+
+impl MixedAcc {
+    fn of(e: &EntryAcc) -> Self {
+        let mut m = MixedAcc {
+            io_bytes: 0,
+            runtime_ms: 0,
+            lat: LatAcc::default(),
+            bw: RunningStat::default(),
+            iops: RunningStat::default(),
+        };
+        for i in 0..3 {
+            m.io_bytes += e.io_bytes[i];
+            m.runtime_ms = m.runtime_ms.max(e.runtime_ms[i]);
+            m.lat.merge(&e.lat[i]);
+            m.bw.merge_pooled(&e.bw[i]);
+            m.iops.merge_pooled(&e.iops[i]);
+        }
+        m
+    }
+}
+
+/// Adds an entry's direction (`io_bytes` in `rt` ms) to its group's.
+fn add_to_group(gd: &mut GroupDir, io_bytes: u64, rt: u64) {
+    let bw = rate(io_bytes, rt);
+    if gd.max_run_ms == 0 {
+        gd.min_run_ms = rt;
+        gd.min_bw = bw;
+    } else {
+        gd.min_run_ms = gd.min_run_ms.min(rt);
+        gd.min_bw = gd.min_bw.min(bw);
+    }
+    gd.max_run_ms = gd.max_run_ms.max(rt);
+    gd.max_bw = gd.max_bw.max(bw);
+    gd.io_bytes += io_bytes;
+}
+
+/// One direction's report from its accumulators; `group_agg` the group's
+/// aggregate bandwidth in that direction.
+fn dir_report(
+    io_bytes: u64,
+    rt: u64,
+    lat: &LatAcc,
+    (bw, iops): (&RunningStat, &RunningStat),
+    group_agg: u64,
+    plist: &[f64],
+) -> DirReport {
+    let total_ios = lat.n;
+    let (bw_bytes, iops_rate) = if rt > 0 {
+        (rate(io_bytes, rt), 1000.0 * total_ios as f64 / rt as f64)
+    } else {
+        (0, 0.0)
+    };
+    let bw_samples = SampleSummary::from_stat(bw);
+    let bw_agg = if bw_samples.samples > 0 {
+        agg_percent(group_agg, bw_samples.mean)
+    } else {
+        0.0
+    };
+    DirReport {
+        io_bytes,
+        total_ios,
+        runtime_ms: rt,
+        bw_bytes,
+        bw: bw_bytes / 1024,
+        iops: iops_rate,
+        clat: LatSummary::from_acc(lat, plist),
+        bw_samples,
+        bw_agg,
+        iops_samples: SampleSummary::from_stat(iops),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,6 +687,7 @@ mod tests {
             group_reporting: gr,
             options: vec![("rw".into(), "write".into())],
             percentiles: Default::default(),
+            unified: Default::default(),
             stats: s,
         }
     }
@@ -673,6 +777,7 @@ mod tests {
                 group_reporting: false,
                 options: vec![],
                 percentiles: Default::default(),
+                unified: Default::default(),
                 stats: s,
             }],
             GroupBwMode::Sum,

@@ -221,6 +221,8 @@ pub struct JobPlan {
     /// Which latencies list percentiles, at which points (fio's
     /// `percentile_list`, `clat_percentiles`, `lat_percentiles`).
     pub percentiles: crate::stats::Percentiles,
+    /// fio's `unified_rw_reporting`.
+    pub unified: crate::stats::Unified,
     /// The `[global]` options in force for it ("global options").
     pub global_options: Vec<(String, String)>,
 }

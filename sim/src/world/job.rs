@@ -252,11 +252,7 @@ impl<P: Policy> World<P> {
         job.start_ns = now;
         job.replay_clock = now;
         job.ramp_end = now + job.plan.ramp;
-        let window = job.plan.log_avg;
-        job.stats = Some(
-            JobStats::new(job.ramp_end, window, job.plan.bw_sample)
-                .with_iops_sample(job.plan.iops_sample),
-        );
+        job.stats = Some(job.stats_from(job.ramp_end));
         job.stats_depth();
         if job.plan.ramp > 0 {
             self.q.push(job.ramp_end, Ev::RampEnd { job: j });
@@ -287,10 +283,7 @@ impl<P: Policy> World<P> {
     pub(crate) fn on_ramp_end(&mut self, now: Ns, j: u32) {
         // Stats restart at the end of the ramp.
         let job = &mut self.jobs[j as usize];
-        job.stats = Some(
-            JobStats::new(now, job.plan.log_avg, job.plan.bw_sample)
-                .with_iops_sample(job.plan.iops_sample),
-        );
+        job.stats = Some(job.stats_from(now));
         job.stats_depth();
     }
 
@@ -1187,28 +1180,55 @@ impl<P: Policy> World<P> {
             .unwrap_or_default()
     }
 
+    /// Statistics of every job clone as they stand at `at`, left running
+    /// (fio's `--status-interval`): copies closed at `at`.
+    pub(crate) fn job_inputs_at(&self, at: Ns) -> Vec<stats::JobInput> {
+        self.jobs
+            .iter()
+            .map(|j| {
+                let mut s = j.stats.clone().unwrap_or_else(|| j.stats_from(0));
+                if !s.is_finished() {
+                    s.finish(at.max(s.start_ns()));
+                }
+                j.input(s)
+            })
+            .collect()
+    }
+
     /// Statistics of every job clone, closed at `end` for jobs still running.
     pub(crate) fn job_inputs(&mut self, end: Ns) -> Vec<stats::JobInput> {
         self.jobs
             .iter_mut()
             .map(|j| {
-                let mut s = j.stats.take().unwrap_or_else(|| {
-                    JobStats::new(0, j.plan.log_avg, j.plan.bw_sample)
-                        .with_iops_sample(j.plan.iops_sample)
-                });
-                s.latency_depth = j.plan.iodepth;
+                let mut s = j.stats.take().unwrap_or_else(|| j.stats_from(0));
                 if j.state != JobState::Done {
                     s.finish(end.max(j.ramp_end));
                 }
-                stats::JobInput {
-                    name: j.plan.name.clone(),
-                    groupid: j.plan.groupid,
-                    group_reporting: j.plan.group_reporting,
-                    options: j.plan.options.clone(),
-                    percentiles: j.plan.percentiles.clone(),
-                    stats: s,
-                }
+                j.input(s)
             })
             .collect()
+    }
+}
+
+impl Job {
+    /// Fresh statistics of the clone from `start` on, at its log window
+    /// and sample periods.
+    fn stats_from(&self, start: Ns) -> JobStats {
+        JobStats::new(start, self.plan.log_avg, self.plan.bw_sample)
+            .with_iops_sample(self.plan.iops_sample)
+    }
+
+    /// The clone's statistics `s` as the report takes them.
+    fn input(&self, mut s: JobStats) -> stats::JobInput {
+        s.latency_depth = self.plan.iodepth;
+        stats::JobInput {
+            name: self.plan.name.clone(),
+            groupid: self.plan.groupid,
+            group_reporting: self.plan.group_reporting,
+            options: self.plan.options.clone(),
+            percentiles: self.plan.percentiles.clone(),
+            unified: self.plan.unified,
+            stats: s,
+        }
     }
 }

@@ -335,6 +335,10 @@ pub(crate) struct World<P: Policy> {
     same_instant: (Ns, u64),
     /// The run was stopped because simulated time stopped advancing.
     pub livelocked: bool,
+    /// fio's `--status-interval`: the jobs' statistics as they stood at
+    /// every multiple of it, closed there.
+    pub status_every: Option<Ns>,
+    pub status: Vec<(Ns, Vec<crate::stats::JobInput>)>,
 }
 
 impl<P: Policy> World<P> {
@@ -427,6 +431,8 @@ impl<P: Policy> World<P> {
             stalled: false,
             same_instant: (0, 0),
             livelocked: false,
+            status_every: None,
+            status: Vec::new(),
         }
     }
 
@@ -454,10 +460,18 @@ impl<P: Policy> World<P> {
         self.build_flows();
         self.start_wall(0);
         let mut next_progress: Ns = 0;
+        let mut next_status = self.status_every.unwrap_or(Ns::MAX);
         while !self.stop {
             let Some((now, ev)) = self.q.pop() else {
                 break;
             };
+            while now >= next_status {
+                // Everything up to the status time is in: take the jobs'
+                // statistics as they stand there.
+                let inputs = self.job_inputs_at(next_status);
+                self.status.push((next_status, inputs));
+                next_status = next_status.saturating_add(self.status_every.unwrap_or(Ns::MAX));
+            }
             self.events += 1;
             if now == self.same_instant.0 {
                 self.same_instant.1 += 1;

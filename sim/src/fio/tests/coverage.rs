@@ -305,6 +305,12 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     ("unit_base", "unit_base=1", "", Shows::Said),
+    (
+        "unified_rw_reporting",
+        "unified_rw_reporting=mixed",
+        "",
+        Shows::Run,
+    ),
 ];
 
 fn parse_with_log(text: &str) -> Result<JobFile, ParseError> {

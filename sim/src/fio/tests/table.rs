@@ -24,8 +24,8 @@ fn sorted_unique_and_canonical() {
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
     assert_eq!(OPTIONS.len(), 303);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 85);
-    assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 63);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 86);
+    assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 62);
     assert_eq!(count(|c| matches!(c, Class::Inert(_))), 84);
     assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 71);
 }
