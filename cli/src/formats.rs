@@ -9,6 +9,8 @@ use crate::{Failure, Format};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Formats {
     pub terse: bool,
+    /// fio's `--terse-version`, 2 to 5 (3 by default).
+    pub terse_version: u32,
     /// `Some(true)` for `json+` (the JSON with histogram bins).
     pub json: Option<bool>,
     pub normal: bool,
@@ -20,6 +22,7 @@ impl Formats {
     pub fn of(asked: &[Format], append_terse: bool) -> Self {
         let mut f = Formats {
             terse: append_terse,
+            terse_version: 3,
             json: None,
             normal: asked.is_empty(),
         };
@@ -38,8 +41,14 @@ impl Formats {
     /// the order they are written.
     pub fn name(self) -> String {
         let mut names = Vec::new();
+        let versioned;
         if self.terse {
-            names.push("terse");
+            versioned = format!("terse:{}", self.terse_version);
+            names.push(if self.terse_version == 3 {
+                "terse"
+            } else {
+                &versioned
+            });
         }
         match self.json {
             Some(true) => names.push("json+"),
@@ -55,16 +64,22 @@ impl Formats {
     /// Reads [`Formats::name`]'s text back.
     pub fn parse(text: &str) -> Option<Self> {
         let mut asked = Vec::new();
+        let mut version = 3;
         for part in text.split(',') {
             asked.push(match part {
                 "normal" => Format::Normal,
                 "json" => Format::Json,
                 "json+" => Format::JsonPlus,
                 "terse" => Format::Terse,
-                _ => return None,
+                _ => {
+                    version = part.strip_prefix("terse:")?.parse().ok()?;
+                    Format::Terse
+                }
             });
         }
-        Some(Formats::of(&asked, false))
+        let mut f = Formats::of(&asked, false);
+        f.terse_version = version;
+        Some(f)
     }
 
     /// `terse` and `json+` describe runs one at a time: the first is refused
@@ -100,5 +115,9 @@ mod tests {
             Some(Formats::of(&[Format::Json], false))
         );
         assert_eq!(Formats::parse("xml"), None);
+        let mut v5 = Formats::of(&[Format::Terse], false);
+        v5.terse_version = 5;
+        assert_eq!(v5.name(), "terse:5");
+        assert_eq!(Formats::parse("terse:5"), Some(v5));
     }
 }

@@ -37,7 +37,7 @@ pub(crate) enum Format {
     /// JSON with each latency's histogram buckets (fio's `bins`).
     #[value(name = "json+")]
     JsonPlus,
-    /// fio's terse v3 lines, one a job.
+    /// fio's terse lines, one a job (version 3, or --terse-version).
     Terse,
 }
 
@@ -196,7 +196,7 @@ struct Common {
     #[arg(long, value_enum, default_value_t = Scheduler::None)]
     scheduler: Scheduler,
     /// Output formats, as fio's: normal, json, json+ (JSON with each
-    /// latency's histogram buckets) or terse (fio's v3 lines, `run` of one
+    /// latency's histogram buckets) or terse (fio's lines, `run` of one
     /// seed); several comma-separated are written in fio's order: terse,
     /// JSON, normal. fio's own options after -- (--output-format,
     /// --minimal, --output, --section, --parse-only, --eta, ...) set these
@@ -209,8 +209,8 @@ struct Common {
     /// Terse lines as well as the chosen format (fio's --append-terse).
     #[arg(long)]
     append_terse: bool,
-    /// Terse version: 3, fio's default (versions 2, 4 and 5 are refused).
-    #[arg(long, value_name = "3")]
+    /// Terse version, fio's: 2 to 5 (3 by default).
+    #[arg(long, value_name = "2..5")]
     terse_version: Option<u32>,
     /// Read and check everything (job files, devices, variants, the
     /// planned memory), run nothing and exit 0, as fio's --parse-only.
@@ -620,7 +620,9 @@ fn formats_of(c: &Common) -> formats::Formats {
     if c.minimal {
         asked.push(Format::Terse);
     }
-    formats::Formats::of(&asked, c.append_terse)
+    let mut f = formats::Formats::of(&asked, c.append_terse);
+    f.terse_version = c.terse_version.unwrap_or(3);
+    f
 }
 
 /// Every flag that can be checked on its own, checked before anything
@@ -668,10 +670,9 @@ fn flags_all_at_once(c: &Common, kind: render::Kind, policies: &str) -> Result<(
         }
     }
     match c.terse_version {
-        Some(3) | None => {}
+        Some(2..=5) | None => {}
         Some(v) => check(Err(Failure::input(format!(
-            "--terse-version {v}: iolab writes terse version 3, fio's default (2 has no fio \
-             version, 4 and 5 add trim and sample fields iolab does not write)"
+            "--terse-version {v}: fio's terse versions are 2 to 5 (3 by default)"
         )))),
     }
     if c.terse_version.is_some() && !formats.terse {

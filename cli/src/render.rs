@@ -44,10 +44,10 @@ pub fn render(
             for (t, report) in &o.status {
                 let extra = serde_json::json!({ "seed": o.extra["seed"], "sim_ns": t });
                 if formats.terse {
-                    text.push_str(&stats::terse_output(&stats::json_output(
-                        report,
-                        extra.clone(),
-                    )));
+                    text.push_str(&stats::terse_output(
+                        &stats::json_output(report, extra.clone()),
+                        formats.terse_version,
+                    ));
                 }
                 if let Some(plus) = formats.json {
                     text.push_str(&pretty(&if plus {
@@ -66,7 +66,7 @@ pub fn render(
     if formats.terse {
         // One run of one variant (checked with the flags).
         let o = outs.iter().flatten().next().ok_or_else(no_run)?;
-        text.push_str(&stats::terse_output(&doc(o, false)));
+        text.push_str(&stats::terse_output(&doc(o, false), formats.terse_version));
     }
     if let Some(plus) = formats.json {
         text.push_str(&match kind {

@@ -776,11 +776,8 @@ pub fn plan_jobs(
                 writes: facts.map_or(mode.writes(), |f| f.1[1]),
                 trims: facts.map_or(mode.trims(), |f| f.1[2]),
                 random,
-                rw_suffix: if random {
-                    u64::from(spec.rw.seq_n.max(1))
-                } else {
-                    spec.rw.seq_add
-                },
+                rw_suffix: u64::from(spec.rw.seq_n.max(1)),
+                seq_add: if random { 0 } else { spec.rw.seq_add },
                 rwmixread: spec.rwmixread,
                 bs: spec.bs.map(|b| (b.min.max(1), b.max.max(b.min).max(1))),
                 bssplit: spec.bssplit.clone(),

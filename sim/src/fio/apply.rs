@@ -220,7 +220,16 @@ impl JobState {
                     if s.rw.mode.is_random() {
                         s.rw.seq_n = at_least(parse_plain_u32(p)?, 1)?;
                     } else {
-                        s.rw.seq_add = parse_bytes(p, kb)?;
+                        // fio's rw_sequencer offset may be negative:
+                        // backwards IO.
+                        s.rw.seq_add = match p.trim().strip_prefix('-') {
+                            Some(back) => {
+                                let b = parse_bytes(back, kb)?;
+                                -i64::try_from(b).map_err(|_| format!("'{p}' is out of range"))?
+                            }
+                            None => i64::try_from(parse_bytes(p, kb)?)
+                                .map_err(|_| format!("'{p}' is out of range"))?,
+                        };
                     }
                 }
             }

@@ -205,8 +205,9 @@ pub struct Rw {
     /// random offset is drawn, from `rw=randread:N`. Default 1.
     pub seq_n: u32,
     /// Sequential patterns only: bytes skipped after every I/O, from
-    /// `rw=write:4k` (sequential I/O with holes). Default 0.
-    pub seq_add: u64,
+    /// `rw=write:4k` (sequential I/O with holes); negative goes backwards
+    /// (`rw=read:-8k`). Default 0.
+    pub seq_add: i64,
     /// `rw=filecreate`, `filestat` or `filedelete` as fio's example files
     /// for those engines write it (fio 3.33's parser refuses the value):
     /// the engine it names; `mode` is then `read`.

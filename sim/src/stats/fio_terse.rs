@@ -1,4 +1,5 @@
-//! fio's terse output, version 3 (`--minimal`, `--output-format=terse`):
+//! fio's terse output (`--minimal`, `--output-format=terse`), version 3 by
+//! default and 2, 4, 5 on request (`--terse-version`):
 //! one semicolon-separated line a job, written from the JSON document
 //! [`json_output`](super::json_output) makes of the same run, so both
 //! always say the same figures.
@@ -48,8 +49,9 @@ fn latency(out: &mut String, lat: &Value) {
 }
 
 /// One direction's fields; `plist` the job's percentile names, which fio
-/// lists (at 0) for a direction without IO too.
-fn direction(out: &mut String, d: &Value, plist: &[String]) {
+/// lists (at 0) for a direction without IO too; version 5 adds the
+/// bandwidth samples' count and the IOPS samples.
+fn direction(out: &mut String, d: &Value, plist: &[String], version: u32) {
     let runtime = u(d, "runtime");
     let iops = (1000 * u(d, "total_ios")).checked_div(runtime).unwrap_or(0);
     let _ = write!(
@@ -89,6 +91,22 @@ fn direction(out: &mut String, d: &Value, plist: &[String]) {
     } else {
         out.push_str(";0;0;0.000000%;0.000000;0.000000");
     }
+    if version == 5 {
+        let _ = write!(out, ";{}", u(d, "bw_samples"));
+        if u(d, "iops_samples") > 0 {
+            let _ = write!(
+                out,
+                ";{};{};{:.6};{:.6};{}",
+                u(d, "iops_min"),
+                u(d, "iops_max"),
+                f(d, "iops_mean"),
+                f(d, "iops_stddev"),
+                u(d, "iops_samples")
+            );
+        } else {
+            out.push_str(";0;0;0.000000;0.000000;0");
+        }
+    }
 }
 
 /// The job's percentile names as its JSON writes them (`"99.900000"`):
@@ -118,29 +136,39 @@ fn shares(v: &Value) -> Vec<f64> {
         .collect()
 }
 
-/// fio's terse v3 lines of the run `doc` (a [`json_output`](super::json_output)
-/// document), one a job.
-pub fn terse_output(doc: &Value) -> String {
-    let version = doc["fio version"].as_str().unwrap_or("");
+/// fio's terse lines of the run `doc` (a [`json_output`](super::json_output)
+/// document), one a job, in terse `version` 2 to 5 (fio's
+/// `--terse-version`; 3 its default): version 2 has no fio version, a trim
+/// section and no disks, and puts a description on a line of its own; 4
+/// adds the trim section to 3; 5 adds to 4 each direction's bandwidth
+/// sample count and IOPS samples.
+pub fn terse_output(doc: &Value, version: u32) -> String {
+    let fio_version = doc["fio version"].as_str().unwrap_or("");
     let mut out = String::new();
     for job in doc["jobs"].as_array().into_iter().flatten() {
-        let _ = write!(
-            out,
-            "3;{version};{};{};{}",
+        let (name, group, error) = (
             job["jobname"].as_str().unwrap_or(""),
             u(job, "groupid"),
-            job["error"].as_i64().unwrap_or(0)
+            job["error"].as_i64().unwrap_or(0),
         );
+        if version == 2 {
+            let _ = write!(out, "2;{name};{group};{error}");
+        } else {
+            let _ = write!(out, "{version};{fio_version};{name};{group};{error}");
+        }
         let plist = percentile_names(job);
         // unified_rw_reporting=mixed: the mixed figures in read's place,
         // no write; =both: read, write, then mixed (fio's terse v3).
         if job.get("read").is_none() {
-            direction(&mut out, &job["mixed"], &plist);
+            direction(&mut out, &job["mixed"], &plist, version);
         } else {
-            direction(&mut out, &job["read"], &plist);
-            direction(&mut out, &job["write"], &plist);
+            direction(&mut out, &job["read"], &plist, version);
+            direction(&mut out, &job["write"], &plist, version);
+            if version != 3 {
+                direction(&mut out, &job["trim"], &plist, version);
+            }
             if let Some(mixed) = job.get("mixed") {
-                direction(&mut out, mixed, &plist);
+                direction(&mut out, mixed, &plist, version);
             }
         }
         let _ = write!(
@@ -162,7 +190,8 @@ pub fn terse_output(doc: &Value) -> String {
         for p in micro.into_iter().chain(shares(&job["latency_ms"])) {
             let _ = write!(out, ";{p:3.2}%");
         }
-        for d in doc["disk_util"].as_array().into_iter().flatten() {
+        let disks = doc["disk_util"].as_array().filter(|_| version >= 3);
+        for d in disks.into_iter().flatten() {
             let _ = write!(
                 out,
                 ";{};{};{};{};{};{};{};{};{:3.2}%",
@@ -178,6 +207,9 @@ pub fn terse_output(doc: &Value) -> String {
             );
         }
         if let Some(desc) = job.get("desc").and_then(Value::as_str) {
+            if version == 2 {
+                out.push('\n');
+            }
             let _ = write!(out, ";{desc}");
         }
         out.push('\n');

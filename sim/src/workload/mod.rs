@@ -125,6 +125,9 @@ pub struct JobPlan {
     /// Random: IOs per new random offset; sequential: bytes skipped after
     /// each IO (fio's `rw=...:N`).
     pub rw_suffix: u64,
+    /// Sequential jobs: bytes from one IO's end to the next IO (fio's
+    /// `rw=read:8k` holes; negative goes backwards).
+    pub seq_add: i64,
     /// Percentage of reads in a mixed job.
     pub rwmixread: u32,
     /// Block size range per direction (read, write, trim).
@@ -288,6 +291,8 @@ pub struct OffsetGen {
     /// Granularity of random offsets (the smallest block size).
     pub unit: u64,
     seq: u64,
+    /// Bytes of the current backwards pass (`rw=read:-8k`).
+    back_done: u64,
     perm: Option<Permutation>,
     drawn: u64,
     pass: u64,
@@ -308,6 +313,7 @@ impl OffsetGen {
             base: 0,
             unit,
             seq: 0,
+            back_done: 0,
             perm: random_map.then(|| Permutation::new(blocks, key)),
             drawn: 0,
             pass: 0,
@@ -340,14 +346,26 @@ impl OffsetGen {
         (self.size / self.unit).max(1)
     }
 
-    /// Next sequential offset for `len` bytes; `hole` bytes skipped after.
-    /// Returns `None` at the end of the file (the caller wraps or stops).
-    pub fn next_seq(&mut self, len: u64, hole: u64) -> Option<u64> {
-        if self.seq + len > self.size {
+    /// Next sequential offset for `len` bytes, the next one `add` bytes
+    /// after its end (fio's `rw=write:4k` holes; negative, `rw=read:-8k`,
+    /// backwards: below the start of the file it goes on from the end plus
+    /// `add`, as fio's `get_next_seq_offset` does, and a pass is the
+    /// file's size in bytes). Returns `None` at the end of the file or of
+    /// a backwards pass (the caller wraps or stops).
+    pub fn next_seq(&mut self, len: u64, add: i64) -> Option<u64> {
+        if self.seq + len > self.size || (add < 0 && self.back_done + len > self.size) {
             return None;
         }
         let at = self.seq;
-        self.seq += len + hole;
+        let next = i128::from(at) + i128::from(len) + i128::from(add);
+        self.seq = if next < 0 {
+            (i128::from(self.size) + i128::from(add)).max(0) as u64
+        } else {
+            next.min(i128::from(u64::MAX)) as u64
+        };
+        if add < 0 {
+            self.back_done += len;
+        }
         Some(at)
     }
 
@@ -359,6 +377,7 @@ impl OffsetGen {
     /// Rewinds the sequential cursor.
     pub fn rewind(&mut self) {
         self.seq = 0;
+        self.back_done = 0;
     }
 
     /// Next random offset for an IO in direction `d`; every `run` IOs a new
@@ -419,6 +438,25 @@ pub fn bssplit_pick(split: &[(u64, u32)], r: u64, min_bs: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio 3.33's offsets for `rw=read:-8k bs=4k size=64k` on this machine
+    /// (its `write_iolog`), in 4 KiB blocks: 0, then from the end
+    /// backwards, the last block never read, 16 IOs a pass.
+    #[test]
+    fn backwards_io_follows_fios_offsets() {
+        let mut g = OffsetGen::new(64 << 10, 4096, 1, false);
+        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, -8192))
+            .map(|o| o / 4096)
+            .collect();
+        assert_eq!(
+            blocks,
+            [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
+        );
+        // Holes forward, as before: 4 KiB read, 4 KiB skipped.
+        let mut g = OffsetGen::new(32 << 10, 4096, 1, false);
+        let fwd: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 4096)).collect();
+        assert_eq!(fwd, [0, 8192, 16_384, 24_576]);
+    }
 
     #[test]
     fn bssplit_draws_each_size_its_share() {

@@ -476,7 +476,7 @@ impl<P: Policy> World<P> {
             let mut fi = fi;
             loop {
                 let len = len.min(job.gens[fi].size.max(1));
-                if let Some(o) = job.gens[fi].next_seq(len, plan.rw_suffix) {
+                if let Some(o) = job.gens[fi].next_seq(len, plan.seq_add) {
                     break (fi, len, o);
                 }
                 if plan.time_based {
