@@ -1299,7 +1299,7 @@ pub fn run_with<P: Policy>(
     watch: Watch<'_>,
 ) -> Result<RunOutput, SimError> {
     let (mut world, cgroups) = build_world(scenario, policy, layer)?;
-    world.status_every = watch.status_every;
+    world.status_every = watch.status_every.map(|e| (e, scenario.group_bw));
     world.run(&cgroups, watch.progress);
     if let Some(broken) = world.raid.as_ref().and_then(|r| r.contract_broken.clone()) {
         return Err(SimError::Volume(broken));
@@ -1320,15 +1320,10 @@ pub fn run_with<P: Policy>(
     let mut report = RunReport::build(inputs, scenario.group_bw);
     report.global_options = world.global_options();
     let extra = world.extra_json(scenario, variant, &cgroups);
-    let status = std::mem::take(&mut world.status)
-        .into_iter()
-        .map(|(t, inputs)| {
-            let mut r = RunReport::build(inputs, scenario.group_bw);
-            r.series.clear();
-            r.global_options = report.global_options.clone();
-            (t, r)
-        })
-        .collect();
+    let mut status = std::mem::take(&mut world.status);
+    for (_, r) in &mut status {
+        r.global_options = report.global_options.clone();
+    }
     Ok(RunOutput {
         report,
         extra,

@@ -41,3 +41,15 @@ fn a_rate_the_device_keeps_up_with_goes_out_one_io_at_a_time() {
     let (one, _) = depth_one_and_iops("", 16);
     assert!(one < 0.01, "{:.1} % at depth 1", 100.0 * one);
 }
+
+/// A rated job at depth that stops on its own (`number_ios`) while some
+/// of its contexts wait behind its rate ends, and the stonewalled job
+/// after it runs.
+#[test]
+fn a_rated_job_that_stops_early_ends_and_lets_the_next_run() {
+    let text = "[r]\nrw=randread\nsize=64m\ndirect=1\nioengine=libaio\niodepth=16\n\
+                rate_iops=2000\nnumber_ios=100\n[s]\nstonewall\nrw=read\nsize=1m\n";
+    let out = run_as(&scenario(text, "nvme", 1 << 30, 1), "none");
+    assert_eq!(out.report.jobs[0].dir(Dir::Read).total_ios, 100);
+    assert_eq!(out.report.jobs[1].dir(Dir::Read).total_ios, 256);
+}

@@ -175,7 +175,10 @@ pub struct JobFile {
 pub enum JobSource<'t> {
     /// Job options as fio takes them on its command line (`--name=x
     /// --rw=randread ...`, a leading `fio` skipped); `name` stands for them
-    /// in messages, where an option's line is its argument's place.
+    /// in messages, where an option's line is its argument's place. fio's
+    /// own options among them that iolab acts on (`--output-format`,
+    /// `--minimal`, ...) are skipped here: [`own_options`] lists them for
+    /// the caller to act on.
     Args {
         /// Display name, e.g. `<command line>`.
         name: &'t str,

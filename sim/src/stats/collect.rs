@@ -283,6 +283,26 @@ pub(crate) struct DirStats {
     pub(crate) iops: RunningStat,
 }
 
+impl DirStats {
+    /// A copy without the closed latency-log windows.
+    fn without_series(&self) -> Self {
+        DirStats {
+            lat: self.lat.clone(),
+            io_bytes: self.io_bytes,
+            win_end_ns: self.win_end_ns,
+            win_idx: self.win_idx,
+            win_sum: self.win_sum,
+            win_count: self.win_count,
+            win_bytes: self.win_bytes,
+            series: WindowSeries::default(),
+            sampled_bytes: self.sampled_bytes,
+            sampled_ios: self.sampled_ios,
+            bw: self.bw,
+            iops: self.iops,
+        }
+    }
+}
+
 /// Statistics of one fio job, fed by the simulator as IOs complete.
 ///
 /// Directions are independent; completions must arrive in non-decreasing
@@ -357,6 +377,28 @@ impl JobStats {
             self.next_sample_ns = self.next_bw_ns.min(self.next_iops_ns);
         }
         self
+    }
+
+    /// A copy without the closed latency-log windows (a status report
+    /// needs the figures, not the series).
+    pub fn without_series(&self) -> Self {
+        JobStats {
+            start_ns: self.start_ns,
+            window_ns: self.window_ns,
+            bw_sample_ns: self.bw_sample_ns,
+            iops_sample_ns: self.iops_sample_ns,
+            next_bw_ns: self.next_bw_ns,
+            next_iops_ns: self.next_iops_ns,
+            next_sample_ns: self.next_sample_ns,
+            last_ns: self.last_ns,
+            end_ns: self.end_ns,
+            dirs: std::array::from_fn(|i| self.dirs[i].without_series()),
+            sync: self.sync.clone(),
+            host_ns: self.host_ns,
+            wakes: self.wakes,
+            depth_map: self.depth_map,
+            latency_depth: self.latency_depth,
+        }
     }
 
     /// The job's runtime is over: no bandwidth or IOPS sample from here

@@ -880,11 +880,15 @@ impl<P: Policy> World<P> {
         false
     }
 
-    /// Stops job `j` from starting new IO.
-    pub(crate) fn job_stop(&mut self, _now: Ns, j: u32) {
+    /// Stops job `j` from starting new IO. Its contexts waiting behind a
+    /// rate gate look again, and finish.
+    pub(crate) fn job_stop(&mut self, now: Ns, j: u32) {
         let job = &mut self.jobs[j as usize];
         if job.state == JobState::Running {
             job.state = JobState::Stopping;
+        }
+        if let Some(g) = job.rate_gate {
+            self.rate_gate_open(now, j as usize, g);
         }
     }
 
@@ -1186,7 +1190,10 @@ impl<P: Policy> World<P> {
         self.jobs
             .iter()
             .map(|j| {
-                let mut s = j.stats.clone().unwrap_or_else(|| j.stats_from(0));
+                let mut s = j
+                    .stats
+                    .as_ref()
+                    .map_or_else(|| j.stats_from(0), JobStats::without_series);
                 if !s.is_finished() {
                     s.finish(at.max(s.start_ns()));
                 }

@@ -335,10 +335,11 @@ pub(crate) struct World<P: Policy> {
     same_instant: (Ns, u64),
     /// The run was stopped because simulated time stopped advancing.
     pub livelocked: bool,
-    /// fio's `--status-interval`: the jobs' statistics as they stood at
-    /// every multiple of it, closed there.
-    pub status_every: Option<Ns>,
-    pub status: Vec<(Ns, Vec<crate::stats::JobInput>)>,
+    /// fio's `--status-interval`: the report as it stood at every
+    /// multiple of it (built there, without its latency series, so a long
+    /// run keeps only the figures), and how groups sum bandwidth.
+    pub status_every: Option<(Ns, crate::stats::GroupBwMode)>,
+    pub status: Vec<(Ns, crate::stats::RunReport)>,
 }
 
 impl<P: Policy> World<P> {
@@ -460,7 +461,7 @@ impl<P: Policy> World<P> {
         self.build_flows();
         self.start_wall(0);
         let mut next_progress: Ns = 0;
-        let mut next_status = self.status_every.unwrap_or(Ns::MAX);
+        let mut next_status = self.status_every.map_or(Ns::MAX, |s| s.0);
         while !self.stop {
             let Some((now, ev)) = self.q.pop() else {
                 break;
@@ -468,9 +469,13 @@ impl<P: Policy> World<P> {
             while now >= next_status {
                 // Everything up to the status time is in: take the jobs'
                 // statistics as they stand there.
-                let inputs = self.job_inputs_at(next_status);
-                self.status.push((next_status, inputs));
-                next_status = next_status.saturating_add(self.status_every.unwrap_or(Ns::MAX));
+                if let Some((every, mode)) = self.status_every {
+                    let inputs = self.job_inputs_at(next_status);
+                    let mut report = crate::stats::RunReport::build(inputs, mode);
+                    report.series.clear();
+                    self.status.push((next_status, report));
+                    next_status = next_status.saturating_add(every);
+                }
             }
             self.events += 1;
             if now == self.same_instant.0 {
