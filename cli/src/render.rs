@@ -44,17 +44,11 @@ pub fn render(
             for (t, report) in &o.status {
                 let extra = serde_json::json!({ "seed": o.extra["seed"], "sim_ns": t });
                 if formats.terse {
-                    text.push_str(&stats::terse_output(
-                        &stats::json_output(report, extra.clone()),
-                        formats.terse_version,
-                    ));
+                    let d = doc(report, extra.clone(), false);
+                    text.push_str(&stats::terse_output(&d, formats.terse_version));
                 }
                 if let Some(plus) = formats.json {
-                    text.push_str(&pretty(&if plus {
-                        stats::json_plus_output(report, extra.clone())
-                    } else {
-                        stats::json_output(report, extra.clone())
-                    }));
+                    text.push_str(&pretty(&doc(report, extra.clone(), plus)));
                 }
                 if formats.normal {
                     text.push_str(&stats::normal_output(report));
@@ -66,7 +60,8 @@ pub fn render(
     if formats.terse {
         // One run of one variant (checked with the flags).
         let o = outs.iter().flatten().next().ok_or_else(no_run)?;
-        text.push_str(&stats::terse_output(&doc(o, false), formats.terse_version));
+        let d = doc(&o.report, o.extra.clone(), false);
+        text.push_str(&stats::terse_output(&d, formats.terse_version));
     }
     if let Some(plus) = formats.json {
         text.push_str(&match kind {
@@ -83,12 +78,12 @@ pub fn render(
     Ok(text)
 }
 
-/// fio's JSON document of one run (`json+` when `plus`).
-fn doc(o: &RunOutput, plus: bool) -> serde_json::Value {
+/// fio's JSON document of a report (`json+` when `plus`).
+fn doc(report: &stats::RunReport, extra: serde_json::Value, plus: bool) -> serde_json::Value {
     if plus {
-        stats::json_plus_output(&o.report, o.extra.clone())
+        stats::json_plus_output(report, extra)
     } else {
-        stats::json_output(&o.report, o.extra.clone())
+        stats::json_output(report, extra)
     }
 }
 
@@ -132,13 +127,16 @@ fn json_run(
     outs: &[Vec<RunOutput>],
 ) -> Result<String, Failure> {
     Ok(match seeds {
-        None => pretty(&doc(outs.iter().flatten().next().ok_or_else(no_run)?, plus)),
+        None => {
+            let o = outs.iter().flatten().next().ok_or_else(no_run)?;
+            pretty(&doc(&o.report, o.extra.clone(), plus))
+        }
         Some(seeds) => {
             let aggregate = stats::aggregate_json(&summary_runs(&variants[0], &outs[0]));
             let runs: Vec<serde_json::Value> = seeds
                 .iter()
                 .zip(outs.iter().flatten())
-                .map(|(seed, o)| serde_json::json!({ "seed": seed, "result": doc(o, plus) }))
+                .map(|(seed, o)| serde_json::json!({ "seed": seed, "result": doc(&o.report, o.extra.clone(), plus) }))
                 .collect();
             pretty(&serde_json::json!({
                 "variant": variants[0].spec,
@@ -205,7 +203,7 @@ fn json_compare(
         let runs: Vec<serde_json::Value> = variants
             .iter()
             .zip(outs.iter().flatten())
-            .map(|(v, o)| serde_json::json!({ "variant": v.spec, "result": doc(o, plus) }))
+            .map(|(v, o)| serde_json::json!({ "variant": v.spec, "result": doc(&o.report, o.extra.clone(), plus) }))
             .collect();
         return pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }));
     };
@@ -224,7 +222,7 @@ fn json_compare(
             runs.push(serde_json::json!({
                 "variant": v.spec,
                 "seed": seed,
-                "result": doc(o, plus),
+                "result": doc(&o.report, o.extra.clone(), plus),
             }));
         }
     }

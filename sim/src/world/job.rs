@@ -919,12 +919,13 @@ impl<P: Policy> World<P> {
             if earliest > now {
                 self.ctxs[c as usize].planned = Some(dir);
                 let job = &mut self.jobs[j];
-                if job.rate_gate.is_none() && job.in_flight > 0 {
-                    job.rate_gate = Some(c);
+                job.rate_gate = Some(c);
+                if job.in_flight > 0 {
+                    // Quiesce first; the sleep starts when the last IO in
+                    // flight completes (`op_complete`).
                     job.rate_sleep = earliest - now;
                     self.ctxs[c as usize].phase = Phase::RateWait;
                 } else {
-                    job.rate_gate = Some(c);
                     self.ctx_timer(earliest, c, Phase::Sleep);
                 }
                 return true;
