@@ -1054,6 +1054,18 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
             eprintln!("{}", shown(&note));
         }
     }
+    for j in &jobfile.jobs {
+        if let Some(dev) = j.sized_by_device() {
+            eprintln!(
+                "{}",
+                shown(&format!(
+                    "iolab: {}:{}: size: not given: fio takes the size of the device {dev}; \
+                     the simulated device's is used (size= or filesize= sets one)",
+                    j.file, j.line
+                ))
+            );
+        }
+    }
     Ok(Scenario {
         jobs: jobfile.jobs,
         device,

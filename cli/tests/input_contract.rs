@@ -418,19 +418,24 @@ fn every_problem_of_a_job_file_is_said_at_once() {
     assert!(!err.contains("filename"), "no misleading suggestion: {err}");
 }
 
-/// A job on a raw device without a size (fio takes the device's size) is
-/// refused saying so and how large the simulated device is; sized, it runs.
+/// A job on a raw device without a size takes the simulated device's, as
+/// fio takes the device's own, and says so on stderr; sized, it says
+/// nothing of it.
 #[test]
-fn a_raw_device_job_without_a_size_is_told_how_to_size_it() {
+fn a_raw_device_job_without_a_size_takes_the_devices_and_says_so() {
     let bare = "[j]\nfilename=/dev/sdb\nrw=randread\ndirect=1\nruntime=10ms\ntime_based\n";
     let job = write("rawdev.fio", bare);
-    refused(
-        &["run", &job, "--device", "nvme"],
-        "fio would use the size of the device /dev/sdb; set size= or filesize= (the \
-         simulated device has 1000000000000 bytes)",
+    let out = runs(&["run", &job, "--device", "nvme", "--output-format", "json"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("rawdev.fio:1: size: not given: fio takes the size of the device /dev/sdb"),
+        "{err}"
     );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["jobs"][0]["read"]["io_bytes"].as_u64().unwrap() > 0);
     let sized = write("rawdev-sized.fio", &format!("{bare}size=1g\n"));
-    runs(&["run", &sized, "--device", "nvme"]);
+    let out = runs(&["run", &sized, "--device", "nvme"]);
+    assert!(!stderr(&out).contains("size: not given"));
 }
 
 /// Device-file errors of type, range or name carry the key's line; an

@@ -60,11 +60,13 @@ fn fastest(d: &DeviceConfig) -> (u64, u64, &'static str) {
                 "null.completion_ns",
             )
         }),
+        // Every command pays the controller's overhead and at least a
+        // buffered write's ack (or a media read, if shorter).
         DeviceKind::Ssd => d.ssd.as_ref().map_or((1, 1, "ssd"), |p| {
             (
-                us(p.read_us.min(p.ack_us.max(1))).max(1),
+                us(p.cmd_overhead_us + p.read_us.min(p.ack_us.max(1))).max(1),
                 u64::from(p.queue_depth),
-                "ssd.read_us",
+                "ssd.cmd_overhead_us + ssd.ack_us",
             )
         }),
         DeviceKind::Hdd => d.hdd.as_ref().map_or((1, 1, "hdd"), |p| {
@@ -82,6 +84,18 @@ fn fastest(d: &DeviceConfig) -> (u64, u64, &'static str) {
             )
         }),
     }
+}
+
+/// IOs a second the devices' host links carry at most in `bs`-byte
+/// transfers (an SSD's `link_mb_s`); `None` when a device has no such
+/// bound.
+fn link_iops(devices: &[DeviceConfig], bs: u64) -> Option<u128> {
+    let mut sum: u128 = 0;
+    for d in devices {
+        let p = d.ssd.as_ref().filter(|_| d.kind == DeviceKind::Ssd)?;
+        sum += u128::from(p.link_mb_s) * 1_000_000 / u128::from(bs.max(1));
+    }
+    Some(sum.max(1))
 }
 
 /// The estimate of a run's IOs, and what drives it.
@@ -147,6 +161,9 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
             };
             if cap > 0 {
                 per_s = per_s.min(u128::from(cap) * u128::from(n));
+            }
+            if let Some(link) = link_iops(devices, bs) {
+                per_s = per_s.min(link);
             }
             let ios = per_s * u128::from(runtime_ns) / 1_000_000_000;
             u64::try_from(ios).unwrap_or(u64::MAX)
@@ -246,6 +263,27 @@ mod tests {
         let null = DeviceConfig::preset("null").expect("preset");
         let j = jobs("[j]\nrw=read\nsize=1g\n");
         assert_eq!(estimate_ios(&j, &[null]).ios, 262_144);
+    }
+
+    /// fio's own example of a 900 s 4 KiB job at depth 16 on an NVMe
+    /// device: each command pays the controller's overhead, and the link
+    /// carries at most 3.5 GB/s, so it is a long run, not a refused one.
+    #[test]
+    fn a_long_nvme_job_is_bounded_by_the_command_overhead_and_the_link() {
+        let nvme = DeviceConfig::preset("nvme").expect("preset");
+        let one = jobs(
+            "[j]\nioengine=libaio\niodepth=16\nrw=randread\nbs=4k\nsize=10g\nruntime=900\ntime_based\n",
+        );
+        let e = estimate_ios(&one, std::slice::from_ref(&nvme));
+        // 16 in flight at 15 + 12 µs: 592,592 a second for 900 s.
+        assert_eq!(e.ios, 16 * 1_000_000 / 27 * 900);
+        assert!(e.ios > WARN_IOS && e.ios < MAX_IOS, "{e:?}");
+        // Four clones would complete more than the link carries:
+        // 3.5e9 / 4096 a second.
+        let four = jobs(
+            "[j]\nioengine=libaio\niodepth=16\nnumjobs=4\nrw=randwrite\nbs=4k\nsize=10g\nruntime=900\ntime_based\n",
+        );
+        assert_eq!(estimate_ios(&four, &[nvme]).ios, 3_500_000_000 / 4096 * 900);
     }
 
     #[test]

@@ -350,6 +350,65 @@ fn contexts_of(engine: EngineKind, direct: bool, iodepth: u32) -> u32 {
     }
 }
 
+/// `wait_for=`: the jobs it names must exist (fio would start at once
+/// on a name no job has, which a typo makes silently; iolab refuses it),
+/// and end before this one can start: in an earlier stonewall section or
+/// in its own, without a circle of jobs waiting for each other.
+fn check_wait_for(scenario: &Scenario, plans: &[JobPlan]) -> Result<(), SimError> {
+    for p in plans.iter().filter(|p| p.clone == 0) {
+        let Some(w) = p.wait_for.as_deref() else {
+            continue;
+        };
+        let spec = &scenario.jobs[p.section as usize];
+        let waitees: Vec<&JobPlan> = plans
+            .iter()
+            .filter(|o| o.name == w && o.name != p.name)
+            .collect();
+        if waitees.is_empty() {
+            let why = if w == p.name {
+                format!("'{w}' is this job's own name: it waits for other jobs of a name")
+            } else {
+                format!("no job is named '{w}'")
+            };
+            return Err(job_err(spec, "wait_for", why));
+        }
+        if waitees.iter().any(|o| o.wall > p.wall) {
+            return Err(job_err(
+                spec,
+                "wait_for",
+                format!(
+                    "job '{w}' starts after a later stonewall, after this job's section has to \
+                     end: it would wait forever"
+                ),
+            ));
+        }
+        // Follow the chain of waits inside the section: back here is a
+        // circle.
+        let mut at = w;
+        for _ in 0..plans.len() {
+            let next = plans
+                .iter()
+                .find(|o| o.name == at && o.wall == p.wall)
+                .and_then(|o| o.wait_for.as_deref());
+            match next {
+                Some(n) if n == p.name => {
+                    return Err(job_err(
+                        spec,
+                        "wait_for",
+                        format!(
+                            "jobs '{}' and '{w}' wait for each other (through wait_for)",
+                            p.name
+                        ),
+                    ));
+                }
+                Some(n) => at = n,
+                None => break,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Most files of metadata-engine jobs in one run (each is a count, not a
 /// file record; fio's filecreate example makes 500,000).
 pub const MAX_META_FILES: u64 = 1 << 26;
@@ -509,10 +568,17 @@ pub fn plan_jobs(
         let engine = match spec.ioengine {
             fio::Engine::Libaio => EngineKind::Libaio,
             fio::Engine::IoUring => EngineKind::IoUring,
-            fio::Engine::Null => EngineKind::Null,
+            fio::Engine::Null | fio::Engine::CppNull => EngineKind::Null,
+            fio::Engine::PosixAio | fio::Engine::IoUringCmd => EngineKind::IoUring,
             fio::Engine::Meta(m) => EngineKind::Meta(m),
-            _ => EngineKind::Sync,
+            fio::Engine::Sync
+            | fio::Engine::Psync
+            | fio::Engine::Vsync
+            | fio::Engine::Pvsync
+            | fio::Engine::Pvsync2
+            | fio::Engine::Mmap => EngineKind::Sync,
         };
+        let direct = spec.ioengine.forced_direct().unwrap_or(spec.direct);
         let meta = match spec.ioengine {
             fio::Engine::Meta(m) => Some(m),
             _ => None,
@@ -596,17 +662,20 @@ pub fn plan_jobs(
         let file_size = match created.or_else(|| file_size_of(spec, size, nrfiles)) {
             Some(b) => b,
             None if replays => PAGE,
+            // fio takes a block device's own size: the simulated
+            // device (the CLI says so), less the headers and the log the
+            // model keeps on it.
+            None if spec.sized_by_device().is_some() => {
+                let kept = log_size_for(capacity) + crate::fs::HEADER_BYTES;
+                let free = capacity.saturating_sub(kept);
+                free / u64::from(nrfiles) / PAGE * PAGE
+            }
             None => {
-                // fio takes a block device's own size here; iolab does not
-                // pick one without being asked.
-                let msg = match spec.filename.iter().find(|f| f.starts_with("/dev/")) {
-                    Some(dev) => format!(
-                        "no size given: fio would use the size of the device {dev}; \
-                         set size= or filesize= (the simulated device has {capacity} bytes)"
-                    ),
-                    None => "no size given: set size= or filesize=".to_string(),
-                };
-                return Err(job_err(spec, "size", msg));
+                return Err(job_err(
+                    spec,
+                    "size",
+                    "no size given: set size= or filesize=",
+                ));
             }
         };
         let whole_file = file_size;
@@ -689,7 +758,7 @@ pub fn plan_jobs(
                 ),
             ));
         }
-        let depth = u64::from(contexts_of(engine, spec.direct, spec.iodepth.max(1)));
+        let depth = u64::from(contexts_of(engine, direct, spec.iodepth.max(1)));
         contexts += n * depth;
         if contexts > MAX_CONTEXTS {
             return Err(job_err(
@@ -771,7 +840,7 @@ pub fn plan_jobs(
                 wall,
                 engine,
                 iodepth: spec.iodepth.max(1),
-                direct: spec.direct,
+                direct,
                 reads: facts.map_or(mode.reads(), |f| f.1[0]),
                 writes: facts.map_or(mode.writes(), |f| f.1[1]),
                 trims: facts.map_or(mode.trims(), |f| f.1[2]),
@@ -846,6 +915,7 @@ pub fn plan_jobs(
                 thinktime: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks,
                 flow: spec.flow,
+                wait_for: spec.wait_for.clone(),
                 cgroup,
                 // fio's exitall is process-wide: set on any job, every
                 // finishing job ends others by its own exit_what.
@@ -883,6 +953,7 @@ pub fn plan_jobs(
             });
         }
     }
+    check_wait_for(scenario, &plans)?;
     Ok((plans, cgroups))
 }
 

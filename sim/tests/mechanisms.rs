@@ -183,6 +183,99 @@ fn startdelay_starts_a_job_that_long_after_the_run() {
     );
 }
 
+/// `wait_for=`: a job starts once every clone of the job it names has
+/// ended, inside one stonewall section, as fio's example `waitfor.fio`
+/// chains four sections of four clones; its `startdelay` still counts from
+/// the run's start. A name no job has, a circle of waits and a wait for a
+/// later section are refused before the run.
+#[test]
+fn wait_for_starts_a_job_after_the_jobs_it_names() {
+    const S: u64 = 1_000_000_000;
+    let run = |job: &str| run_none(&scenario(job, "nvme", 1024 * MIB, 1));
+    let reader = "rw=randread\ndirect=1\nsize=64m\ntime_based\n";
+    let out = run(&format!(
+        "[w]\n{reader}runtime=1s\nnumjobs=4\n[r]\n{reader}runtime=1s\nwait_for=w\nnumjobs=4\n\
+         [r2]\n{reader}runtime=1s\nwait_for=r\n"
+    ));
+    // Three seconds one after another, not one second side by side.
+    assert!(
+        (3 * S..3 * S + S / 10).contains(&out.sim_ns),
+        "{}",
+        out.sim_ns
+    );
+    assert_eq!(job(&out, "r2").job_runtime_ms, 1000);
+    // Its startdelay is from the run's start: past by the time w ends.
+    let out = run(&format!(
+        "[w]\n{reader}runtime=1s\n[r]\n{reader}runtime=1s\nwait_for=w\nstartdelay=500ms\n"
+    ));
+    assert!(
+        (2 * S..2 * S + S / 10).contains(&out.sim_ns),
+        "{}",
+        out.sim_ns
+    );
+    // Without the wait the two run side by side.
+    let out = run(&format!(
+        "[w]\n{reader}runtime=1s\n[r]\n{reader}runtime=1s\n"
+    ));
+    assert!(out.sim_ns < S + S / 10, "{}", out.sim_ns);
+    let refused = |job: &str, says: &str| {
+        let s = scenario(job, "nvme", 1024 * MIB, 1);
+        let v = iolab_sim::parse_variant("none").expect("none parses");
+        let e = iolab_sim::run(&s, &v, &mut |_| {}).expect_err(says);
+        assert!(e.to_string().contains(says), "{e}");
+    };
+    refused(
+        &format!("[r]\n{reader}runtime=1s\nwait_for=writers\n"),
+        "no job is named 'writers'",
+    );
+    refused(
+        &format!("[a]\n{reader}runtime=1s\nwait_for=b\n[b]\n{reader}runtime=1s\nwait_for=a\n"),
+        "wait for each other",
+    );
+    refused(
+        &format!("[a]\n{reader}runtime=1s\nwait_for=b\n[b]\nstonewall\n{reader}runtime=1s\n"),
+        "would wait forever",
+    );
+}
+
+/// The engines simulated as others run exactly as those: `io_uring_cmd`
+/// as `io_uring` with `direct=1` whatever the job says, `mmap` as buffered
+/// `psync` whatever it says, `posixaio` as `io_uring`, `cpp_null` as
+/// `null`.
+#[test]
+fn engines_that_stand_in_for_others_run_as_them() {
+    let run = |job: &str| run_none(&scenario(job, "nvme", 1024 * MIB, 1));
+    let reads = "rw=randread\nsize=16m\nnumber_ios=3000\n";
+    let same = |a: &str, b: &str| {
+        let (x, y) = (
+            run(&format!("[r]\n{a}\n{reads}")),
+            run(&format!("[r]\n{b}\n{reads}")),
+        );
+        assert_eq!(x.sim_ns, y.sim_ns, "{a} against {b}");
+        assert_eq!(
+            mean_clat(&x, "r", Dir::Read),
+            mean_clat(&y, "r", Dir::Read),
+            "{a} against {b}"
+        );
+        x
+    };
+    let cmd = same(
+        "ioengine=io_uring_cmd\niodepth=8",
+        "ioengine=io_uring\niodepth=8\ndirect=1",
+    );
+    // Buffered io_uring reads of the same blocks are another run.
+    let buffered = run(&format!("[r]\nioengine=io_uring\niodepth=8\n{reads}"));
+    assert_ne!(cmd.sim_ns, buffered.sim_ns);
+    let mmap = same("ioengine=mmap\ndirect=1", "ioengine=psync");
+    let direct = run(&format!("[r]\nioengine=psync\ndirect=1\n{reads}"));
+    assert_ne!(mmap.sim_ns, direct.sim_ns);
+    same(
+        "ioengine=posixaio\niodepth=4",
+        "ioengine=io_uring\niodepth=4",
+    );
+    same("ioengine=cpp_null", "ioengine=null");
+}
+
 #[test]
 fn depths_and_disk_figures_are_fios() {
     // fio's iodepth_level: a libaio job at QD8 issues nearly every IO with

@@ -234,6 +234,7 @@ impl JobState {
                 }
             }
             Opt::Ioengine => s.ioengine = parse_engine(t)?,
+            Opt::WaitFor => s.wait_for = Some(non_empty(t)?.to_owned()),
             Opt::Iodepth => s.iodepth = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Size => s.size = parse_size_spec(t, kb)?,
             Opt::IoSize => s.io_size = parse_size_spec(t, kb)?,
@@ -746,6 +747,10 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
         "libaio" => Engine::Libaio,
         "io_uring" => Engine::IoUring,
         "null" => Engine::Null,
+        "cpp_null" => Engine::CppNull,
+        "posixaio" => Engine::PosixAio,
+        "io_uring_cmd" => Engine::IoUringCmd,
+        "mmap" => Engine::Mmap,
         "filecreate" => Engine::Meta(MetaEngine::FileCreate),
         "filestat" => Engine::Meta(MetaEngine::FileStat),
         "filedelete" => Engine::Meta(MetaEngine::FileDelete),

@@ -10,20 +10,20 @@
 //!
 //! The lists are read from fio 3.33's `engines/*.c` (the `options` array of
 //! each engine's `ioengine_ops`; names and aliases). The engines iolab
-//! simulates (`sync`, `psync`, `vsync`, `pvsync`, `pvsync2`, `libaio`,
-//! `io_uring`, `null` and the metadata engines) have their options in the
-//! general option table instead (`filestat`'s `stat_type` among the
-//! cosmetic ones).
+//! simulates ([`SIMULATED`]: `sync` and its kin, `libaio`, `io_uring`,
+//! `null`, the ones run as another, such as `io_uring_cmd`, and the
+//! metadata engines) have their options in the general option table
+//! instead (`filestat`'s `stat_type` among the cosmetic ones,
+//! `io_uring_cmd`'s `cmd_type` and `mmap`'s `thp` there too).
 
 /// The engines iolab simulates, as `ioengine=` spells them.
 pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, \
-     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete";
+     cpp_null, posixaio, io_uring_cmd, mmap, filecreate, filestat, filedelete, dircreate, \
+     dirstat, dirdelete";
 
 /// `(engine, its own options)` for each fio 3.33 engine iolab does not
 /// simulate. Engines that share one array in fio repeat it here.
 const ENGINES: &[(&str, &[&str])] = &[
-    // null.c built as C++, for fio's external-engine build.
-    ("cpp_null", &[]),
     (
         "cpuio",
         &["cpuload", "cpumode", "cpuchunks", "exit_on_io_done"],
@@ -46,9 +46,6 @@ const ENGINES: &[(&str, &[&str])] = &[
     ("ime_aio", &[]),
     ("ime_psync", &[]),
     ("ime_psyncv", &[]),
-    // It shares io_uring's array; all but this one are in the general
-    // table as io_uring's.
-    ("io_uring_cmd", &["cmd_type"]),
     ("libcufile", &["gpu_dev_ids", "cuda_io"]),
     (
         "libhdfs",
@@ -70,14 +67,12 @@ const ENGINES: &[(&str, &[&str])] = &[
     ("librpma_gpspm_client", RPMA),
     ("librpma_gpspm_server", RPMA),
     ("libzbc", &[]),
-    ("mmap", &["thp"]),
     ("mtd", &["skip_bad"]),
     ("nbd", &["uri"]),
     ("net", NET),
     ("netsplice", NET),
     ("nfs", &["nfs_url"]),
     ("pmemblk", &[]),
-    ("posixaio", &[]),
     (
         "rados",
         &[

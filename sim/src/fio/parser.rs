@@ -604,6 +604,12 @@ impl<'e, 'a> Parser<'e, 'a> {
                 ),
             ));
         }
+        if let Some(why) = spec.ioengine.stands_in() {
+            notes.push((
+                "ioengine",
+                format!("ioengine={}: {why}", spec.ioengine.name()),
+            ));
+        }
         if let Some(named) = spec.rw.engine_value {
             let v = named.name();
             if spec.ioengine == super::Engine::Meta(named) {

@@ -35,6 +35,20 @@ pub enum Engine {
     IoUring,
     /// `null`: completes every I/O immediately, no device involved.
     Null,
+    /// `cpp_null`: fio's `null` engine built as C++ (its external-engine
+    /// example); simulated as `null`.
+    CppNull,
+    /// `posixaio`: POSIX `aio_read`/`aio_write` (glibc's threads);
+    /// `iodepth` in flight, buffered too, simulated as `io_uring`'s.
+    PosixAio,
+    /// `io_uring_cmd`: NVMe passthrough commands through io_uring
+    /// (`cmd_type=nvme`) to the namespace's character device: simulated
+    /// as `io_uring` with `direct=1`, the page cache never in the path.
+    IoUringCmd,
+    /// `mmap`: the file mapped, each IO a `memcpy` to or from the mapping:
+    /// simulated as buffered `psync` (the page cache's reads and writes;
+    /// the faults' own CPU is not simulated).
+    Mmap,
     /// A metadata engine: each file is one operation on the filesystem
     /// (`filecreate`, `filestat`, `filedelete` in fio 3.33; `dircreate`,
     /// `dirstat`, `dirdelete` from fio 3.34), its latency the call's.
@@ -102,13 +116,57 @@ impl Engine {
             Engine::Libaio => "libaio",
             Engine::IoUring => "io_uring",
             Engine::Null => "null",
+            Engine::CppNull => "cpp_null",
+            Engine::PosixAio => "posixaio",
+            Engine::IoUringCmd => "io_uring_cmd",
+            Engine::Mmap => "mmap",
             Engine::Meta(m) => m.name(),
         }
     }
 
     /// True for engines that can keep more than one I/O in flight per job.
     pub fn is_async(self) -> bool {
-        matches!(self, Engine::Libaio | Engine::IoUring | Engine::Null)
+        matches!(
+            self,
+            Engine::Libaio
+                | Engine::IoUring
+                | Engine::Null
+                | Engine::CppNull
+                | Engine::PosixAio
+                | Engine::IoUringCmd
+        )
+    }
+
+    /// The `direct=` an engine works with whatever the job says: a
+    /// passthrough engine never goes through the page cache, `mmap` always
+    /// does.
+    pub fn forced_direct(self) -> Option<bool> {
+        match self {
+            Engine::IoUringCmd => Some(true),
+            Engine::Mmap => Some(false),
+            _ => None,
+        }
+    }
+
+    /// How iolab runs an engine it simulates as another, for a note on
+    /// stderr; `None` for the engines simulated as themselves.
+    pub fn stands_in(self) -> Option<&'static str> {
+        match self {
+            Engine::CppNull => Some("simulated as null (fio's null engine built as C++)"),
+            Engine::PosixAio => Some(
+                "simulated as io_uring's queue: iodepth IOs in flight, buffered too (glibc's \
+                 aio threads are not simulated)",
+            ),
+            Engine::IoUringCmd => Some(
+                "NVMe passthrough: simulated as io_uring with direct=1 on the device (the page \
+                 cache is never in the path)",
+            ),
+            Engine::Mmap => Some(
+                "simulated as buffered psync: each IO the page cache's read or write of its \
+                 pages (the page faults' own CPU is not simulated); direct= has no effect",
+            ),
+            _ => None,
+        }
     }
 }
 
@@ -601,6 +659,10 @@ pub struct JobSpec {
     /// `stonewall` / `wait_for_previous`: wait for earlier jobs and start a new
     /// group. Default false.
     pub stonewall: bool,
+    /// `wait_for=`: the name of the jobs this one starts after (fio's
+    /// `waitee_running`: every other job of that name has exited).
+    /// Default none.
+    pub wait_for: Option<String>,
     /// `exitall`: when this job finishes, stop the jobs chosen by
     /// `exit_what`. Default false. Note: fio sets a process-wide flag, so one
     /// `exitall` job makes every finishing job stop the others; and any value
@@ -643,6 +705,19 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// The block device a job without `size=` or `filesize=` takes its
+    /// size from, as fio does (`filename=/dev/…`): the simulated device's
+    /// capacity stands for it, which the CLI says on stderr.
+    pub fn sized_by_device(&self) -> Option<&str> {
+        if self.size.is_some() || self.filesize.is_some() || !self.replay_logs.is_empty() {
+            return None;
+        }
+        self.filename
+            .iter()
+            .find(|f| f.starts_with("/dev/"))
+            .map(String::as_str)
+    }
+
     /// File and line where `option` (canonical name) was last set, or the
     /// section's own when it was not set at all.
     pub fn where_set(&self, option: &str) -> (&str, usize) {
@@ -718,6 +793,7 @@ impl JobSpec {
             cgroup_weight: None,
             new_group: false,
             stonewall: false,
+            wait_for: None,
             exitall: false,
             exit_what: ExitWhat::Group,
             group_reporting: false,

@@ -94,6 +94,7 @@ pub(crate) enum Opt {
     FlowSleep,
     TimeBased,
     UnitBase,
+    WaitFor,
 }
 
 /// Values of an unsupported option that leave fio's behaviour unchanged.
@@ -274,6 +275,12 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "clocksource",
         "clocksource",
         "clock source of the real fio process",
+    ),
+    unsupported(
+        "cmd_type",
+        "cmd_type",
+        H::Values(&["nvme"]),
+        "io_uring_cmd's SCSI generic commands (cmd_type=bsg)",
     ),
     cosmetic("cmdprio", "cmdprio", R_PRIO),
     cosmetic("cmdprio_bssplit", "cmdprio_bssplit", R_PRIO),
@@ -780,6 +787,11 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "spinning thinktime",
     ),
+    cosmetic(
+        "thp",
+        "thp",
+        "ioengine=mmap's transparent huge pages for the mapping: page faults are not simulated",
+    ),
     inert(
         "thread",
         "thread",
@@ -855,7 +867,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     inert("verify_write_sequence", "verify_write_sequence", R_VERIFY),
     inert("verifysort", "verifysort", R_SOFTDEP),
     inert("verifysort_nr", "verifysort_nr", R_SOFTDEP),
-    unsupported("wait_for", "wait_for", H::Never, "waiting for a named job"),
+    typed("wait_for", "wait_for", Opt::WaitFor),
     typed("wait_for_previous", "stonewall", Opt::Stonewall),
     unsupported("write_barrier", "write_barrier", H::Zero, "barrier writes"),
     typed("write_bw_log", "write_bw_log", Opt::WriteBwLog),

@@ -123,6 +123,10 @@ impl FsFile {
     }
 }
 
+/// The device's first bytes, kept for superblocks and AG headers: no file
+/// is placed there.
+pub const HEADER_BYTES: u64 = 1 << 20;
+
 /// Error from the layout allocator.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FsError {
@@ -166,8 +170,7 @@ impl Layout {
         let log_offset = (capacity / 2) / PAGE * PAGE;
         Self {
             capacity,
-            // Leave the first MiB for superblocks and AG headers.
-            next: 1 << 20,
+            next: HEADER_BYTES,
             log_offset,
             log_size,
         }

@@ -192,6 +192,8 @@ pub struct JobPlan {
     pub thinktime_blocks: u32,
     /// fio's flow control (`flow=` and its options; weight 0: none).
     pub flow: crate::fio::Flow,
+    /// `wait_for=`: starts once every other job of this name has ended.
+    pub wait_for: Option<String>,
     /// Block cgroup index (0 = root).
     pub cgroup: u16,
     /// Ends others when it ends.

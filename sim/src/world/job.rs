@@ -223,10 +223,11 @@ impl<P: Policy> World<P> {
                 continue;
             }
             // fio counts a delay from the run's start (its genesis), which
-            // is time 0 here; a job whose delay has passed starts now.
+            // is time 0 here; a job whose delay has passed starts now,
+            // unless the jobs it waits for still run.
             if plan.start_delay > now {
                 self.q.push(plan.start_delay, Ev::JobStart { job: j });
-            } else {
+            } else if !self.waitee_running(j) {
                 self.start_job(now, j);
             }
         }
@@ -275,8 +276,37 @@ impl<P: Policy> World<P> {
 
     /// A delayed job starts, unless an `exitall` ended it first.
     pub(crate) fn on_job_start(&mut self, now: Ns, j: u32) {
-        if self.jobs[j as usize].state == JobState::Waiting {
+        if self.jobs[j as usize].state == JobState::Waiting && !self.waitee_running(j) {
             self.start_job(now, j);
+        }
+    }
+
+    /// fio's `waitee_running`: job `j` has a `wait_for=` and a job of
+    /// that name (other than its own) has not ended.
+    fn waitee_running(&self, j: u32) -> bool {
+        let me = &self.jobs[j as usize].plan;
+        let Some(w) = me.wait_for.as_deref() else {
+            return false;
+        };
+        self.jobs
+            .iter()
+            .any(|o| o.plan.name != me.name && o.plan.name == w && o.state != JobState::Done)
+    }
+
+    /// Starts the jobs of the current section that waited (`wait_for=`)
+    /// for the jobs named `ended`, once none of those runs and their
+    /// `startdelay` has passed.
+    fn start_waiters(&mut self, now: Ns, ended: &str) {
+        for k in 0..self.jobs.len() as u32 {
+            let o = &self.jobs[k as usize];
+            if o.state == JobState::Waiting
+                && o.plan.wall == self.cur_wall
+                && o.plan.wait_for.as_deref() == Some(ended)
+                && o.plan.start_delay <= now
+                && !self.waitee_running(k)
+            {
+                self.start_job(now, k);
+            }
         }
     }
 
@@ -1025,6 +1055,10 @@ impl<P: Policy> World<P> {
             }
         }
         self.walls_left[wall as usize] -= 1;
+        if self.jobs[j as usize].plan.wall == self.cur_wall {
+            let name = self.jobs[j as usize].plan.name.clone();
+            self.start_waiters(now, &name);
+        }
         if self.walls_left[wall as usize] == 0 && wall == self.cur_wall {
             self.next_wall(now);
         }

@@ -311,6 +311,12 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         "",
         Shows::Run,
     ),
+    (
+        "wait_for",
+        "wait_for=j",
+        "[j]\nrw=read\nsize=1m\n[k]\n@\nrw=read\nsize=1m\n",
+        Shows::Run,
+    ),
 ];
 
 fn parse_with_log(text: &str) -> Result<JobFile, ParseError> {

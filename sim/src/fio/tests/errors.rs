@@ -157,8 +157,8 @@ fn unsupported_options() {
     assert_err(&e, 2, Some("verify_only"), "not implemented");
     let e = err("[job]\nzonemode=zbd\n");
     assert_err(&e, 2, Some("zonemode"), "zoned I/O");
-    let e = err("[job]\nioengine=mmap\n");
-    assert_err(&e, 2, Some("ioengine"), "ioengine mmap is not simulated");
+    let e = err("[job]\nioengine=splice\n");
+    assert_err(&e, 2, Some("ioengine"), "ioengine splice is not simulated");
     let e = err("[job]\nfile_service_type=zipf:1.1\n");
     assert_err(&e, 2, Some("file_service_type"), "not simulated");
     // rw=filecreate, as fio's example files write it beside their engine,
@@ -386,6 +386,26 @@ fn what_fio_fixes_up_or_refuses_is_done_and_said_as_fio_does() {
     );
     let f = parse("[a]\nioengine=libaio\niodepth=32\n").unwrap_or_else(|e| panic!("{e}"));
     assert!(!f.accepted.iter().any(|a| a.option == "iodepth"));
+    // An engine run as another says so at its line; one run as itself
+    // says nothing.
+    for (engine, says) in [
+        ("mmap", "simulated as buffered psync"),
+        ("io_uring_cmd", "io_uring with direct=1"),
+        ("posixaio", "io_uring's queue"),
+        ("cpp_null", "simulated as null"),
+    ] {
+        let f =
+            parse(&format!("[a]\nrw=read\nioengine={engine}\n")).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            f.accepted
+                .iter()
+                .any(|a| a.option == "ioengine" && a.line == 3 && a.why.contains(says)),
+            "{engine}: {:?}",
+            f.accepted
+        );
+    }
+    let f = parse("[a]\nioengine=io_uring\n").unwrap_or_else(|e| panic!("{e}"));
+    assert!(!f.accepted.iter().any(|a| a.option == "ioengine"));
     // rate and rate_iops for one direction: refused, as fio refuses them.
     let e = err("[a]\nrate=1m\nrate_iops=10\n");
     assert_err(&e, 3, Some("rate_iops"), "mutually exclusive");
