@@ -327,8 +327,8 @@ fn options_not_simulated_are_said() {
          iolab: {job}:7: prioclass: accepted, not simulated: CPU and I/O priorities are not \
          simulated\n\
          iolab: 2 job options change nothing fio measures, here or in fio: thread ({job}:4: \
-         threads or processes: no effect on simulated I/O), verify_fatal ({job}:6: only used \
-         when verify is enabled, which iolab rejects)"
+         threads or processes: no effect on simulated I/O), verify_fatal ({job}:6: the data's \
+         contents are not simulated, only verify's read-back IO, so nothing can fail to verify)"
     );
     assert_eq!(err.trim_end(), want);
     let all = stderr(&runs(&["run", &job, "--device", "nvme", "--verbose"]));

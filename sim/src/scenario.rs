@@ -350,6 +350,62 @@ fn contexts_of(engine: EngineKind, direct: bool, iodepth: u32) -> u32 {
     }
 }
 
+/// `verify=` on a job that writes: its read-back, which iolab replays
+/// from the job's own offset stream, so in the order written. fio reads
+/// back in that order only what a random map or a sequential pass wrote
+/// once; a random job without its map (`norandommap`) may write a block
+/// twice, which fio reads back once, sorted by offset: refused. So is a
+/// Poisson rate, whose draws share that stream.
+fn verify_of(spec: &JobSpec, meta: bool) -> Result<Option<workload::VerifyPlan>, SimError> {
+    // fio ends a job that fills the device at ENOSPC, as a runtime ends
+    // one: no read-back.
+    if !spec.verifies() || !spec.do_verify || !spec.rw.mode.writes() || meta || spec.fill_device {
+        return Ok(None);
+    }
+    let option = if spec.verify.is_some() {
+        "verify"
+    } else {
+        "verify_pattern"
+    };
+    if !spec.replay_logs.is_empty() {
+        return Err(job_err(
+            spec,
+            option,
+            "verify beside read_iolog is not simulated (a replayed log's writes are not read back)",
+        ));
+    }
+    if spec.rw.mode.is_random() && spec.norandommap {
+        return Err(job_err(
+            spec,
+            option,
+            "verify of random writes without a random map (norandommap) is not simulated: \
+             fio reads back the last write of each block, sorted by offset",
+        ));
+    }
+    if !spec.rw.mode.is_random() && spec.rw.seq_add != 0 {
+        return Err(job_err(
+            spec,
+            option,
+            format!(
+                "verify of rw={}:{} is not simulated: a pass with holes or backwards may write a \
+                 block twice, which fio reads back once, sorted by offset",
+                spec.rw.mode.name(),
+                spec.rw.seq_add
+            ),
+        ));
+    }
+    if spec.rate_process == fio::RateProcess::Poisson {
+        return Err(job_err(
+            spec,
+            option,
+            "verify beside rate_process=poisson is not simulated",
+        ));
+    }
+    Ok(Some(workload::VerifyPlan {
+        backlog: spec.verify_backlog,
+    }))
+}
+
 /// `wait_for=`: the jobs it names must exist (fio would start at once
 /// on a name no job has, which a typo makes silently; iolab refuses it),
 /// and end before this one can start: in an earlier stonewall section or
@@ -544,6 +600,10 @@ pub fn plan_jobs(
     let (mut files_planned, mut contexts, mut meta_files_planned) = (0u64, 0u64, 0u64);
     // The jobs' directories, numbered as first named.
     let mut job_dirs: BTreeMap<String, u32> = BTreeMap::new();
+    // Files named by earlier jobs, and their sizes: a job without a size
+    // on them takes theirs, as fio takes an existing file's.
+    let mut named_sizes: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut planned_bytes: u64 = 0;
     let any_exitall = scenario.jobs.iter().any(|j| j.exitall);
     for (si, spec) in scenario.jobs.iter().enumerate() {
         if si > 0 {
@@ -579,6 +639,7 @@ pub fn plan_jobs(
             | fio::Engine::Mmap => EngineKind::Sync,
         };
         let direct = spec.ioengine.forced_direct().unwrap_or(spec.direct);
+        let verify = verify_of(spec, matches!(spec.ioengine, fio::Engine::Meta(_)))?;
         let meta = match spec.ioengine {
             fio::Engine::Meta(m) => Some(m),
             _ => None,
@@ -659,14 +720,28 @@ pub fn plan_jobs(
         let created = meta
             .filter(|m| m.creates())
             .map(|_| spec.bs[0].min.max(PAGE));
+        let kept = log_size_for(capacity) + crate::fs::HEADER_BYTES;
+        let known = || {
+            let sizes: Option<Vec<u64>> = spec
+                .filename
+                .iter()
+                .map(|f| named_sizes.get(f.as_str()).copied())
+                .collect();
+            sizes.and_then(|s| s.into_iter().max())
+        };
         let file_size = match created.or_else(|| file_size_of(spec, size, nrfiles)) {
+            // fill_device: the device's free space, whatever size says.
+            _ if spec.fill_device => {
+                let free = capacity.saturating_sub(kept + planned_bytes);
+                free / u64::from(nrfiles) / PAGE * PAGE
+            }
             Some(b) => b,
             None if replays => PAGE,
+            None if !spec.filename.is_empty() && known().is_some() => known().unwrap_or(PAGE),
             // fio takes a block device's own size: the simulated
             // device (the CLI says so), less the headers and the log the
             // model keeps on it.
             None if spec.sized_by_device().is_some() => {
-                let kept = log_size_for(capacity) + crate::fs::HEADER_BYTES;
                 let free = capacity.saturating_sub(kept);
                 free / u64::from(nrfiles) / PAGE * PAGE
             }
@@ -679,6 +754,17 @@ pub fn plan_jobs(
             }
         };
         let whole_file = file_size;
+        if spec.filename.is_empty() {
+            let files = u64::from(nrfiles) * u64::from(spec.numjobs.max(1));
+            planned_bytes = planned_bytes.saturating_add(whole_file.saturating_mul(files));
+        }
+        for f in &spec.filename {
+            let known = named_sizes.entry(f.as_str()).or_insert(0);
+            if *known == 0 {
+                planned_bytes = planned_bytes.saturating_add(whole_file);
+            }
+            *known = (*known).max(whole_file);
+        }
         let file_size = region_of(spec, 0, whole_file, capacity)?.1;
         if file_size < PAGE {
             return Err(job_err(
@@ -886,6 +972,10 @@ pub fn plan_jobs(
                     || spec.time_based && spec.runtime_ns.is_some()
                 {
                     None
+                } else if spec.fill_device {
+                    // Until the device is full (its files' bytes), or
+                    // io_size's bytes.
+                    Some(io_size.unwrap_or(total) * u64::from(spec.loops.max(1)))
                 } else {
                     Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
                 },
@@ -916,6 +1006,7 @@ pub fn plan_jobs(
                 thinktime_blocks: spec.thinktime_blocks,
                 flow: spec.flow,
                 wait_for: spec.wait_for.clone(),
+                verify,
                 cgroup,
                 // fio's exitall is process-wide: set on any job, every
                 // finishing job ends others by its own exit_what.

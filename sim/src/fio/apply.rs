@@ -151,6 +151,8 @@ impl JobState {
             Opt::EndFsync => s.end_fsync = parse_bool(value)?,
             Opt::FsyncOnClose => s.fsync_on_close = parse_bool(value)?,
             Opt::Randrepeat => s.randrepeat = parse_bool(value)?,
+            Opt::DoVerify => s.do_verify = parse_bool(value)?,
+            Opt::FillDevice => s.fill_device = parse_bool(value)?,
             Opt::ClatPercentiles => s.clat_percentiles = parse_bool(value)?,
             Opt::LatPercentiles => s.lat_percentiles = parse_bool(value)?,
             Opt::TimeBased => s.time_based = parse_flag(value)?,
@@ -235,6 +237,9 @@ impl JobState {
             }
             Opt::Ioengine => s.ioengine = parse_engine(t)?,
             Opt::WaitFor => s.wait_for = Some(non_empty(t)?.to_owned()),
+            Opt::Verify => s.verify = Some(parse_verify(t)?),
+            Opt::VerifyPattern => s.verify_pattern = !non_empty(t)?.is_empty(),
+            Opt::VerifyBacklog => s.verify_backlog = parse_bytes(t, kb)?,
             Opt::Iodepth => s.iodepth = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Size => s.size = parse_size_spec(t, kb)?,
             Opt::IoSize => s.io_size = parse_size_spec(t, kb)?,
@@ -430,6 +435,8 @@ impl JobState {
             | Opt::EndFsync
             | Opt::FsyncOnClose
             | Opt::Randrepeat
+            | Opt::DoVerify
+            | Opt::FillDevice
             | Opt::ClatPercentiles
             | Opt::LatPercentiles
             | Opt::TimeBased
@@ -734,6 +741,35 @@ fn split_entries<'t>(t: &'t str, max: usize, what: &str) -> Result<Vec<SplitEntr
         });
     }
     Ok(out)
+}
+
+/// `verify=`: fio 3.33's methods; `0` (fio's "none") turns it off.
+fn parse_verify(t: &str) -> Result<bool, String> {
+    const METHODS: &[&str] = &[
+        "md5",
+        "crc64",
+        "crc32c",
+        "crc32c-intel",
+        "crc32",
+        "crc16",
+        "crc7",
+        "xxhash",
+        "sha512",
+        "sha256",
+        "sha1",
+        "sha3-224",
+        "sha3-256",
+        "sha3-384",
+        "sha3-512",
+        "meta",
+        "pattern",
+        "null",
+    ];
+    match t {
+        "0" => Ok(false),
+        m if METHODS.contains(&m) => Ok(true),
+        other => Err(bad_choice(other, &format!("0, {}", METHODS.join(", ")))),
+    }
 }
 
 /// `ioengine=`: one of the engines iolab simulates.

@@ -120,7 +120,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("disable_lat", Check::Bool),
     ("disable_slat", Check::Bool),
     ("disk_util", Check::Bool),
-    ("do_verify", Check::Bool),
     ("dp_scheme", Check::Text),
     ("error_dump", Check::Bool),
     ("exitall_on_error", Check::Flag),
@@ -449,22 +448,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
         },
     ),
     ("verify_async_cpus", Check::Text),
-    (
-        "verify_backlog",
-        Check::Int {
-            min: 0,
-            max: MAX,
-            per_dir: false,
-        },
-    ),
-    (
-        "verify_backlog_batch",
-        Check::Int {
-            min: 0,
-            max: MAX,
-            per_dir: false,
-        },
-    ),
     ("verify_dump", Check::Bool),
     ("verify_fatal", Check::Bool),
     ("verify_header_seed", Check::Bool),

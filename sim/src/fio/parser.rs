@@ -604,6 +604,51 @@ impl<'e, 'a> Parser<'e, 'a> {
                 ),
             ));
         }
+        if spec.fill_device {
+            let size = if spec.size.is_some() || spec.filesize.is_some() {
+                " (size= and filesize= give way to it, as in fio)"
+            } else {
+                ""
+            };
+            notes.push((
+                "fill_device",
+                format!(
+                    "the job's files take the simulated device's free space{size}, and the job \
+                     ends when it is full, as fio's ends at ENOSPC (so a verify's read-back \
+                     never starts)"
+                ),
+            ));
+        }
+        if spec.verifies() {
+            let option = if spec.verify.is_some() {
+                "verify"
+            } else {
+                "verify_pattern"
+            };
+            let writes = spec.rw.mode.writes();
+            let why = if writes && spec.do_verify && spec.time_based && spec.verify_backlog == 0 {
+                "the writes take all of the runtime, so the read-back never starts (as fio \
+                 warns); the data's contents are not simulated"
+                    .to_owned()
+            } else if writes && spec.do_verify {
+                let backlog = match spec.verify_backlog {
+                    0 => String::new(),
+                    n => format!(", and every {n} written blocks as it goes (verify_backlog)"),
+                };
+                format!(
+                    "the job reads back what it wrote once its writes are done{backlog}, as \
+                     fio's verify does; the data's contents are not simulated (nothing is \
+                     checksummed or compared)"
+                )
+            } else if writes {
+                "do_verify=0: no read-back phase; the data's contents are not simulated".to_owned()
+            } else {
+                "fio checks each read's data as it completes, which adds no IO; the data's \
+                 contents are not simulated"
+                    .to_owned()
+            };
+            notes.push((option, why));
+        }
         if let Some(why) = spec.ioengine.stands_in() {
             notes.push((
                 "ioengine",

@@ -659,6 +659,21 @@ pub struct JobSpec {
     /// `stonewall` / `wait_for_previous`: wait for earlier jobs and start a new
     /// group. Default false.
     pub stonewall: bool,
+    /// `verify=`: a method given (anything but `0`): the job reads back
+    /// what it wrote. `None` when not given (`verify_pattern` then turns
+    /// it on, as fio's does).
+    pub verify: Option<bool>,
+    /// `verify_pattern=` given.
+    pub verify_pattern: bool,
+    /// `do_verify=`: the read-back phase after the writes. Default true.
+    pub do_verify: bool,
+    /// `verify_backlog=`: read back every N written blocks as the job
+    /// goes (0: only after the writes). Default 0.
+    pub verify_backlog: u64,
+    /// `fill_device` / `fill_fs`: the job's files take the device's free
+    /// space, whatever `size=` says, and the job ends when it is full
+    /// (fio's ENOSPC, which ends it as its runtime would). Default false.
+    pub fill_device: bool,
     /// `wait_for=`: the name of the jobs this one starts after (fio's
     /// `waitee_running`: every other job of that name has exited).
     /// Default none.
@@ -705,11 +720,21 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
+    /// Whether the job verifies: `verify=` a method, or a
+    /// `verify_pattern=` without a `verify=`.
+    pub fn verifies(&self) -> bool {
+        self.verify.unwrap_or(self.verify_pattern)
+    }
+
     /// The block device a job without `size=` or `filesize=` takes its
     /// size from, as fio does (`filename=/dev/…`): the simulated device's
     /// capacity stands for it, which the CLI says on stderr.
     pub fn sized_by_device(&self) -> Option<&str> {
-        if self.size.is_some() || self.filesize.is_some() || !self.replay_logs.is_empty() {
+        if self.size.is_some()
+            || self.filesize.is_some()
+            || !self.replay_logs.is_empty()
+            || self.fill_device
+        {
             return None;
         }
         self.filename
@@ -794,6 +819,11 @@ impl JobSpec {
             new_group: false,
             stonewall: false,
             wait_for: None,
+            verify: None,
+            fill_device: false,
+            verify_pattern: false,
+            do_verify: true,
+            verify_backlog: 0,
             exitall: false,
             exit_what: ExitWhat::Group,
             group_reporting: false,

@@ -94,6 +94,11 @@ pub(crate) enum Opt {
     FlowSleep,
     TimeBased,
     UnitBase,
+    Verify,
+    VerifyBacklog,
+    VerifyPattern,
+    DoVerify,
+    FillDevice,
     WaitFor,
 }
 
@@ -195,7 +200,7 @@ const R_SPR: &str = "only used with sprandom, which iolab rejects";
 const R_SS: &str = "only used with steadystate_duration, which iolab rejects";
 const R_STAT: &str = "reporting detail only";
 const R_TRIMV: &str = "only used with trim_percentage, which iolab rejects";
-const R_VERIFY: &str = "only used when verify is enabled, which iolab rejects";
+const R_VERIFY: &str = "the data's contents are not simulated, only verify's read-back IO, so nothing can fail to verify";
 const R_ZBD: &str = "only used with zonemode=zbd, which iolab rejects";
 
 /// Every known option name, sorted bytewise by `name`.
@@ -330,7 +335,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     cosmetic("disable_lat", "disable_lat", R_STAT),
     cosmetic("disable_slat", "disable_slat", R_STAT),
     cosmetic("disk_util", "disk_util", R_STAT),
-    inert("do_verify", "do_verify", R_VERIFY),
+    typed("do_verify", "do_verify", Opt::DoVerify),
     inert("dp_scheme", "dp_scheme", R_DP),
     typed("end_fsync", "end_fsync", Opt::EndFsync),
     unsupported(
@@ -388,18 +393,8 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Values(&["none"]),
         "forcing a file type",
     ),
-    unsupported(
-        "fill_device",
-        "fill_device",
-        H::Zero,
-        "writing until the device is full",
-    ),
-    unsupported(
-        "fill_fs",
-        "fill_device",
-        H::Zero,
-        "writing until the device is full",
-    ),
+    typed("fill_device", "fill_device", Opt::FillDevice),
+    typed("fill_fs", "fill_device", Opt::FillDevice),
     cosmetic("fixedbufs", "fixedbufs", R_ENGINE),
     typed("flow", "flow", Opt::Flow),
     typed("flow_id", "flow_id", Opt::FlowId),
@@ -835,28 +830,23 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "deleting files between loops",
     ),
     cosmetic("userspace_reap", "userspace_reap", R_ENGINE),
-    unsupported(
-        "verify",
-        "verify",
-        H::Values(&["0"]),
-        "data verification, which adds a read-back phase",
-    ),
+    typed("verify", "verify", Opt::Verify),
     inert("verify_async", "verify_async", R_VERIFY),
     inert("verify_async_cpus", "verify_async_cpus", R_VERIFY),
-    inert("verify_backlog", "verify_backlog", R_VERIFY),
-    inert("verify_backlog_batch", "verify_backlog_batch", R_VERIFY),
+    typed("verify_backlog", "verify_backlog", Opt::VerifyBacklog),
+    unsupported(
+        "verify_backlog_batch",
+        "verify_backlog_batch",
+        H::Zero,
+        "read-back batches of another size than verify_backlog",
+    ),
     inert("verify_dump", "verify_dump", R_VERIFY),
     inert("verify_fatal", "verify_fatal", R_VERIFY),
     inert("verify_header_seed", "verify_header_seed", R_VERIFY),
     inert("verify_interval", "verify_interval", R_VERIFY),
     inert("verify_offset", "verify_offset", R_VERIFY),
     unsupported("verify_only", "verify_only", H::Zero, "verify-only runs"),
-    unsupported(
-        "verify_pattern",
-        "verify_pattern",
-        H::Never,
-        "pattern verification (it also turns verify on)",
-    ),
+    typed("verify_pattern", "verify_pattern", Opt::VerifyPattern),
     inert(
         "verify_pattern_interval",
         "verify_pattern_interval",

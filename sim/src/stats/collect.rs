@@ -331,6 +331,10 @@ pub struct JobStats {
     pub(crate) depth_map: [u64; 7],
     /// fio's `latency_depth` (the job's `iodepth`), for the report.
     pub latency_depth: u32,
+    /// When verify's read-back phase began, and whether the job read in
+    /// the phase before it: fio times its IO phase and its verify phase
+    /// apart (see [`JobStats::dir_runtime_ns`]).
+    verify_from: Option<(Ns, bool)>,
 }
 
 impl JobStats {
@@ -359,6 +363,7 @@ impl JobStats {
             next_sample_ns: start_ns.saturating_add(bw_sample_ns),
             last_ns: start_ns,
             end_ns: None,
+            verify_from: None,
             dirs,
             sync: LatAcc::default(),
             host_ns: 0,
@@ -398,6 +403,28 @@ impl JobStats {
             wakes: self.wakes,
             depth_map: self.depth_map,
             latency_depth: self.latency_depth,
+            verify_from: self.verify_from,
+        }
+    }
+
+    /// Verify's read-back phase begins at `now`; `reads` says whether the
+    /// job also reads in its IO phase.
+    pub fn verify_began(&mut self, now: Ns, reads: bool) {
+        self.verify_from = Some((now.max(self.start_ns), reads));
+    }
+
+    /// A direction's runtime as fio's `thread_main` adds it up: the IO
+    /// phase's for the directions the job does, the read-back phase's
+    /// added to the reads; the whole runtime without a read-back phase.
+    pub fn dir_runtime_ns(&self, dir: Dir) -> Ns {
+        let whole = self.runtime_ns();
+        let Some((v, reads)) = self.verify_from else {
+            return whole;
+        };
+        let io_phase = v - self.start_ns;
+        match dir {
+            Dir::Read => whole - io_phase + if reads { io_phase } else { 0 },
+            Dir::Write | Dir::Trim => io_phase,
         }
     }
 

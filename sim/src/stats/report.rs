@@ -419,7 +419,7 @@ impl RunReport {
             // fio's `update_runtime`: whole µs, rounded up to ms, so a job
             // shorter than a millisecond reports 1 ms, not 0 (its
             // `job_runtime` is `mtime_since`, truncated).
-            let runtime_ms = (stats.runtime_ns() / 1000).div_ceil(1000);
+            let runtime_ms = |d| (stats.dir_runtime_ns(d) / 1000).div_ceil(1000);
             e.job_runtime_ms += stats.runtime_ns() / MS;
             e.host_ns += stats.host_ns;
             e.ctx += stats.wakes;
@@ -430,7 +430,7 @@ impl RunReport {
                 let d = &stats.dirs[i];
                 e.io_bytes[i] += d.io_bytes;
                 if d.lat.n > 0 || d.io_bytes > 0 {
-                    e.runtime_ms[i] = e.runtime_ms[i].max(runtime_ms);
+                    e.runtime_ms[i] = e.runtime_ms[i].max(runtime_ms(Dir::ALL[i]));
                 }
                 e.lat[i].merge(&d.lat);
                 match mode {

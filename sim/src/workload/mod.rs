@@ -194,6 +194,8 @@ pub struct JobPlan {
     pub flow: crate::fio::Flow,
     /// `wait_for=`: starts once every other job of this name has ended.
     pub wait_for: Option<String>,
+    /// `verify=` on a job that writes: it reads back what it wrote.
+    pub verify: Option<VerifyPlan>,
     /// Block cgroup index (0 = root).
     pub cgroup: u16,
     /// Ends others when it ends.
@@ -283,6 +285,17 @@ impl RwMix {
     }
 }
 
+/// fio's verify on a job that writes (`verify=`, `do_verify=1`): once
+/// its writes are done (not when its runtime ends them) and its IOs in
+/// flight are in, it reads back every block it wrote, in the order it
+/// wrote them, at its own depth; with `backlog` > 0 it also reads back
+/// that many blocks each time that many more are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyPlan {
+    /// `verify_backlog=` (0: none).
+    pub backlog: u64,
+}
+
 /// Offsets of one job in one file.
 #[derive(Clone, Debug)]
 pub struct OffsetGen {
@@ -293,8 +306,9 @@ pub struct OffsetGen {
     /// Granularity of random offsets (the smallest block size).
     pub unit: u64,
     seq: u64,
-    /// Bytes of the current backwards pass (`rw=read:-8k`).
-    back_done: u64,
+    /// Bytes of the current pass with holes or backwards (`rw=read:8k`,
+    /// `rw=read:-8k`).
+    pass_done: u64,
     perm: Option<Permutation>,
     drawn: u64,
     pass: u64,
@@ -315,7 +329,7 @@ impl OffsetGen {
             base: 0,
             unit,
             seq: 0,
-            back_done: 0,
+            pass_done: 0,
             perm: random_map.then(|| Permutation::new(blocks, key)),
             drawn: 0,
             pass: 0,
@@ -349,14 +363,25 @@ impl OffsetGen {
     }
 
     /// Next sequential offset for `len` bytes, the next one `add` bytes
-    /// after its end (fio's `rw=write:4k` holes; negative, `rw=read:-8k`,
-    /// backwards: below the start of the file it goes on from the end plus
-    /// `add`, as fio's `get_next_seq_offset` does, and a pass is the
-    /// file's size in bytes). Returns `None` at the end of the file or of
-    /// a backwards pass (the caller wraps or stops).
+    /// after its end, as fio's `get_next_seq_offset` does: with holes
+    /// (`rw=write:4k`) past the end of the file it goes on from its start,
+    /// backwards (`rw=read:-8k`) below its start from its end plus `add`;
+    /// either way a pass is the file's size in bytes (fio 3.33's
+    /// `write_iolog` of `rw=read:12k bs=4k size=1m`: blocks 0, 4, …, 252,
+    /// 0, 4, …, 256 reads). Returns `None` at the end of the file or of
+    /// such a pass (the caller wraps or stops).
     pub fn next_seq(&mut self, len: u64, add: i64) -> Option<u64> {
-        if self.seq + len > self.size || (add < 0 && self.back_done + len > self.size) {
-            return None;
+        if add == 0 {
+            if self.seq + len > self.size {
+                return None;
+            }
+        } else {
+            if self.pass_done + len > self.size {
+                return None;
+            }
+            if self.seq + len > self.size {
+                self.seq = 0;
+            }
         }
         let at = self.seq;
         let next = i128::from(at) + i128::from(len) + i128::from(add);
@@ -365,8 +390,8 @@ impl OffsetGen {
         } else {
             next.min(i128::from(u64::MAX)) as u64
         };
-        if add < 0 {
-            self.back_done += len;
+        if add != 0 {
+            self.pass_done += len;
         }
         Some(at)
     }
@@ -379,7 +404,7 @@ impl OffsetGen {
     /// Rewinds the sequential cursor.
     pub fn rewind(&mut self) {
         self.seq = 0;
-        self.back_done = 0;
+        self.pass_done = 0;
     }
 
     /// Next random offset for an IO in direction `d`; every `run` IOs a new
@@ -454,10 +479,20 @@ mod tests {
             blocks,
             [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
         );
-        // Holes forward, as before: 4 KiB read, 4 KiB skipped.
+        // Holes forward: 4 KiB read, 4 KiB skipped, past the end from the
+        // start again until a pass has the file's size, as fio 3.33's
+        // `write_iolog` of `rw=read:12k bs=4k size=1m` reads blocks 0, 4,
+        // ..., 252, 0, 4, ..., 256 reads.
         let mut g = OffsetGen::new(32 << 10, 4096, 1, false);
         let fwd: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 4096)).collect();
-        assert_eq!(fwd, [0, 8192, 16_384, 24_576]);
+        assert_eq!(fwd, [0, 8192, 16_384, 24_576, 0, 8192, 16_384, 24_576]);
+        let mut g = OffsetGen::new(1 << 20, 4096, 1, false);
+        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 12_288))
+            .map(|o| o / 4096)
+            .collect();
+        assert_eq!(blocks.len(), 256);
+        assert_eq!(blocks[60..68], [240, 244, 248, 252, 0, 4, 8, 12]);
+        assert_eq!(blocks[255], 252);
     }
 
     #[test]
@@ -509,12 +544,13 @@ mod tests {
         assert_eq!((b, c), (a + 4096, a + 8192));
     }
 
+    /// A pass with holes wraps at the end of the file and ends once it
+    /// has the file's size; a rewind starts a new one.
     #[test]
-    fn sequential_with_holes_stops_at_the_end() {
+    fn sequential_with_holes_wraps_until_a_pass_is_the_files_size() {
         let mut g = OffsetGen::new(16384, 4096, 0, false);
-        assert_eq!(g.next_seq(4096, 4096), Some(0));
-        assert_eq!(g.next_seq(4096, 4096), Some(8192));
-        assert_eq!(g.next_seq(4096, 4096), None);
+        let pass: Vec<Option<u64>> = (0..5).map(|_| g.next_seq(4096, 4096)).collect();
+        assert_eq!(pass, [Some(0), Some(8192), Some(0), Some(8192), None]);
         g.rewind();
         assert_eq!(g.next_seq(4096, 0), Some(0));
     }

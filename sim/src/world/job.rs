@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::pick::Picked;
 use super::{Actor, Ev, World};
 use crate::block::Policy;
 use crate::block::request::{Bio, Flags, Op, Origin, Payload};
@@ -15,7 +16,7 @@ use crate::fs::btrfs::volume::MapChunk;
 use crate::rng::Stream;
 use crate::stats::{self, JobStats};
 use crate::time::{Ns, SEC};
-use crate::workload::{self, Dir, EngineKind, ExitWhat, FileService, JobPlan, OffsetGen, RwMix};
+use crate::workload::{Dir, EngineKind, ExitWhat, JobPlan, OffsetGen, RwMix};
 
 /// Largest bio the block layer builds (`max_sectors_kb`, 512 KiB *(assumed)*).
 pub(crate) const MAX_BIO_BYTES: u64 = 512 * 1024;
@@ -81,6 +82,9 @@ pub(crate) enum Phase {
     /// A direct IO that completed while its job's thread was busy with
     /// earlier ones: it is reaped (its `clat` ends) on its timer.
     Reap,
+    /// Verify's read-back waits for the job's writes still in flight
+    /// (`world::verify`).
+    VerifyWait,
     Done,
 }
 
@@ -210,6 +214,17 @@ pub(crate) struct Job {
     /// A replay's next action, and when the last one claimed is issued.
     pub replay_at: usize,
     pub replay_clock: Ns,
+    /// Verify (`world::verify`): the copy of the pick state the
+    /// read-back replays, the writes not yet read back, the backlog reads
+    /// left in the current batch, and the read-back phase: begun, its
+    /// reads started (the writes in flight are in), the contexts waiting
+    /// for those writes.
+    pub verify_cursor: Option<Box<super::pick::PickState>>,
+    pub unverified: u64,
+    pub verify_batch: u64,
+    pub verifying: bool,
+    pub verify_started: bool,
+    pub verify_parked: Vec<u32>,
 }
 
 impl<P: Policy> World<P> {
@@ -255,6 +270,7 @@ impl<P: Policy> World<P> {
         job.ramp_end = now + job.plan.ramp;
         job.stats = Some(job.stats_from(job.ramp_end));
         job.stats_depth();
+        job.verify_cursor = super::verify::cursor_of(job);
         if job.plan.ramp > 0 {
             self.q.push(job.ramp_end, Ev::RampEnd { job: j });
         }
@@ -381,6 +397,10 @@ impl<P: Policy> World<P> {
             self.ctx_finish(now, c);
             return;
         }
+        if self.jobs[j].verifying {
+            self.verify_next(now, c, j);
+            return;
+        }
         let job = &mut self.jobs[j];
         let plan = &job.plan;
         // fsync / fdatasync every N writes.
@@ -409,16 +429,14 @@ impl<P: Policy> World<P> {
         if let Some(limit) = plan.io_limit
             && job.bytes_issued >= limit
         {
-            self.job_stop(now, j as u32);
-            self.ctx_finish(now, c);
+            self.writes_done(now, c, j);
             return;
         }
         // IO count limit (`number_ios`): IOs issued, in flight included.
         if let Some(limit) = plan.io_count_limit
             && job.issued.iter().sum::<u64>() >= limit
         {
-            self.job_stop(now, j as u32);
-            self.ctx_finish(now, c);
+            self.writes_done(now, c, j);
             return;
         }
         if let Some(log) = job.plan.replay.clone() {
@@ -441,107 +459,34 @@ impl<P: Policy> World<P> {
             return;
         }
         if job.exhausted {
-            self.job_stop(now, j as u32);
-            self.ctx_finish(now, c);
+            self.writes_done(now, c, j);
             return;
         }
         // A context woken from rate pacing issues the IO it planned.
         let planned = self.ctxs[c as usize].planned.take();
+        if planned.is_none() && self.verify_backlog_due(j) {
+            self.verify_read(now, c, j);
+            return;
+        }
         let job = &mut self.jobs[j];
-        let plan = &job.plan;
-        let dir = match planned {
-            Some(d) => d,
-            None if plan.mixed() => job.mix.next(&mut job.rng, plan.rwmixread),
-            None if plan.reads => Dir::Read,
-            None if plan.writes => Dir::Write,
-            None => Dir::Trim,
-        };
-        let d = dir as usize;
+        let dir = planned.unwrap_or_else(|| job.pick_dir());
         if self.io_waits(now, c, j, dir, planned.is_some()) {
             return;
         }
         let job = &mut self.jobs[j];
-        let plan = &job.plan;
-        let (lo, hi) = plan.bs[d];
-        let len = if !plan.bssplit[d].is_empty() {
-            workload::bssplit_pick(&plan.bssplit[d], job.rng.below(1 << 32), lo)
-        } else if hi > lo {
-            lo + job.rng.below((hi - lo) / lo.max(1) + 1) * lo
-        } else {
-            lo
+        let Some(Picked {
+            io,
+            wrapped,
+            all_wrapped,
+        }) = job.pick_rest(dir)
+        else {
+            self.writes_done(now, c, j);
+            return;
         };
-        // File choice.
-        let nfiles = job.file_ids.len();
-        if job.file_left == 0 {
-            job.file_left = plan.file_service.1.max(1);
-            job.cur_file = match plan.file_service.0 {
-                FileService::RoundRobin => {
-                    // No division: this runs for every IO.
-                    let next = job.cur_file + 1;
-                    if next == nfiles { 0 } else { next }
-                }
-                FileService::Random => job.rng.below(nfiles as u64) as usize,
-                FileService::Sequential => job.cur_file,
-            };
+        if io.dir == Dir::Write && job.plan.verify.is_some() {
+            job.unverified += 1;
         }
-        job.file_left -= 1;
-        let fi = job.cur_file;
-        let og = &mut job.gens[fi];
-        let len = len.min(og.size.max(1));
-        // A file whose pass over it starts again (fio: a time_based wrap,
-        // io_u.c loop_cache_invalidate; a new loop reopens the file,
-        // ioengines.c td_io_open_file) has its cache dropped again.
-        let mut wrapped: Option<usize> = None;
-        let mut all_wrapped = false;
-        let (fi, len, offset) = if plan.random {
-            let pass = og.passes();
-            let at = og.next_random(&mut job.rng, dir, len, plan.rw_suffix.max(1));
-            if og.passes() != pass {
-                wrapped = Some(fi);
-            }
-            (fi, len, at)
-        } else {
-            // Sequential: at the end of a file go on with a file not yet
-            // finished; a loop ends when every file has reached its end.
-            let mut fi = fi;
-            loop {
-                let len = len.min(job.gens[fi].size.max(1));
-                if let Some(o) = job.gens[fi].next_seq(len, plan.seq_add) {
-                    break (fi, len, o);
-                }
-                if plan.time_based {
-                    job.gens[fi].rewind();
-                    wrapped = Some(fi);
-                    continue;
-                }
-                if !job.eof[fi] {
-                    job.eof[fi] = true;
-                    job.files_at_eof += 1;
-                }
-                if job.files_at_eof == nfiles {
-                    job.loops_done += 1;
-                    if job.loops_done >= plan.loops {
-                        job.exhausted = true;
-                        self.job_stop(now, j as u32);
-                        self.ctx_finish(now, c);
-                        return;
-                    }
-                    for g in &mut job.gens {
-                        g.rewind();
-                    }
-                    all_wrapped = true;
-                    job.eof.iter_mut().for_each(|e| *e = false);
-                    job.files_at_eof = 0;
-                    continue;
-                }
-                fi = (1..nfiles)
-                    .map(|k| (fi + k) % nfiles)
-                    .find(|&k| !job.eof[k])
-                    .unwrap_or(fi);
-                job.cur_file = fi;
-            }
-        };
-        let offset = offset + job.gens[fi].base;
+        let plan = &job.plan;
         if plan.invalidate && !plan.direct {
             if all_wrapped {
                 for &f in &job.file_ids {
@@ -551,12 +496,7 @@ impl<P: Policy> World<P> {
                 self.cache.invalidate(job.file_ids[w]);
             }
         }
-        let io = PlannedIo {
-            dir,
-            fi,
-            len,
-            offset,
-        };
+        let fi = io.fi;
         if job.plan.create_on_open && !job.opened[fi] {
             job.opened[fi] = true;
             self.create_then_issue(now, c, j, io);
@@ -1206,6 +1146,12 @@ impl Job {
             rate_parked: Vec::new(),
             replay_at: 0,
             replay_clock: 0,
+            verify_cursor: None,
+            unverified: 0,
+            verify_batch: 0,
+            verifying: false,
+            verify_started: false,
+            verify_parked: Vec::new(),
         }
     }
 }

@@ -17,7 +17,9 @@ mod issue;
 mod job;
 mod journal;
 mod meta;
+mod pick;
 mod replay;
+mod verify;
 
 use std::collections::VecDeque;
 

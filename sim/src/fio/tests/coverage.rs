@@ -312,6 +312,36 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "verify",
+        "verify=crc32c",
+        "[j]\nrw=randwrite\nsize=1m\n@\n",
+        Shows::Run,
+    ),
+    (
+        "verify_pattern",
+        "verify_pattern=0xaa",
+        "[j]\nrw=randwrite\nsize=1m\n@\n",
+        Shows::Run,
+    ),
+    (
+        "do_verify",
+        "do_verify=0",
+        "[j]\nrw=randwrite\nsize=1m\nverify=md5\n@\n",
+        Shows::Run,
+    ),
+    (
+        "verify_backlog",
+        "verify_backlog=16",
+        "[j]\nrw=randwrite\nsize=1m\nverify=md5\nioengine=libaio\niodepth=4\ndirect=1\n@\n",
+        Shows::Run,
+    ),
+    (
+        "fill_device",
+        "fill_device=1",
+        "[j]\nrw=write\nbs=1m\nsize=1m\nio_size=2m\n@\n",
+        Shows::Run,
+    ),
+    (
         "wait_for",
         "wait_for=j",
         "[j]\nrw=read\nsize=1m\n[k]\n@\nrw=read\nsize=1m\n",

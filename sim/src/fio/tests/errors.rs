@@ -151,8 +151,8 @@ fn unsupported_options() {
     let e = err("[global]\npercentage_random=50\n[job]\n");
     assert_err(&e, 2, Some("percentage_random"), "not implemented");
     assert_eq!(e.section.as_deref(), Some("global"));
-    let e = err("[job]\nverify=md5\n");
-    assert_err(&e, 2, Some("verify"), "not implemented");
+    let e = err("[job]\nverify=md6\n");
+    assert_err(&e, 2, Some("verify"), "unknown value 'md6'");
     let e = err("[job]\nverify_only\n");
     assert_err(&e, 2, Some("verify_only"), "not implemented");
     let e = err("[job]\nzonemode=zbd\n");

@@ -24,10 +24,10 @@ fn sorted_unique_and_canonical() {
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
     assert_eq!(OPTIONS.len(), 305);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 87);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 93);
     assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 63);
-    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 84);
-    assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 71);
+    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 81);
+    assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 68);
 }
 
 #[test]
