@@ -133,9 +133,23 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
     for (i, j) in jobs.iter().enumerate() {
         let n = u64::from(j.numjobs.max(1));
         let bs = j.bs.iter().map(|b| b.min).min().unwrap_or(4096).max(1);
+        // A size's IOs are its bytes over the mean block: a bssplit's
+        // weighted mean (its smallest over the directions with one).
+        let size_bs = j
+            .bssplit
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let pct: u64 = s.iter().map(|&(_, p)| u64::from(p)).sum();
+                let bytes: u64 = s.iter().map(|&(b, p)| b * u64::from(p)).sum();
+                bytes.checked_div(pct).unwrap_or(bs)
+            })
+            .min()
+            .unwrap_or(bs)
+            .max(1);
         let by_size = match (j.time_based, j.io_size.or(j.size)) {
             (false, Some(SizeSpec::Bytes(b))) if b > 0 => Some(
-                (b / bs)
+                (b / size_bs)
                     .saturating_mul(u64::from(j.loops.max(1)))
                     .saturating_mul(n),
             ),
@@ -169,8 +183,8 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
             u64::try_from(ios).unwrap_or(u64::MAX)
         });
         let (ios, why) = match (by_size, by_time) {
-            (Some(s), Some(t)) if s <= t => (s, size_why(j, bs, n)),
-            (Some(s), None) => (s, size_why(j, bs, n)),
+            (Some(s), Some(t)) if s <= t => (s, size_why(j, size_bs, n)),
+            (Some(s), None) => (s, size_why(j, size_bs, n)),
             (_, Some(t)) => (
                 t,
                 format!(
@@ -284,6 +298,15 @@ mod tests {
             "[j]\nioengine=libaio\niodepth=16\nnumjobs=4\nrw=randwrite\nbs=4k\nsize=10g\nruntime=900\ntime_based\n",
         );
         assert_eq!(estimate_ios(&four, &[nvme]).ios, 3_500_000_000 / 4096 * 900);
+    }
+
+    /// A size's IOs are its bytes over a bssplit's mean block, not its
+    /// smallest (fio's JESD219 example mixes 512-byte and 64 KiB blocks).
+    #[test]
+    fn a_bssplit_job_counts_its_mean_block() {
+        let null = DeviceConfig::preset("null").expect("preset");
+        let j = jobs("[j]\nrw=randread\nbssplit=4k/50:12k/50\nsize=16m\n");
+        assert_eq!(estimate_ios(&j, &[null]).ios, (16 << 20) / 8192);
     }
 
     #[test]

@@ -626,7 +626,7 @@ pub fn plan_jobs(
             ));
         }
         let engine = match spec.ioengine {
-            fio::Engine::Libaio => EngineKind::Libaio,
+            fio::Engine::Libaio | fio::Engine::Sg => EngineKind::Libaio,
             fio::Engine::IoUring => EngineKind::IoUring,
             fio::Engine::Null | fio::Engine::CppNull => EngineKind::Null,
             fio::Engine::PosixAio | fio::Engine::IoUringCmd => EngineKind::IoUring,
@@ -1007,6 +1007,14 @@ pub fn plan_jobs(
                 flow: spec.flow,
                 wait_for: spec.wait_for.clone(),
                 verify,
+                block_align: spec
+                    .blockalign
+                    .iter()
+                    .zip([mode.reads(), mode.writes(), mode.trims()])
+                    .filter_map(|(a, does)| a.filter(|_| does))
+                    .min(),
+                device_reads_writes: spec.ioengine == fio::Engine::Sg
+                    && spec.sg_write_mode == fio::SgWriteMode::Verify,
                 cgroup,
                 // fio's exitall is process-wide: set on any job, every
                 // finishing job ends others by its own exit_what.
@@ -1697,7 +1705,12 @@ fn build_world<P: Policy>(
             None => Stream::new(base, Entity::Job(i as u32)),
         };
         let ids: Vec<u32> = plan.files.iter().map(|f| file_id[&f.name]).collect();
-        let unit = plan.bs.iter().map(|b| b.0).min().unwrap_or(PAGE).max(1);
+        // fio draws random offsets as blocks of `ba` (its smallest block
+        // size unless `blockalign=` says otherwise).
+        let unit = plan
+            .block_align
+            .unwrap_or_else(|| plan.bs.iter().map(|b| b.0).min().unwrap_or(PAGE))
+            .max(1);
         let zones = match &plan.distribution {
             fio::RandomDistribution::Zoned(z) => Some(Arc::new(ZoneIndex::new(z, false))),
             fio::RandomDistribution::ZonedAbs(z) => Some(Arc::new(ZoneIndex::new(z, true))),

@@ -241,7 +241,7 @@ fn wait_for_starts_a_job_after_the_jobs_it_names() {
 /// The engines simulated as others run exactly as those: `io_uring_cmd`
 /// as `io_uring` with `direct=1` whatever the job says, `mmap` as buffered
 /// `psync` whatever it says, `posixaio` as `io_uring`, `cpp_null` as
-/// `null`.
+/// `null`, `sg` as direct `libaio`.
 #[test]
 fn engines_that_stand_in_for_others_run_as_them() {
     let run = |job: &str| run_none(&scenario(job, "nvme", 1024 * MIB, 1));
@@ -274,6 +274,24 @@ fn engines_that_stand_in_for_others_run_as_them() {
         "ioengine=io_uring\niodepth=4",
     );
     same("ioengine=cpp_null", "ioengine=null");
+    same(
+        "ioengine=sg\niodepth=4",
+        "ioengine=libaio\niodepth=4\ndirect=1",
+    );
+    // sg's SCSI VERIFY (fio's sg_verify.fio): the device reads each block,
+    // the job counts the writes it was asked for.
+    let out = run(
+        "[v]\nioengine=sg\nfilename=/dev/sdb\nrw=write\nbs=512\nsize=1m\nnumber_ios=20\n\
+         sg_write_mode=verify_bytchk_01\n",
+    );
+    assert_eq!(job(&out, "v").dir(Dir::Write).total_ios, 20);
+    let v = iolab_sim::stats::json_output(&out.report, out.extra.clone());
+    let disk = &v["disk_util"][0];
+    assert_eq!(
+        (disk["read_ios"].as_u64(), disk["write_ios"].as_u64()),
+        (Some(20), Some(0)),
+        "{disk}"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use super::spec::{
     BsRange, DDIR_READ, DDIR_TRIM, Engine, ExitWhat, Fadvise, Fallocate, FileServiceType, JobSpec,
-    MetaEngine, RandomDistribution, RateProcess, RwMode, SizeRange, SizeSpec, Zone,
+    MetaEngine, RandomDistribution, RateProcess, RwMode, SgWriteMode, SizeRange, SizeSpec, Zone,
 };
 use super::table::Opt;
 use super::value::{
@@ -238,6 +238,24 @@ impl JobState {
             Opt::Ioengine => s.ioengine = parse_engine(t)?,
             Opt::WaitFor => s.wait_for = Some(non_empty(t)?.to_owned()),
             Opt::Verify => s.verify = Some(parse_verify(t)?),
+            Opt::SgWriteMode => {
+                s.sg_write_mode = match t {
+                    "write" => SgWriteMode::Write,
+                    "write_and_verify" | "verify" => SgWriteMode::WriteAndVerify,
+                    "write_same" | "same" | "write_same_ndob" => SgWriteMode::WriteSame,
+                    "verify_bytchk_00" | "verify_bytchk_01" | "verify_bytchk_11" => {
+                        SgWriteMode::Verify
+                    }
+                    "write_stream" => SgWriteMode::WriteStream,
+                    other => {
+                        return Err(bad_choice(
+                            other,
+                            "write, write_and_verify, verify, write_same, same, write_same_ndob, \
+                             verify_bytchk_00, verify_bytchk_01, verify_bytchk_11, write_stream",
+                        ));
+                    }
+                }
+            }
             Opt::VerifyPattern => s.verify_pattern = !non_empty(t)?.is_empty(),
             Opt::VerifyBacklog => s.verify_backlog = parse_bytes(t, kb)?,
             Opt::Iodepth => s.iodepth = at_least(parse_u32(t, kb)?, 1)?,
@@ -260,6 +278,11 @@ impl JobState {
                 for (d, e) in per_dir(t, true)? {
                     self.bs[d] = at_least_u64(parse_bytes(e, kb)?, 1)?;
                     self.given(0, d, at);
+                }
+            }
+            Opt::Blockalign => {
+                for (d, e) in per_dir(t, true)? {
+                    s.blockalign[d] = Some(at_least_u64(parse_bytes(e, kb)?, 1)?);
                 }
             }
             Opt::Bsrange => {
@@ -787,6 +810,7 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
         "posixaio" => Engine::PosixAio,
         "io_uring_cmd" => Engine::IoUringCmd,
         "mmap" => Engine::Mmap,
+        "sg" => Engine::Sg,
         "filecreate" => Engine::Meta(MetaEngine::FileCreate),
         "filestat" => Engine::Meta(MetaEngine::FileStat),
         "filedelete" => Engine::Meta(MetaEngine::FileDelete),

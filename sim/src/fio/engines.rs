@@ -18,7 +18,7 @@
 
 /// The engines iolab simulates, as `ioengine=` spells them.
 pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, \
-     cpp_null, posixaio, io_uring_cmd, mmap, filecreate, filestat, filedelete, dircreate, \
+     cpp_null, posixaio, io_uring_cmd, mmap, sg, filecreate, filestat, filedelete, dircreate, \
      dirstat, dirdelete";
 
 /// `(engine, its own options)` for each fio 3.33 engine iolab does not
@@ -89,10 +89,6 @@ const ENGINES: &[(&str, &[&str])] = &[
         &["clustername", "rbdname", "pool", "clientname", "busy_poll"],
     ),
     ("rdma", &["hostname", "bindname", "port", "verb", "proto"]),
-    (
-        "sg",
-        &["hipri", "readfua", "writefua", "sg_write_mode", "stream_id"],
-    ),
     ("solarisaio", &[]),
     ("splice", &[]),
     ("windowsaio", &["no_completion_thread"]),

@@ -649,6 +649,24 @@ impl<'e, 'a> Parser<'e, 'a> {
             };
             notes.push((option, why));
         }
+        if spec.ioengine == super::Engine::Sg && spec.sg_write_mode != super::SgWriteMode::Write {
+            let why = match spec.sg_write_mode {
+                super::SgWriteMode::Verify => {
+                    "SCSI VERIFY: simulated as the device's read of each block, counted as a \
+                     write as fio counts it (no data is compared)"
+                }
+                super::SgWriteMode::WriteSame => {
+                    "SCSI WRITE SAME: simulated as a write of each block (the one block the \
+                     command carries is not simulated apart)"
+                }
+                super::SgWriteMode::WriteAndVerify => {
+                    "SCSI WRITE AND VERIFY: simulated as a write (the device's compare is not \
+                     simulated)"
+                }
+                _ => "SCSI WRITE STREAM: simulated as a write",
+            };
+            notes.push(("sg_write_mode", why.to_owned()));
+        }
         if let Some(why) = spec.ioengine.stands_in() {
             notes.push((
                 "ioengine",

@@ -45,6 +45,9 @@ pub enum Engine {
     /// (`cmd_type=nvme`) to the namespace's character device: simulated
     /// as `io_uring` with `direct=1`, the page cache never in the path.
     IoUringCmd,
+    /// `sg`: SCSI commands through the sg driver (`sg_write_mode`):
+    /// simulated as direct IO at `iodepth` on the device.
+    Sg,
     /// `mmap`: the file mapped, each IO a `memcpy` to or from the mapping:
     /// simulated as buffered `psync` (the page cache's reads and writes;
     /// the faults' own CPU is not simulated).
@@ -53,6 +56,25 @@ pub enum Engine {
     /// (`filecreate`, `filestat`, `filedelete` in fio 3.33; `dircreate`,
     /// `dirstat`, `dirdelete` from fio 3.34), its latency the call's.
     Meta(MetaEngine),
+}
+
+/// `sg_write_mode=`: the SCSI command the `sg` engine sends for a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SgWriteMode {
+    /// `write`: WRITE (the default).
+    Write,
+    /// `write_and_verify` (`verify`): WRITE AND VERIFY; simulated as a
+    /// write (the device's compare is not).
+    WriteAndVerify,
+    /// `write_same` (`same`), `write_same_ndob`: WRITE SAME; simulated as
+    /// a write of the range.
+    WriteSame,
+    /// `verify_bytchk_00`, `_01`, `_11`: VERIFY: the device reads the
+    /// range; simulated as a read on the device, counted as the write fio
+    /// counts it.
+    Verify,
+    /// `write_stream`: WRITE STREAM(16); simulated as a write.
+    WriteStream,
 }
 
 /// What a metadata engine does to each of a job's files.
@@ -120,6 +142,7 @@ impl Engine {
             Engine::PosixAio => "posixaio",
             Engine::IoUringCmd => "io_uring_cmd",
             Engine::Mmap => "mmap",
+            Engine::Sg => "sg",
             Engine::Meta(m) => m.name(),
         }
     }
@@ -134,6 +157,7 @@ impl Engine {
                 | Engine::CppNull
                 | Engine::PosixAio
                 | Engine::IoUringCmd
+                | Engine::Sg
         )
     }
 
@@ -142,7 +166,7 @@ impl Engine {
     /// does.
     pub fn forced_direct(self) -> Option<bool> {
         match self {
-            Engine::IoUringCmd => Some(true),
+            Engine::IoUringCmd | Engine::Sg => Some(true),
             Engine::Mmap => Some(false),
             _ => None,
         }
@@ -160,6 +184,10 @@ impl Engine {
             Engine::IoUringCmd => Some(
                 "NVMe passthrough: simulated as io_uring with direct=1 on the device (the page \
                  cache is never in the path)",
+            ),
+            Engine::Sg => Some(
+                "SCSI commands through the sg driver: simulated as direct IO at iodepth on the \
+                 device (the SCSI layer's own costs are not simulated)",
             ),
             Engine::Mmap => Some(
                 "simulated as buffered psync: each IO the page cache's read or write of its \
@@ -670,6 +698,12 @@ pub struct JobSpec {
     /// `verify_backlog=`: read back every N written blocks as the job
     /// goes (0: only after the writes). Default 0.
     pub verify_backlog: u64,
+    /// `blockalign=` / `ba=`: the boundary random offsets are drawn on,
+    /// per direction (fio's `td->o.ba`; default the smallest block size).
+    pub blockalign: [Option<u64>; 3],
+    /// `sg_write_mode=` (the `sg` engine's). Default
+    /// [`SgWriteMode::Write`].
+    pub sg_write_mode: SgWriteMode,
     /// `fill_device` / `fill_fs`: the job's files take the device's free
     /// space, whatever `size=` says, and the job ends when it is full
     /// (fio's ENOSPC, which ends it as its runtime would). Default false.
@@ -821,6 +855,8 @@ impl JobSpec {
             wait_for: None,
             verify: None,
             fill_device: false,
+            sg_write_mode: SgWriteMode::Write,
+            blockalign: [None; 3],
             verify_pattern: false,
             do_verify: true,
             verify_backlog: 0,

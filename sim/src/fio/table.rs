@@ -99,6 +99,8 @@ pub(crate) enum Opt {
     VerifyPattern,
     DoVerify,
     FillDevice,
+    SgWriteMode,
+    Blockalign,
     WaitFor,
 }
 
@@ -217,20 +219,10 @@ pub(crate) static OPTIONS: &[Entry] = &[
     ),
     typed("allrandrepeat", "randrepeat", Opt::Randrepeat),
     unsupported("atomic", "atomic", H::Zero, "atomic writes"),
-    unsupported(
-        "ba",
-        "ba",
-        H::Never,
-        "block alignment different from the block size",
-    ),
+    typed("ba", "ba", Opt::Blockalign),
     inert("block", "block", R_PROFILE),
     cosmetic("block_error_percentiles", "block_error_percentiles", R_STAT),
-    unsupported(
-        "blockalign",
-        "ba",
-        H::Never,
-        "block alignment different from the block size",
-    ),
+    typed("blockalign", "ba", Opt::Blockalign),
     typed("blocksize", "bs", Opt::Bs),
     typed("blocksize_range", "bsrange", Opt::Bsrange),
     unsupported(
@@ -652,6 +644,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     inert("read_beyond_wp", "read_beyond_wp", R_ZBD),
     typed("read_iolog", "read_iolog", Opt::ReadIolog),
     inert("read_iolog_chunked", "read_iolog_chunked", R_IOLOG),
+    unsupported("readfua", "readfua", H::Zero, "forced unit access on reads"),
     typed("readwrite", "rw", Opt::Rw),
     inert("recover_zbd_write_error", "recover_zbd_write_error", R_ZBD),
     cosmetic("refill_buffers", "refill_buffers", R_BUF),
@@ -694,6 +687,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "serialising overlapping in-flight I/O",
     ),
+    typed("sg_write_mode", "sg_write_mode", Opt::SgWriteMode),
     cosmetic("significant_figures", "significant_figures", R_STAT),
     typed("size", "size", Opt::Size),
     cosmetic("slat_percentiles", "slat_percentiles", R_STAT),
@@ -743,6 +737,11 @@ pub(crate) static OPTIONS: &[Entry] = &[
     ),
     inert("steadystate_ramp_time", "steadystate_ramp_time", R_SS),
     typed("stonewall", "stonewall", Opt::Stonewall),
+    inert(
+        "stream_id",
+        "stream_id",
+        "only used with sg_write_mode=write_stream, which writes as write does here",
+    ),
     unsupported(
         "sync",
         "sync",
@@ -871,6 +870,12 @@ pub(crate) static OPTIONS: &[Entry] = &[
     typed("write_iops_log", "write_iops_log", Opt::WriteIopsLog),
     typed("write_lat_log", "write_lat_log", Opt::WriteLatLog),
     inert("write_zone_remainder", "write_zone_remainder", R_ZBD),
+    unsupported(
+        "writefua",
+        "writefua",
+        H::Zero,
+        "forced unit access on writes",
+    ),
     cosmetic("zero_buffers", "zero_buffers", R_BUF),
     inert("zone_reset_frequency", "zone_reset_frequency", R_ZBD),
     inert("zone_reset_threshold", "zone_reset_threshold", R_ZBD),

@@ -196,6 +196,12 @@ pub struct JobPlan {
     pub wait_for: Option<String>,
     /// `verify=` on a job that writes: it reads back what it wrote.
     pub verify: Option<VerifyPlan>,
+    /// `blockalign=`: the boundary its random offsets are drawn on, when
+    /// not its smallest block size.
+    pub block_align: Option<u64>,
+    /// Its writes are reads on the device, counted as writes: the `sg`
+    /// engine's SCSI VERIFY (`sg_write_mode=verify_bytchk_*`).
+    pub device_reads_writes: bool,
     /// Block cgroup index (0 = root).
     pub cgroup: u16,
     /// Ends others when it ends.

@@ -538,7 +538,12 @@ impl<P: Policy> World<P> {
             self.ctx_timer(now + NULL_ENGINE_NS, c, Phase::Cpu);
             return;
         }
-        if direct || dir == Dir::Trim {
+        if dir == Dir::Write && plan.device_reads_writes {
+            // SCSI VERIFY: the device reads the range; fio counts it as
+            // the write it was asked for.
+            self.start_direct(now, c, file, Dir::Read, offset, len);
+            self.ctxs[c as usize].op = OpKind::Io { dir, bytes: len };
+        } else if direct || dir == Dir::Trim {
             self.start_direct(now, c, file, dir, offset, len);
         } else if dir == Dir::Read {
             self.start_buffered_read(now, c, file, fi, offset, len);

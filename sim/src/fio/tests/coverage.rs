@@ -342,6 +342,18 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "sg_write_mode",
+        "sg_write_mode=verify_bytchk_00",
+        "[j]\nioengine=sg\nrw=write\nsize=1m\n@\n",
+        Shows::Run,
+    ),
+    (
+        "ba",
+        "blockalign=16k",
+        "[j]\nrw=randread\nsize=4m\nbs=4k\n@\n",
+        Shows::Run,
+    ),
+    (
         "wait_for",
         "wait_for=j",
         "[j]\nrw=read\nsize=1m\n[k]\n@\nrw=read\nsize=1m\n",

@@ -357,8 +357,8 @@ fn engine_names_fio_does_not_have_are_said_so() {
         Some("ioengine"),
         "libaoi is not one of fio's engines (did you mean 'libaio'?)",
     );
-    let e = err("[job]\nioengine=sg\n");
-    assert_err(&e, 2, Some("ioengine"), "ioengine sg is not simulated");
+    let e = err("[job]\nioengine=mtd\n");
+    assert_err(&e, 2, Some("ioengine"), "ioengine mtd is not simulated");
 }
 
 #[test]
