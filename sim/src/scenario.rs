@@ -406,6 +406,68 @@ fn verify_of(spec: &JobSpec, meta: bool) -> Result<Option<workload::VerifyPlan>,
     }))
 }
 
+/// `zonemode=` as fio's `fixup_options` settles it: `strided` when a
+/// `zonesize=` is given without a mode, `zonerange` defaulting to
+/// `zonesize`, and strided zones for one open file only (with more, fio
+/// drops them silently; iolab refuses, so nothing is dropped unsaid).
+/// `zbd` needs a zoned device model, which iolab has not.
+fn stride_of(spec: &JobSpec) -> Result<Option<workload::Stride>, SimError> {
+    let mode = spec.zonemode.unwrap_or(if spec.zonesize > 0 {
+        fio::ZoneMode::Strided
+    } else {
+        fio::ZoneMode::None
+    });
+    match mode {
+        // zonerange and zoneskip alone do nothing, in fio too (the parser
+        // says so).
+        fio::ZoneMode::None => Ok(None),
+        fio::ZoneMode::Zbd => Err(job_err(
+            spec,
+            "zonemode",
+            "zonemode=zbd is not simulated: iolab has no zoned device model (zones, write \
+             pointers, open-zone limits)",
+        )),
+        fio::ZoneMode::Strided => {
+            if spec.zonesize == 0 {
+                return Err(job_err(
+                    spec,
+                    "zonesize",
+                    "zonemode=strided needs a zonesize (as fio says)",
+                ));
+            }
+            if spec.rw.mode.is_random() || spec.rw.seq_add != 0 {
+                return Err(job_err(
+                    spec,
+                    "zonemode",
+                    "strided zones are simulated for sequential jobs without holes",
+                ));
+            }
+            let files = if spec.filename.is_empty() {
+                spec.nrfiles.max(1) as usize
+            } else {
+                spec.filename.len()
+            };
+            if files > 1 {
+                return Err(job_err(
+                    spec,
+                    "zonemode",
+                    "strided zones over several files: fio turns them off without a word; give \
+                     one file",
+                ));
+            }
+            Ok(Some(workload::Stride {
+                size: spec.zonesize,
+                range: if spec.zonerange > 0 {
+                    spec.zonerange
+                } else {
+                    spec.zonesize
+                },
+                skip: spec.zoneskip,
+            }))
+        }
+    }
+}
+
 /// `wait_for=`: the jobs it names must exist (fio would start at once
 /// on a name no job has, which a typo makes silently; iolab refuses it),
 /// and end before this one can start: in an earlier stonewall section or
@@ -1002,11 +1064,13 @@ pub fn plan_jobs(
                 rate: spec.rate,
                 rate_iops,
                 poisson: spec.rate_process == fio::RateProcess::Poisson,
+                offload: spec.submit_offload,
                 thinktime: spec.thinktime_ns,
                 thinktime_blocks: spec.thinktime_blocks,
                 flow: spec.flow,
                 wait_for: spec.wait_for.clone(),
                 verify,
+                stride: stride_of(spec)?,
                 block_align: spec
                     .blockalign
                     .iter()
@@ -1735,6 +1799,7 @@ fn build_world<P: Policy>(
                 );
                 OffsetGen::new(f.size, unit, key, !plan.norandommap)
                     .with_skew(skew)
+                    .with_stride(plan.stride)
                     .starting_at(f.offset)
             })
             .collect();

@@ -53,3 +53,33 @@ fn a_rated_job_that_stops_early_ends_and_lets_the_next_run() {
     assert_eq!(out.report.jobs[0].dir(Dir::Read).total_ios, 100);
     assert_eq!(out.report.jobs[1].dir(Dir::Read).total_ios, 256);
 }
+
+/// `io_submit_mode=offload` (fio's `fixed-rate-submission.fio`): fio's
+/// `rate_ddir` waits for the IOs in flight only when it submits inline.
+/// On a disk whose reads take longer than the rate's gap, inline
+/// submission falls behind, then catches up in bursts (IOs issued 8 and
+/// 16 deep); offloaded, each IO goes out at its time, as many in flight
+/// as the latency holds (here about 4), and waits less.
+#[test]
+fn offloaded_submission_goes_out_at_its_times() {
+    let run = |mode: &str| {
+        let text = format!(
+            "[r]\nrw=randread\nsize=1g\ndirect=1\nioengine=libaio\niodepth=32\n\
+             rate_iops=600\nruntime=2\ntime_based\nio_submit_mode={mode}\n"
+        );
+        let out = run_as(&scenario(&text, "hdd", 1 << 30, 1), "none");
+        let j = &out.report.jobs[0];
+        let all: u64 = j.depth_map.iter().sum();
+        let share = |k: usize| j.depth_map[k] as f64 / all as f64;
+        (j.dir(Dir::Read).iops, share(2), share(3) + share(4))
+    };
+    let (inline, _, inline_deep) = run("inline");
+    let (offload, offload_at_4, offload_deep) = run("offload");
+    assert!((590.0..=601.0).contains(&offload), "{offload}");
+    assert!((580.0..=601.0).contains(&inline), "{inline}");
+    assert!(offload_at_4 > 0.8, "{offload_at_4}");
+    assert!(
+        inline_deep > 0.3 && offload_deep < 0.05,
+        "{inline_deep} {offload_deep}"
+    );
+}

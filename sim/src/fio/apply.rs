@@ -3,6 +3,7 @@
 use super::spec::{
     BsRange, DDIR_READ, DDIR_TRIM, Engine, ExitWhat, Fadvise, Fallocate, FileServiceType, JobSpec,
     MetaEngine, RandomDistribution, RateProcess, RwMode, SgWriteMode, SizeRange, SizeSpec, Zone,
+    ZoneMode,
 };
 use super::table::Opt;
 use super::value::{
@@ -280,6 +281,24 @@ impl JobState {
                     self.given(0, d, at);
                 }
             }
+            Opt::ZoneMode => {
+                s.zonemode = Some(match t {
+                    "none" => ZoneMode::None,
+                    "strided" => ZoneMode::Strided,
+                    "zbd" => ZoneMode::Zbd,
+                    other => return Err(bad_choice(other, "none, strided, zbd")),
+                });
+            }
+            Opt::ZoneSize => s.zonesize = parse_bytes(t, kb)?,
+            Opt::IoSubmitMode => {
+                s.submit_offload = match t {
+                    "inline" => false,
+                    "offload" => true,
+                    other => return Err(bad_choice(other, "inline, offload")),
+                }
+            }
+            Opt::ZoneRange => s.zonerange = parse_bytes(t, kb)?,
+            Opt::ZoneSkip => s.zoneskip = parse_bytes(t, kb)?,
             Opt::Blockalign => {
                 for (d, e) in per_dir(t, true)? {
                     s.blockalign[d] = Some(at_least_u64(parse_bytes(e, kb)?, 1)?);

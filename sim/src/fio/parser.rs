@@ -604,6 +604,29 @@ impl<'e, 'a> Parser<'e, 'a> {
                 ),
             ));
         }
+        let strided = match spec.zonemode {
+            Some(m) => m == super::ZoneMode::Strided,
+            None => spec.zonesize > 0,
+        };
+        if !strided && spec.zonemode != Some(super::ZoneMode::Zbd) {
+            for (option, v) in [("zonerange", spec.zonerange), ("zoneskip", spec.zoneskip)] {
+                if v > 0 {
+                    notes.push((
+                        option,
+                        "has no effect without zonemode=strided (or a zonesize), as in fio"
+                            .to_owned(),
+                    ));
+                }
+            }
+        }
+        if spec.submit_offload {
+            notes.push((
+                "io_submit_mode",
+                "offload: a rated job sleeps to its next IO's time without waiting for its IOs \
+                 in flight, as fio's submission threads let it (their own CPU is not simulated)"
+                    .to_owned(),
+            ));
+        }
         if spec.fill_device {
             let size = if spec.size.is_some() || spec.filesize.is_some() {
                 " (size= and filesize= give way to it, as in fio)"

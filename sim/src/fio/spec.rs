@@ -58,6 +58,18 @@ pub enum Engine {
     Meta(MetaEngine),
 }
 
+/// `zonemode=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZoneMode {
+    /// `none`.
+    None,
+    /// `strided`: zones of `zonesize` every `zonerange + zoneskip`.
+    Strided,
+    /// `zbd`: a zoned block device's zones and write pointers (refused:
+    /// no zoned device model yet).
+    Zbd,
+}
+
 /// `sg_write_mode=`: the SCSI command the `sg` engine sends for a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SgWriteMode {
@@ -698,6 +710,17 @@ pub struct JobSpec {
     /// `verify_backlog=`: read back every N written blocks as the job
     /// goes (0: only after the writes). Default 0.
     pub verify_backlog: u64,
+    /// `io_submit_mode=offload`: IOs handed to submission threads, so a
+    /// rated job does not wait for its IOs in flight before it sleeps
+    /// to its next IO's time. Default false (`inline`).
+    pub submit_offload: bool,
+    /// `zonemode=`: `None` when not given (fio then takes `strided` if a
+    /// `zonesize=` is given, else `none`).
+    pub zonemode: Option<ZoneMode>,
+    /// `zonesize=`, `zonerange=`, `zoneskip=`. Default 0.
+    pub zonesize: u64,
+    pub zonerange: u64,
+    pub zoneskip: u64,
     /// `blockalign=` / `ba=`: the boundary random offsets are drawn on,
     /// per direction (fio's `td->o.ba`; default the smallest block size).
     pub blockalign: [Option<u64>; 3],
@@ -857,6 +880,11 @@ impl JobSpec {
             fill_device: false,
             sg_write_mode: SgWriteMode::Write,
             blockalign: [None; 3],
+            zonemode: None,
+            submit_offload: false,
+            zonesize: 0,
+            zonerange: 0,
+            zoneskip: 0,
             verify_pattern: false,
             do_verify: true,
             verify_backlog: 0,

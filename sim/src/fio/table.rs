@@ -101,6 +101,11 @@ pub(crate) enum Opt {
     FillDevice,
     SgWriteMode,
     Blockalign,
+    IoSubmitMode,
+    ZoneMode,
+    ZoneSize,
+    ZoneRange,
+    ZoneSkip,
     WaitFor,
 }
 
@@ -411,12 +416,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     typed("invalidate", "invalidate", Opt::Invalidate),
     typed("io_limit", "io_size", Opt::IoSize),
     typed("io_size", "io_size", Opt::IoSize),
-    unsupported(
-        "io_submit_mode",
-        "io_submit_mode",
-        H::Values(&["inline"]),
-        "offloaded submission",
-    ),
+    typed("io_submit_mode", "io_submit_mode", Opt::IoSubmitMode),
     typed("iodepth", "iodepth", Opt::Iodepth),
     unsupported(
         "iodepth_batch",
@@ -880,10 +880,10 @@ pub(crate) static OPTIONS: &[Entry] = &[
     inert("zone_reset_frequency", "zone_reset_frequency", R_ZBD),
     inert("zone_reset_threshold", "zone_reset_threshold", R_ZBD),
     unsupported("zonecapacity", "zonecapacity", H::Zero, "zoned I/O"),
-    unsupported("zonemode", "zonemode", H::Values(&["none"]), "zoned I/O"),
-    unsupported("zonerange", "zonerange", H::Zero, "zoned I/O"),
-    unsupported("zonesize", "zonesize", H::Zero, "zoned I/O"),
-    unsupported("zoneskip", "zoneskip", H::Zero, "zoned I/O"),
+    typed("zonemode", "zonemode", Opt::ZoneMode),
+    typed("zonerange", "zonerange", Opt::ZoneRange),
+    typed("zonesize", "zonesize", Opt::ZoneSize),
+    typed("zoneskip", "zoneskip", Opt::ZoneSkip),
 ];
 
 /// Finds an option by the name written in the job file (case-sensitive, as

@@ -186,6 +186,9 @@ pub struct JobPlan {
     pub rate_iops: [u64; 3],
     /// Poisson arrivals instead of linear pacing.
     pub poisson: bool,
+    /// `io_submit_mode=offload`: ahead of its rate, it sleeps to its next
+    /// IO's time without waiting for its IOs in flight.
+    pub offload: bool,
     /// Stall after completions.
     pub thinktime: Ns,
     /// IOs between stalls.
@@ -196,6 +199,8 @@ pub struct JobPlan {
     pub wait_for: Option<String>,
     /// `verify=` on a job that writes: it reads back what it wrote.
     pub verify: Option<VerifyPlan>,
+    /// `zonemode=strided` (sequential jobs).
+    pub stride: Option<Stride>,
     /// `blockalign=`: the boundary its random offsets are drawn on, when
     /// not its smallest block size.
     pub block_align: Option<u64>,
@@ -321,8 +326,26 @@ pub struct OffsetGen {
     key: u64,
     run_left: u64,
     skew: Option<Skew>,
+    /// `zonemode=strided`: the zones, where the current one starts and
+    /// the bytes done in it.
+    stride: Option<Stride>,
+    zone_start: u64,
+    zone_bytes: u64,
     /// Readahead state of this job's open file.
     pub ra: RaState,
+}
+
+/// fio's `zonemode=strided` (`zonesize`, `zonerange`, `zoneskip`): a
+/// sequential job does `size` bytes from the start of a zone, then goes
+/// on `range + skip` bytes after that start, from the file's start past
+/// its end, until it has done the file's size (fio 3.33 on `size=64m
+/// bs=64k zonesize=1m zoneskip=3m`: 1,024 reads, the 16 zones four
+/// times over).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stride {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
 }
 
 impl OffsetGen {
@@ -342,6 +365,9 @@ impl OffsetGen {
             key,
             run_left: 0,
             skew: None,
+            stride: None,
+            zone_start: 0,
+            zone_bytes: 0,
             ra: RaState::default(),
         }
     }
@@ -350,6 +376,12 @@ impl OffsetGen {
     /// returns stay relative to it.
     pub fn starting_at(mut self, base: u64) -> Self {
         self.base = base;
+        self
+    }
+
+    /// Sequential offsets in fio's strided zones.
+    pub fn with_stride(mut self, stride: Option<Stride>) -> Self {
+        self.stride = stride;
         self
     }
 
@@ -377,6 +409,9 @@ impl OffsetGen {
     /// 0, 4, …, 256 reads). Returns `None` at the end of the file or of
     /// such a pass (the caller wraps or stops).
     pub fn next_seq(&mut self, len: u64, add: i64) -> Option<u64> {
+        if let Some(z) = self.stride {
+            return self.next_strided(z, len);
+        }
         if add == 0 {
             if self.seq + len > self.size {
                 return None;
@@ -402,6 +437,31 @@ impl OffsetGen {
         Some(at)
     }
 
+    /// The next offset in strided zones, as fio's
+    /// `setup_strided_zone_mode`; `None` once the pass's bytes reach the
+    /// file's size.
+    fn next_strided(&mut self, z: Stride, len: u64) -> Option<u64> {
+        if self.zone_bytes >= z.size {
+            self.zone_bytes = 0;
+            self.zone_start += z.range + z.skip;
+            if self.zone_start >= self.size {
+                self.zone_start = 0;
+            }
+            self.seq = self.zone_start;
+        }
+        if self.seq >= self.zone_start + z.range || self.seq + len > self.size {
+            self.seq = self.zone_start;
+        }
+        if self.pass_done + len > self.size {
+            return None;
+        }
+        let at = self.seq;
+        self.seq += len;
+        self.zone_bytes += len;
+        self.pass_done += len;
+        Some(at)
+    }
+
     /// Passes over the file the random map has started after the first.
     pub fn passes(&self) -> u64 {
         self.pass
@@ -411,6 +471,8 @@ impl OffsetGen {
     pub fn rewind(&mut self) {
         self.seq = 0;
         self.pass_done = 0;
+        self.zone_start = 0;
+        self.zone_bytes = 0;
     }
 
     /// Next random offset for an IO in direction `d`; every `run` IOs a new
@@ -499,6 +561,34 @@ mod tests {
         assert_eq!(blocks.len(), 256);
         assert_eq!(blocks[60..68], [240, 244, 248, 252, 0, 4, 8, 12]);
         assert_eq!(blocks[255], 252);
+    }
+
+    /// fio's `disk-zone-profile.fio` in small: 2 blocks of each zone,
+    /// then 8 blocks skipped, from the start again past the end, until
+    /// the pass has the file's size.
+    #[test]
+    fn strided_zones_read_a_zone_then_skip() {
+        let mut g = OffsetGen::new(40 << 10, 4096, 1, false).with_stride(Some(Stride {
+            size: 8192,
+            range: 8192,
+            skip: 32_768,
+        }));
+        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 0))
+            .map(|o| o / 4096)
+            .collect();
+        // One zone fits before the end: read five times over.
+        assert_eq!(blocks, [0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
+        let mut g = OffsetGen::new(1 << 20, 4096, 1, false).with_stride(Some(Stride {
+            size: 8192,
+            range: 8192,
+            skip: 8192,
+        }));
+        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 0))
+            .map(|o| o / 4096)
+            .collect();
+        assert_eq!(blocks[..8], [0, 1, 4, 5, 8, 9, 12, 13]);
+        assert_eq!(blocks[126..130], [252, 253, 0, 1]);
+        assert_eq!(blocks.len(), 256);
     }
 
     #[test]

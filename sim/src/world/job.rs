@@ -895,7 +895,9 @@ impl<P: Policy> World<P> {
                 self.ctxs[c as usize].planned = Some(dir);
                 let job = &mut self.jobs[j];
                 job.rate_gate = Some(c);
-                if job.in_flight > 0 {
+                // fio's rate_ddir waits for the IOs in flight only when
+                // it submits inline.
+                if job.in_flight > 0 && !job.plan.offload {
                     // Quiesce first; the sleep starts when the last IO in
                     // flight completes (`op_complete`).
                     job.rate_sleep = earliest - now;

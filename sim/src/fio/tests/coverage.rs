@@ -354,6 +354,37 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "io_submit_mode",
+        "io_submit_mode=offload",
+        "[j]\nrw=randread\nsize=64m\ndirect=1\nioengine=libaio\niodepth=8\nrate_iops=20000\nnumber_ios=400\n@\n",
+        Shows::Run,
+    ),
+    (
+        "zonemode",
+        // A zonesize alone makes the zones strided; none turns them off.
+        "zonemode=none",
+        "[j]\nrw=read\nsize=4m\nbs=64k\nzonesize=256k\nzoneskip=256k\n@\n",
+        Shows::Run,
+    ),
+    (
+        "zonesize",
+        "zonesize=256k",
+        "[j]\nrw=read\nsize=4m\nbs=64k\nzoneskip=256k\n@\n",
+        Shows::Run,
+    ),
+    (
+        "zonerange",
+        "zonerange=512k",
+        "[j]\nrw=read\nsize=4m\nbs=64k\nzonesize=256k\nzoneskip=256k\n@\n",
+        Shows::Run,
+    ),
+    (
+        "zoneskip",
+        "zoneskip=256k",
+        "[j]\nrw=read\nsize=4m\nbs=64k\nzonesize=256k\n@\n",
+        Shows::Run,
+    ),
+    (
         "wait_for",
         "wait_for=j",
         "[j]\nrw=read\nsize=1m\n[k]\n@\nrw=read\nsize=1m\n",

@@ -155,8 +155,8 @@ fn unsupported_options() {
     assert_err(&e, 2, Some("verify"), "unknown value 'md6'");
     let e = err("[job]\nverify_only\n");
     assert_err(&e, 2, Some("verify_only"), "not implemented");
-    let e = err("[job]\nzonemode=zbd\n");
-    assert_err(&e, 2, Some("zonemode"), "zoned I/O");
+    let e = err("[job]\nzonecapacity=1m\n");
+    assert_err(&e, 2, Some("zonecapacity"), "zoned I/O");
     let e = err("[job]\nioengine=splice\n");
     assert_err(&e, 2, Some("ioengine"), "ioengine splice is not simulated");
     let e = err("[job]\nfile_service_type=zipf:1.1\n");

@@ -24,10 +24,10 @@ fn sorted_unique_and_canonical() {
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
     assert_eq!(OPTIONS.len(), 309);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 96);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 101);
     assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 63);
     assert_eq!(count(|c| matches!(c, Class::Inert(_))), 82);
-    assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 68);
+    assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 63);
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn public_classification() {
         Some(OptionClass::Cosmetic(_))
     ));
     assert!(matches!(
-        classify_option("zonemode").map(|i| i.class),
+        classify_option("zonecapacity").map(|i| i.class),
         Some(OptionClass::Unsupported(_))
     ));
     // A profile's option is accepted in a job file, as fio accepts it
