@@ -693,6 +693,23 @@ pub fn plan_jobs(
             fio::Engine::Null | fio::Engine::CppNull => EngineKind::Null,
             fio::Engine::PosixAio | fio::Engine::IoUringCmd => EngineKind::IoUring,
             fio::Engine::Meta(m) => EngineKind::Meta(m),
+            fio::Engine::Cpuio => {
+                if spec.cpuload == 0 {
+                    return Err(job_err(
+                        spec,
+                        "cpuload",
+                        "ioengine=cpuio needs a cpuload (fio's too)",
+                    ));
+                }
+                if spec.runtime_ns.is_none() {
+                    return Err(job_err(
+                        spec,
+                        "runtime",
+                        "a cpuio job does no IO to end it: give it a runtime",
+                    ));
+                }
+                EngineKind::Cpu(spec.cpuload)
+            }
             fio::Engine::Sync
             | fio::Engine::Psync
             | fio::Engine::Vsync
@@ -798,7 +815,8 @@ pub fn plan_jobs(
                 free / u64::from(nrfiles) / PAGE * PAGE
             }
             Some(b) => b,
-            None if replays => PAGE,
+            // cpuio does no IO: a page stands for its file.
+            None if replays || spec.ioengine == fio::Engine::Cpuio => PAGE,
             None if !spec.filename.is_empty() && known().is_some() => known().unwrap_or(PAGE),
             // fio takes a block device's own size: the simulated
             // device (the CLI says so), less the headers and the log the
@@ -1031,6 +1049,7 @@ pub fn plan_jobs(
                 // stops at the byte limit as if time_based were unset.
                 io_limit: if replays
                     || meta.is_some()
+                    || matches!(engine, EngineKind::Cpu(_))
                     || spec.time_based && spec.runtime_ns.is_some()
                 {
                     None

@@ -278,6 +278,14 @@ fn engines_that_stand_in_for_others_run_as_them() {
         "ioengine=sg\niodepth=4",
         "ioengine=libaio\niodepth=4\ndirect=1",
     );
+    // cpuio (fio's cpuio.fio): its share of a CPU as fio's usr_cpu, no IO
+    // (fio 3.33 here, cpuload=30 for 2 s: usr_cpu 30.0, job_runtime 2000).
+    let out = run("[c]\nioengine=cpuio\ncpuload=30\nruntime=2\ntime_based\n");
+    let v = iolab_sim::stats::json_output(&out.report, out.extra.clone());
+    let c = &v["jobs"][0];
+    assert_eq!(c["usr_cpu"].as_f64(), Some(30.0), "{c}");
+    assert_eq!(c["job_runtime"].as_u64(), Some(2000));
+    assert_eq!(job(&out, "c").dir(Dir::Read).total_ios, 0);
     // sg's SCSI VERIFY (fio's sg_verify.fio): the device reads each block,
     // the job counts the writes it was asked for.
     let out = run(

@@ -290,6 +290,13 @@ impl JobState {
                 });
             }
             Opt::ZoneSize => s.zonesize = parse_bytes(t, kb)?,
+            Opt::Cpuload => {
+                let v = parse_u32(t, kb)?;
+                if !(1..=100).contains(&v) {
+                    return Err(format!("{v} is not a percent of a CPU (1 to 100)"));
+                }
+                s.cpuload = v;
+            }
             Opt::IoSubmitMode => {
                 s.submit_offload = match t {
                     "inline" => false,
@@ -830,6 +837,7 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
         "io_uring_cmd" => Engine::IoUringCmd,
         "mmap" => Engine::Mmap,
         "sg" => Engine::Sg,
+        "cpuio" => Engine::Cpuio,
         "filecreate" => Engine::Meta(MetaEngine::FileCreate),
         "filestat" => Engine::Meta(MetaEngine::FileStat),
         "filedelete" => Engine::Meta(MetaEngine::FileDelete),

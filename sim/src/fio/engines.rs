@@ -18,16 +18,12 @@
 
 /// The engines iolab simulates, as `ioengine=` spells them.
 pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, \
-     cpp_null, posixaio, io_uring_cmd, mmap, sg, filecreate, filestat, filedelete, dircreate, \
+     cpp_null, posixaio, io_uring_cmd, mmap, sg, cpuio, filecreate, filestat, filedelete, dircreate, \
      dirstat, dirdelete";
 
 /// `(engine, its own options)` for each fio 3.33 engine iolab does not
 /// simulate. Engines that share one array in fio repeat it here.
 const ENGINES: &[(&str, &[&str])] = &[
-    (
-        "cpuio",
-        &["cpuload", "cpumode", "cpuchunks", "exit_on_io_done"],
-    ),
     ("dev-dax", &[]),
     (
         "dfs",

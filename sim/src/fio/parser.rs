@@ -588,6 +588,31 @@ impl<'e, 'a> Parser<'e, 'a> {
                 .map(|a| (a.file.clone(), a.line))
         };
         let mut notes: Vec<(&str, String)> = Vec::new();
+        // fio's add_job: a job without a file whose name is an existing
+        // device (`[/dev/sdb]`) does its IO there, not on a file named
+        // after it.
+        if spec.filename.is_empty()
+            && spec.nrfiles <= 1
+            && spec.directory.is_empty()
+            && spec.replay_logs.is_empty()
+            && !matches!(spec.ioengine, super::Engine::Meta(_))
+            && spec.name.starts_with("/dev/")
+        {
+            spec.filename.push(spec.name.clone());
+            let (file, line) = (spec.file.clone(), spec.line);
+            self.say_overridden_once(Accepted {
+                file,
+                line,
+                section: Some(spec.section.clone()),
+                option: "filename".to_owned(),
+                why: format!(
+                    "none given: the job's name {} is a device, which fio does its IO on, as \
+                     its add_job does for a name that exists and is not a regular file",
+                    spec.name
+                ),
+                standing: Standing::Overridden,
+            });
+        }
         if spec.time_based && spec.runtime_ns.unwrap_or(0) == 0 {
             spec.time_based = false;
             notes.push((

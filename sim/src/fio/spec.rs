@@ -45,6 +45,8 @@ pub enum Engine {
     /// (`cmd_type=nvme`) to the namespace's character device: simulated
     /// as `io_uring` with `direct=1`, the page cache never in the path.
     IoUringCmd,
+    /// `cpuio`: burns `cpuload` percent of a CPU for its runtime, no IO.
+    Cpuio,
     /// `sg`: SCSI commands through the sg driver (`sg_write_mode`):
     /// simulated as direct IO at `iodepth` on the device.
     Sg,
@@ -155,6 +157,7 @@ impl Engine {
             Engine::IoUringCmd => "io_uring_cmd",
             Engine::Mmap => "mmap",
             Engine::Sg => "sg",
+            Engine::Cpuio => "cpuio",
             Engine::Meta(m) => m.name(),
         }
     }
@@ -196,6 +199,10 @@ impl Engine {
             Engine::IoUringCmd => Some(
                 "NVMe passthrough: simulated as io_uring with direct=1 on the device (the page \
                  cache is never in the path)",
+            ),
+            Engine::Cpuio => Some(
+                "CPU time and no IO: the job holds cpuload percent of a CPU for its runtime, its \
+                 usr_cpu; the simulated CPUs are not shared, so it slows no other job",
             ),
             Engine::Sg => Some(
                 "SCSI commands through the sg driver: simulated as direct IO at iodepth on the \
@@ -710,6 +717,8 @@ pub struct JobSpec {
     /// `verify_backlog=`: read back every N written blocks as the job
     /// goes (0: only after the writes). Default 0.
     pub verify_backlog: u64,
+    /// `cpuload=` (`cpuio`): percent of a CPU. Default 0 (none given).
+    pub cpuload: u32,
     /// `io_submit_mode=offload`: IOs handed to submission threads, so a
     /// rated job does not wait for its IOs in flight before it sleeps
     /// to its next IO's time. Default false (`inline`).
@@ -882,6 +891,7 @@ impl JobSpec {
             blockalign: [None; 3],
             zonemode: None,
             submit_offload: false,
+            cpuload: 0,
             zonesize: 0,
             zonerange: 0,
             zoneskip: 0,

@@ -326,6 +326,9 @@ pub struct JobStats {
     /// `usr_cpu` + `sys_cpu` share) and the times it woke for one (fio's
     /// `ctx`).
     pub(crate) host_ns: u64,
+    /// User CPU time the job burned (the `cpuio` engine's), fio's
+    /// `usr_cpu` share.
+    pub(crate) user_ns: u64,
     pub(crate) wakes: u64,
     /// IOs issued per depth bucket (see [`JobStats::record_depth`]).
     pub(crate) depth_map: [u64; 7],
@@ -367,6 +370,7 @@ impl JobStats {
             dirs,
             sync: LatAcc::default(),
             host_ns: 0,
+            user_ns: 0,
             wakes: 0,
             depth_map: [0; 7],
             latency_depth: 0,
@@ -400,6 +404,7 @@ impl JobStats {
             dirs: std::array::from_fn(|i| self.dirs[i].without_series()),
             sync: self.sync.clone(),
             host_ns: self.host_ns,
+            user_ns: self.user_ns,
             wakes: self.wakes,
             depth_map: self.depth_map,
             latency_depth: self.latency_depth,
@@ -449,6 +454,11 @@ impl JobStats {
     /// The job's thread spent `ns` on a direct IO; `woke`: it had slept
     /// for the completion.
     #[inline]
+    /// User CPU time burned (`cpuio`).
+    pub fn record_user(&mut self, ns: u64) {
+        self.user_ns += ns;
+    }
+
     pub fn record_host(&mut self, ns: u64, woke: bool) {
         self.host_ns += ns;
         self.wakes += u64::from(woke);

@@ -389,12 +389,15 @@ fn job_json(j: &JobReport, elapsed: u64) -> Value {
     m.insert("job_runtime".into(), Value::from(j.job_runtime_ms));
     // The simulated thread's host time as fio's CPU share (all of it
     // system time: the engine's submit and reap).
-    let sys = if j.job_runtime_ms > 0 {
-        100.0 * j.host_ns as f64 / (j.job_runtime_ms as f64 * 1e6)
-    } else {
-        0.0
+    let share = |ns: u64| {
+        if j.job_runtime_ms > 0 {
+            100.0 * ns as f64 / (j.job_runtime_ms as f64 * 1e6)
+        } else {
+            0.0
+        }
     };
-    m.insert("usr_cpu".into(), num(0.0));
+    let sys = share(j.host_ns);
+    m.insert("usr_cpu".into(), num(share(j.user_ns)));
     m.insert("sys_cpu".into(), num(sys));
     m.insert("ctx".into(), Value::from(j.ctx));
     m.insert("majf".into(), Value::from(0u64));

@@ -268,6 +268,9 @@ pub struct JobReport {
     /// (fio's CPU share: `sys_cpu`), and their wake-ups (`ctx`).
     #[serde(default)]
     pub host_ns: u64,
+    /// User CPU time (the `cpuio` engine's), summed over members.
+    #[serde(default)]
+    pub user_ns: u64,
     #[serde(default)]
     pub ctx: u64,
     /// IOs issued at each depth of the job's IOs in flight, theirs
@@ -364,6 +367,7 @@ struct EntryAcc {
     sync: LatAcc,
     job_runtime_ms: u64,
     host_ns: u64,
+    user_ns: u64,
     ctx: u64,
     depth_map: [u64; 7],
     latency_depth: u32,
@@ -409,6 +413,7 @@ impl RunReport {
                     sync: LatAcc::default(),
                     job_runtime_ms: 0,
                     host_ns: 0,
+                    user_ns: 0,
                     ctx: 0,
                     depth_map: [0; 7],
                     latency_depth: stats.latency_depth,
@@ -422,6 +427,7 @@ impl RunReport {
             let runtime_ms = |d| (stats.dir_runtime_ns(d) / 1000).div_ceil(1000);
             e.job_runtime_ms += stats.runtime_ns() / MS;
             e.host_ns += stats.host_ns;
+            e.user_ns += stats.user_ns;
             e.ctx += stats.wakes;
             for (m, n) in e.depth_map.iter_mut().zip(stats.depth_map) {
                 *m += n;
@@ -546,6 +552,7 @@ impl RunReport {
                     },
                     job_runtime_ms: e.job_runtime_ms,
                     host_ns: e.host_ns,
+                    user_ns: e.user_ns,
                     ctx: e.ctx,
                     depth_map: e.depth_map,
                     latency_depth: e.latency_depth,

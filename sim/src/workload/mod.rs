@@ -34,6 +34,8 @@ pub enum EngineKind {
     IoUring,
     /// fio's `null` engine: no device, only a per-IO CPU cost.
     Null,
+    /// fio's `cpuio`: CPU time (percent of a CPU) for its runtime, no IO.
+    Cpu(u32),
     /// A metadata engine: one filesystem call per file, no data IO.
     Meta(crate::fio::MetaEngine),
 }

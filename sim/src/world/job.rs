@@ -439,6 +439,15 @@ impl<P: Policy> World<P> {
             self.writes_done(now, c, j);
             return;
         }
+        if let EngineKind::Cpu(load) = job.plan.engine {
+            // cpuio: its runtime's share of a CPU, then nothing: the
+            // deadline ends it.
+            if let (Some(rt), Some(s)) = (job.plan.runtime, job.stats.as_mut()) {
+                s.record_user(rt / 100 * u64::from(load));
+            }
+            self.ctxs[c as usize].phase = Phase::Sleep;
+            return;
+        }
         if let Some(log) = job.plan.replay.clone() {
             self.replay_next(now, c, j, &log);
             return;

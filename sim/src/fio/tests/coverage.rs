@@ -360,6 +360,12 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "cpuload",
+        "cpuload=60",
+        "[j]\nioengine=cpuio\nruntime=100ms\ncpuload=30\n@\n",
+        Shows::Run,
+    ),
+    (
         "zonemode",
         // A zonesize alone makes the zones strided; none turns them off.
         "zonemode=none",

@@ -406,6 +406,18 @@ fn what_fio_fixes_up_or_refuses_is_done_and_said_as_fio_does() {
     }
     let f = parse("[a]\nioengine=io_uring\n").unwrap_or_else(|e| panic!("{e}"));
     assert!(!f.accepted.iter().any(|a| a.option == "ioengine"));
+    // A job named after a device and given no file does its IO there, as
+    // fio's add_job does (its disk-zone-profile.fio), said at its section.
+    let f = parse("[/dev/sdb]\nrw=read\n[other]\nrw=read\n").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(f.jobs[0].filename, ["/dev/sdb"]);
+    assert!(f.jobs[1].filename.is_empty());
+    assert!(
+        f.accepted
+            .iter()
+            .any(|a| a.option == "filename" && a.line == 1 && a.why.contains("is a device")),
+        "{:?}",
+        f.accepted
+    );
     // rate and rate_iops for one direction: refused, as fio refuses them.
     let e = err("[a]\nrate=1m\nrate_iops=10\n");
     assert_err(&e, 3, Some("rate_iops"), "mutually exclusive");
