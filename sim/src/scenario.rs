@@ -817,7 +817,6 @@ pub fn plan_jobs(
             Some(b) => b,
             // cpuio does no IO: a page stands for its file.
             None if replays || spec.ioengine == fio::Engine::Cpuio => PAGE,
-            None if !spec.filename.is_empty() && known().is_some() => known().unwrap_or(PAGE),
             // fio takes a block device's own size: the simulated
             // device (the CLI says so), less the headers and the log the
             // model keeps on it.
@@ -825,6 +824,7 @@ pub fn plan_jobs(
                 let free = capacity.saturating_sub(kept);
                 free / u64::from(nrfiles) / PAGE * PAGE
             }
+            None if !spec.filename.is_empty() && known().is_some() => known().unwrap_or(PAGE),
             None => {
                 return Err(job_err(
                     spec,

@@ -142,3 +142,23 @@ fn a_filled_device_is_read_back_by_the_next_job() {
     assert_eq!(r.dir(Dir::Read).io_bytes, written);
     assert_eq!(r.dir(Dir::Write).total_ios, 0);
 }
+
+/// A runtime that ends the read-back ends the job (fio's do_verify stops
+/// at it too): part of the blocks read back, the run over at the runtime.
+#[test]
+fn a_runtime_cuts_the_read_back_short() {
+    let full = run("rw=randwrite");
+    let v = job(&full, "v");
+    let whole_ms = v.job_runtime_ms;
+    let write_ms = v.dir(Dir::Write).runtime_ms;
+    let cut = write_ms + (whole_ms - write_ms) / 2;
+    let out = run(&format!("rw=randwrite\nruntime={cut}ms"));
+    let v = job(&out, "v");
+    let reads = v.dir(Dir::Read).total_ios;
+    assert!(reads > 0 && reads < 4096, "{reads} read back in {cut} ms");
+    assert!(
+        v.job_runtime_ms <= cut + 1,
+        "{} against {cut}",
+        v.job_runtime_ms
+    );
+}

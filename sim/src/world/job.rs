@@ -347,7 +347,7 @@ impl<P: Policy> World<P> {
             let ctx = &mut self.ctxs[c as usize];
             if matches!(
                 ctx.phase,
-                Phase::Sleep | Phase::Idle | Phase::FlowWait | Phase::RateWait
+                Phase::Sleep | Phase::Idle | Phase::FlowWait | Phase::RateWait | Phase::VerifyWait
             ) {
                 ctx.generation = ctx.generation.wrapping_add(1);
                 self.ctx_finish(now, c);
