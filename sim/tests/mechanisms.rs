@@ -286,6 +286,23 @@ fn engines_that_stand_in_for_others_run_as_them() {
     assert_eq!(c["usr_cpu"].as_f64(), Some(30.0), "{c}");
     assert_eq!(c["job_runtime"].as_u64(), Some(2000));
     assert_eq!(job(&out, "c").dir(Dir::Read).total_ios, 0);
+    // Ended early by another job's exitall: the same share of less time.
+    let out = run("[c]\nioengine=cpuio\ncpuload=50\nruntime=2\ntime_based\n\
+         [r]\nrw=read\nsize=256m\nbs=1m\ndirect=1\nexitall\n");
+    let v = iolab_sim::stats::json_output(&out.report, out.extra.clone());
+    let c = &v["jobs"][0];
+    assert!(
+        c["job_runtime"]
+            .as_u64()
+            .is_some_and(|ms| ms > 20 && ms < 1000),
+        "{c}"
+    );
+    assert!(
+        c["usr_cpu"]
+            .as_f64()
+            .is_some_and(|u| (49.0..=51.0).contains(&u)),
+        "{c}"
+    );
     // sg's SCSI VERIFY (fio's sg_verify.fio): the device reads each block,
     // the job counts the writes it was asked for.
     let out = run(

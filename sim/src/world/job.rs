@@ -439,12 +439,9 @@ impl<P: Policy> World<P> {
             self.writes_done(now, c, j);
             return;
         }
-        if let EngineKind::Cpu(load) = job.plan.engine {
-            // cpuio: its runtime's share of a CPU, then nothing: the
-            // deadline ends it.
-            if let (Some(rt), Some(s)) = (job.plan.runtime, job.stats.as_mut()) {
-                s.record_user(rt / 100 * u64::from(load));
-            }
+        if let EngineKind::Cpu(_) = job.plan.engine {
+            // cpuio burns its CPU until its runtime (or an exitall) ends
+            // it; `job_end` counts the time.
             self.ctxs[c as usize].phase = Phase::Sleep;
             return;
         }
@@ -984,6 +981,10 @@ impl<P: Policy> World<P> {
         self.flow_job_ended(now, j as usize);
         let job = &mut self.jobs[j as usize];
         if let Some(s) = job.stats.as_mut() {
+            // cpuio: its share of a CPU over the time it ran.
+            if let EngineKind::Cpu(load) = job.plan.engine {
+                s.record_user(now.saturating_sub(job.ramp_end) / 100 * u64::from(load));
+            }
             s.finish(now.max(job.ramp_end));
         }
         let wall = job.plan.wall;
