@@ -4,11 +4,13 @@
 //! run above [`MAX_BYTES`] or [`MAX_IOS`] and warns above [`WARN_BYTES`]
 //! or [`WARN_IOS`], naming the option or device key that makes the cost.
 //!
-//! The IO estimate is an upper bound of the order of magnitude, not a
-//! prediction: each job does at most its size's IOs (when it is not time
-//! based), and at most, for its runtime, what its IOs in flight complete
-//! at the device's shortest service time, capped by its `rate_iops`; all
-//! of them together at most what the device's tags complete at that time.
+//! The IO estimate is of the order of magnitude, not a prediction: each
+//! job does its size over its mean block size (a `bssplit`'s weighted mean)
+//! when it is not time based, and at most, for its runtime, what its IOs
+//! in flight complete at the device's shortest service time (an SSD's
+//! command overhead included), capped by its `rate_iops` and by what the
+//! host link carries; all of them together at most what the device's tags
+//! complete at that time.
 
 use crate::device::{DeviceConfig, DeviceKind};
 use crate::fio::{JobSpec, SizeSpec};
