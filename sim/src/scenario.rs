@@ -534,6 +534,71 @@ pub const MAX_META_FILES: u64 = 1 << 26;
 /// `create_on_open` and `openfiles`: what iolab simulates of them. A data
 /// engine's files are made before the run and all open at once; a
 /// metadata engine handles one file at a time.
+/// The calls a file-call engine (`falloc`, `ftruncate`, `e4defrag`)
+/// makes, refusing what fio fails: a read or a trim of `ftruncate` and
+/// `e4defrag` (`EINVAL`, which ends fio's job), a device as the file
+/// (fio's falloc opens regular files only; a device has no size to
+/// truncate and no ext4 ioctl), an `e4defrag` job without its donor.
+fn file_call_of(spec: &JobSpec) -> Result<Option<workload::FileCall>, SimError> {
+    let call = match spec.ioengine {
+        fio::Engine::Falloc => workload::FileCall::Falloc,
+        fio::Engine::Ftruncate => workload::FileCall::Ftruncate,
+        fio::Engine::E4defrag => workload::FileCall::E4defrag {
+            inplace: spec.inplace,
+        },
+        _ => return Ok(None),
+    };
+    let engine = spec.ioengine.name();
+    let mode = spec.rw.mode;
+    if call != workload::FileCall::Falloc && (mode.reads() || mode.trims()) {
+        return Err(job_err(
+            spec,
+            "rw",
+            format!(
+                "rw={}: ioengine={engine} only writes; fio fails each read or trim with EINVAL, \
+                 which ends the job",
+                mode.name()
+            ),
+        ));
+    }
+    if let Some(dev) = spec.filename.iter().find(|f| f.starts_with("/dev/")) {
+        return Err(job_err(
+            spec,
+            "filename",
+            format!(
+                "{dev}: ioengine={engine} acts on a regular file, and fio fails it on a device"
+            ),
+        ));
+    }
+    if !spec.replay_logs.is_empty() {
+        return Err(job_err(
+            spec,
+            "read_iolog",
+            format!("replaying a log with ioengine={engine} is not simulated"),
+        ));
+    }
+    if spec.verifies() && spec.do_verify && mode.writes() {
+        let option = if spec.verify.is_some() {
+            "verify"
+        } else {
+            "verify_pattern"
+        };
+        return Err(job_err(
+            spec,
+            option,
+            format!("ioengine={engine} moves no data of its own for verify to read back"),
+        ));
+    }
+    if spec.ioengine == fio::Engine::E4defrag && spec.donorname.is_none() {
+        return Err(job_err(
+            spec,
+            "ioengine",
+            "ioengine=e4defrag needs donorname= (fio's too)",
+        ));
+    }
+    Ok(Some(call))
+}
+
 fn check_file_options(spec: &JobSpec, meta: Option<fio::MetaEngine>) -> Result<(), SimError> {
     if meta.is_some() {
         return Ok(());
@@ -715,7 +780,10 @@ pub fn plan_jobs(
             | fio::Engine::Vsync
             | fio::Engine::Pvsync
             | fio::Engine::Pvsync2
-            | fio::Engine::Mmap => EngineKind::Sync,
+            | fio::Engine::Mmap
+            | fio::Engine::Falloc
+            | fio::Engine::Ftruncate
+            | fio::Engine::E4defrag => EngineKind::Sync,
         };
         let direct = spec.ioengine.forced_direct().unwrap_or(spec.direct);
         let verify = verify_of(spec, matches!(spec.ioengine, fio::Engine::Meta(_)))?;
@@ -724,6 +792,7 @@ pub fn plan_jobs(
             _ => None,
         };
         check_file_options(spec, meta)?;
+        let file_call = file_call_of(spec)?;
         let pct = |p: u32| capacity / 100 * u64::from(p);
         let size = spec.size.map(|s| match s {
             fio::SizeSpec::Bytes(b) => b,
@@ -1030,6 +1099,7 @@ pub fn plan_jobs(
                     files: nrfiles,
                     bytes: file_size,
                 }),
+                file_call,
                 create_on_open: meta.is_none() && spec.create_on_open,
                 dir: {
                     let d = spec.directory.first().cloned().unwrap_or_default();
@@ -1844,6 +1914,9 @@ fn build_world<P: Policy>(
         .max()
         .unwrap_or(0);
     world.dir_locks = vec![crate::world::DirLock::default(); dirs];
+    if world.jobs.iter().any(|j| j.plan.file_call.is_some()) {
+        world.inode_locks = vec![crate::world::DirLock::default(); world.files.len()];
+    }
     if let (Some(policy), Some(raid)) = (flush, world.raid.as_ref()) {
         let pages: Vec<u32> = world.files.iter().map(|f| f.pages).collect();
         let state = btrfs_state(policy, raid, &pages, world.ctxs.len(), scenario.cpus)?;

@@ -269,12 +269,18 @@ impl PageCache {
     /// fio's `invalidate`).
     pub fn invalidate(&mut self, file: u32) {
         let pages = self.files[file as usize].pages;
+        self.invalidate_range(file, 0, pages);
+    }
+
+    /// Drops the clean, idle cached pages `first..end` of `file` (a hole
+    /// punched, a file truncated; dirty pages and pages under IO stay).
+    pub fn invalidate_range(&mut self, file: u32, first: u32, end: u32) {
         let Some(b) = self.files[file as usize].bits.as_mut() else {
             return;
         };
         let mut dropped = 0;
-        let mut i = 0;
-        while let Some(p) = b.next_set(PageState::Cached, i, pages) {
+        let mut i = first;
+        while let Some(p) = b.next_set(PageState::Cached, i, end) {
             if !b.get(PageState::Dirty, p)
                 && !b.get(PageState::Writeback, p)
                 && !b.get(PageState::Reading, p)

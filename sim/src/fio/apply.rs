@@ -147,6 +147,7 @@ impl JobState {
             Opt::Buffered => s.direct = !parse_bool(value)?,
             Opt::Invalidate => s.invalidate = parse_bool(value)?,
             Opt::Overwrite => s.overwrite = parse_bool(value)?,
+            Opt::Inplace => s.inplace = parse_bool(value)?,
             Opt::CreateFsync => s.create_fsync = parse_bool(value)?,
             Opt::CreateOnOpen => s.create_on_open = parse_bool(value)?,
             Opt::EndFsync => s.end_fsync = parse_bool(value)?,
@@ -257,6 +258,7 @@ impl JobState {
                     }
                 }
             }
+            Opt::Donorname => s.donorname = Some(non_empty(t)?.to_owned()),
             Opt::VerifyPattern => s.verify_pattern = !non_empty(t)?.is_empty(),
             Opt::VerifyBacklog => s.verify_backlog = parse_bytes(t, kb)?,
             Opt::Iodepth => s.iodepth = at_least(parse_u32(t, kb)?, 1)?,
@@ -485,6 +487,7 @@ impl JobState {
             | Opt::FsyncOnClose
             | Opt::Randrepeat
             | Opt::DoVerify
+            | Opt::Inplace
             | Opt::FillDevice
             | Opt::ClatPercentiles
             | Opt::LatPercentiles
@@ -838,6 +841,9 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
         "mmap" => Engine::Mmap,
         "sg" => Engine::Sg,
         "cpuio" => Engine::Cpuio,
+        "falloc" => Engine::Falloc,
+        "ftruncate" => Engine::Ftruncate,
+        "e4defrag" => Engine::E4defrag,
         "filecreate" => Engine::Meta(MetaEngine::FileCreate),
         "filestat" => Engine::Meta(MetaEngine::FileStat),
         "filedelete" => Engine::Meta(MetaEngine::FileDelete),

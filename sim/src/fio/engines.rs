@@ -18,7 +18,7 @@
 
 /// The engines iolab simulates, as `ioengine=` spells them.
 pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, \
-     cpp_null, posixaio, io_uring_cmd, mmap, sg, cpuio, filecreate, filestat, filedelete, dircreate, \
+     cpp_null, posixaio, io_uring_cmd, mmap, sg, cpuio, falloc, ftruncate, e4defrag, filecreate, filestat, filedelete, dircreate, \
      dirstat, dirdelete";
 
 /// `(engine, its own options)` for each fio 3.33 engine iolab does not
@@ -29,13 +29,10 @@ const ENGINES: &[(&str, &[&str])] = &[
         "dfs",
         &["pool", "cont", "chunk_size", "object_class", "svcl"],
     ),
-    ("e4defrag", &["donorname", "inplace"]),
     (
         "exec",
         &["program", "arguments", "grace_time", "std_redirect"],
     ),
-    ("falloc", &[]),
-    ("ftruncate", &[]),
     ("gfapi", GFAPI),
     ("gfapi_async", GFAPI),
     ("http", HTTP),

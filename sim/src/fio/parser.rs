@@ -715,6 +715,22 @@ impl<'e, 'a> Parser<'e, 'a> {
             };
             notes.push(("sg_write_mode", why.to_owned()));
         }
+        if spec.ioengine != super::Engine::E4defrag {
+            for (option, set) in [
+                ("donorname", spec.donorname.is_some()),
+                ("inplace", spec.inplace),
+            ] {
+                if set {
+                    notes.push((
+                        option,
+                        format!(
+                            "an option of ioengine e4defrag; this job's ioengine {} does not use it",
+                            spec.ioengine.name()
+                        ),
+                    ));
+                }
+            }
+        }
         if let Some(why) = spec.ioengine.stands_in() {
             notes.push((
                 "ioengine",

@@ -54,6 +54,18 @@ pub enum Engine {
     /// simulated as buffered `psync` (the page cache's reads and writes;
     /// the faults' own CPU is not simulated).
     Mmap,
+    /// `falloc`: each IO a `fallocate(2)` of its range (a read keeps the
+    /// size, a write extends it, a trim punches a hole): the filesystem's
+    /// extent change, no data moved.
+    Falloc,
+    /// `ftruncate`: each write an `ftruncate(2)` of the file to its
+    /// offset; fio fails a read or a trim with `EINVAL`.
+    Ftruncate,
+    /// `e4defrag`: each write an `EXT4_IOC_MOVE_EXT` of its range into a
+    /// donor file (`donorname`, `inplace`): the range's data written again
+    /// through the page cache to the donor's blocks, both files' extents
+    /// changed; fio fails a read or a trim with `EINVAL`.
+    E4defrag,
     /// A metadata engine: each file is one operation on the filesystem
     /// (`filecreate`, `filestat`, `filedelete` in fio 3.33; `dircreate`,
     /// `dirstat`, `dirdelete` from fio 3.34), its latency the call's.
@@ -158,6 +170,9 @@ impl Engine {
             Engine::Mmap => "mmap",
             Engine::Sg => "sg",
             Engine::Cpuio => "cpuio",
+            Engine::Falloc => "falloc",
+            Engine::Ftruncate => "ftruncate",
+            Engine::E4defrag => "e4defrag",
             Engine::Meta(m) => m.name(),
         }
     }
@@ -182,7 +197,9 @@ impl Engine {
     pub fn forced_direct(self) -> Option<bool> {
         match self {
             Engine::IoUringCmd | Engine::Sg => Some(true),
-            Engine::Mmap => Some(false),
+            // The calls go to the filesystem, not through the page cache
+            // or around it (e4defrag's copy is the page cache's).
+            Engine::Mmap | Engine::Falloc | Engine::Ftruncate | Engine::E4defrag => Some(false),
             _ => None,
         }
     }
@@ -211,6 +228,23 @@ impl Engine {
             Engine::Mmap => Some(
                 "simulated as buffered psync: each IO the page cache's read or write of its \
                  pages (the page faults' own CPU is not simulated); direct= has no effect",
+            ),
+            Engine::Falloc => Some(
+                "each IO is a fallocate(2) of its range on the simulated filesystem (a read keeps \
+                 the file's size, a write may extend it, a trim punches a hole and drops the \
+                 range's clean cached pages): the call's CPU time, the inode's lock and the \
+                 extent change's log items or transaction; no data moves; direct= has no effect",
+            ),
+            Engine::Ftruncate => Some(
+                "each write is an ftruncate(2) of the file to its offset on the simulated \
+                 filesystem (the call's CPU time, the inode's lock, the size and extent change \
+                 logged; a shrink drops the clean cached pages past the new end); no data moves",
+            ),
+            Engine::E4defrag => Some(
+                "EXT4_IOC_MOVE_EXT is ext4's; iolab simulates what it does on the simulated \
+                 filesystem: both inodes' extent change (logged as falloc's), then the range's \
+                 pages dirtied in the page cache for writeback to the donor's blocks (a range \
+                 not cached is not read first here, where ext4 reads it)",
             ),
             _ => None,
         }
@@ -736,6 +770,13 @@ pub struct JobSpec {
     /// `sg_write_mode=` (the `sg` engine's). Default
     /// [`SgWriteMode::Write`].
     pub sg_write_mode: SgWriteMode,
+    /// `donorname=` (the `e4defrag` engine's donor file; fio requires it).
+    /// Default none.
+    pub donorname: Option<String>,
+    /// `inplace=` (`e4defrag`'s): allocate the donor's range before each
+    /// move and truncate it after, instead of once at the start. Default
+    /// false.
+    pub inplace: bool,
     /// `fill_device` / `fill_fs`: the job's files take the device's free
     /// space, whatever `size=` says, and the job ends when it is full
     /// (fio's ENOSPC, which ends it as its runtime would). Default false.
@@ -888,6 +929,8 @@ impl JobSpec {
             verify: None,
             fill_device: false,
             sg_write_mode: SgWriteMode::Write,
+            donorname: None,
+            inplace: false,
             blockalign: [None; 3],
             zonemode: None,
             submit_offload: false,

@@ -3,7 +3,9 @@
 //!
 //! * CPU time per call *(assumed figures, in the range fio 3.33's
 //!   `filecreate`, `filestat` and `filedelete` report on a local
-//!   filesystem: tens of µs to create or delete, a few to stat)*;
+//!   filesystem: tens of µs to create or delete, a few to stat; the file
+//!   calls' from fio's `falloc` and `ftruncate` engines on ext4, a few µs,
+//!   at [`cpu_ns`])*;
 //! * xfs-lite: the log items a create or a delete dirties (`xfs_create`,
 //!   `xfs_remove`: the inode, the directory block holding the entry, the
 //!   AGI);
@@ -11,11 +13,16 @@
 //!   (`btrfs_start_transaction(root, 5)`: inode item, inode ref, directory
 //!   item and index, the parent inode), and the fs-tree leaves those COW
 //!   in a transaction, each queueing two delayed refs.
+//! * the file-call engines' calls (`fallocate`, a hole punched,
+//!   `ftruncate`, ext4's extent move) change one file's extents: they take
+//!   its inode's lock, log its inode and its extent map on xfs-lite, and
+//!   change its inode and a file extent item on btrfs.
 
 use super::btrfs::metadata::{NODESIZE, item_bytes_for_file};
-use super::journal::INODE_ITEM_BYTES;
+use super::journal::{INODE_ITEM_BYTES, inode_key};
 use crate::fio::MetaEngine;
 use crate::time::Ns;
+use crate::workload::{Dir, FileCall};
 
 /// One call a metadata engine makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,10 +41,34 @@ pub enum MetaCall {
     MkdirExists,
     /// `rmdir(2)`.
     Rmdir,
+    /// `fallocate(2)` with `FALLOC_FL_KEEP_SIZE` (falloc's read).
+    FallocKeepSize,
+    /// `fallocate(2)`, mode 0 (falloc's write).
+    Falloc,
+    /// `fallocate(2)` punching a hole (falloc's trim).
+    PunchHole,
+    /// `ftruncate(2)`.
+    Truncate,
+    /// `EXT4_IOC_MOVE_EXT` (e4defrag's write).
+    MoveExtent,
+    /// `EXT4_IOC_MOVE_EXT` with the donor's range allocated before and
+    /// truncated after (`inplace=1`).
+    MoveExtentInPlace,
+}
+
+/// The lock a call holds for its whole length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lock {
+    /// None.
+    None,
+    /// Its directory's (`i_rwsem` of the parent).
+    Dir,
+    /// Its file's inode's (`i_rwsem`).
+    Inode,
 }
 
 /// The calls, in the order of the report's counts.
-pub const CALLS: [MetaCall; 7] = [
+pub const CALLS: [MetaCall; 13] = [
     MetaCall::Create,
     MetaCall::Open,
     MetaCall::Stat,
@@ -45,6 +76,12 @@ pub const CALLS: [MetaCall; 7] = [
     MetaCall::Mkdir,
     MetaCall::MkdirExists,
     MetaCall::Rmdir,
+    MetaCall::FallocKeepSize,
+    MetaCall::Falloc,
+    MetaCall::PunchHole,
+    MetaCall::Truncate,
+    MetaCall::MoveExtent,
+    MetaCall::MoveExtentInPlace,
 ];
 
 impl MetaCall {
@@ -71,16 +108,47 @@ impl MetaCall {
             MetaCall::Mkdir => "mkdir",
             MetaCall::MkdirExists => "mkdir_exists",
             MetaCall::Rmdir => "rmdir",
+            MetaCall::FallocKeepSize => "fallocate_keep_size",
+            MetaCall::Falloc => "fallocate",
+            MetaCall::PunchHole => "punch_hole",
+            MetaCall::Truncate => "ftruncate",
+            MetaCall::MoveExtent => "move_ext",
+            MetaCall::MoveExtentInPlace => "move_ext_inplace",
         }
+    }
+
+    /// The call a file-call engine makes for an IO in direction `dir`
+    /// (`None`: one it never makes, refused before the run).
+    pub fn of_file(call: FileCall, dir: Dir) -> Option<MetaCall> {
+        Some(match (call, dir) {
+            (FileCall::Falloc, Dir::Read) => MetaCall::FallocKeepSize,
+            (FileCall::Falloc, Dir::Write) => MetaCall::Falloc,
+            (FileCall::Falloc, Dir::Trim) => MetaCall::PunchHole,
+            (FileCall::Ftruncate, Dir::Write) => MetaCall::Truncate,
+            (FileCall::E4defrag { inplace: false }, Dir::Write) => MetaCall::MoveExtent,
+            (FileCall::E4defrag { inplace: true }, Dir::Write) => MetaCall::MoveExtentInPlace,
+            _ => return None,
+        })
+    }
+
+    /// The lock it holds.
+    pub fn lock(self) -> Lock {
+        match self {
+            MetaCall::Create | MetaCall::Unlink | MetaCall::Mkdir | MetaCall::Rmdir => Lock::Dir,
+            MetaCall::Open | MetaCall::Stat | MetaCall::MkdirExists => Lock::None,
+            _ => Lock::Inode,
+        }
+    }
+
+    /// It changes one file's extents (a file-call engine's call).
+    pub fn on_extents(self) -> bool {
+        self.lock() == Lock::Inode
     }
 
     /// It changes the filesystem (a transaction on btrfs, log items on
     /// xfs-lite).
     pub fn changes(self) -> bool {
-        matches!(
-            self,
-            MetaCall::Create | MetaCall::Unlink | MetaCall::Mkdir | MetaCall::Rmdir
-        )
+        self.lock() != Lock::None
     }
 
     /// It adds items that stay (a new inode).
@@ -99,7 +167,46 @@ pub fn cpu_ns(call: MetaCall) -> Ns {
         MetaCall::Mkdir => 20_000,
         MetaCall::MkdirExists => 3_000,
         MetaCall::Rmdir => 25_000,
+        // The file calls' figures are the means fio 3.33's falloc and
+        // ftruncate engines report for 4 KiB calls on a 100 MiB file of
+        // an ext4 filesystem on a virtual disk, one job alone; the move's
+        // is assumed.
+        MetaCall::FallocKeepSize => 3_500,
+        MetaCall::Falloc => 2_000,
+        MetaCall::PunchHole => 6_000,
+        MetaCall::Truncate => 2_000,
+        MetaCall::MoveExtent => 20_000,
+        // The donor's fallocate and ftruncate around the move.
+        MetaCall::MoveExtentInPlace => 24_000,
     }
+}
+
+/// Item bytes a btrfs file call changes: the inode item and one file
+/// extent item, with their headers *(the items' sizes; one extent item
+/// per call assumed)*.
+pub const BTRFS_EXTENT_CALL_BYTES: u64 = 160 + 53 + 2 * 25;
+
+/// Logged bytes of a file's extent map (its inode fork's changed
+/// region) per call *(assumed)*.
+const BMAP_LOG_BYTES: u64 = 128;
+
+/// The log items (key, bytes) an xfs file call on run file `file`
+/// dirties: its inode (the item its data writes log too) and its extent
+/// map, and for an extent move the donor's two as well (keys apart from
+/// the data files' extent leaves and from [`xfs_items`]'s).
+pub fn xfs_extent_items(call: MetaCall, file: u32) -> impl Iterator<Item = (u64, u64)> {
+    let f = u64::from(file);
+    let ours = [
+        (inode_key(file), INODE_ITEM_BYTES),
+        (1 << 59 | f, BMAP_LOG_BYTES),
+    ];
+    let donor = [
+        (1 << 58 | f, INODE_ITEM_BYTES),
+        (1 << 57 | f, BMAP_LOG_BYTES),
+    ];
+    let moves = matches!(call, MetaCall::MoveExtent | MetaCall::MoveExtentInPlace);
+    ours.into_iter()
+        .chain(donor.into_iter().filter(move |_| moves))
 }
 
 /// Items a btrfs create or delete reserves for at its transaction start.
@@ -185,6 +292,28 @@ mod tests {
         assert!(!MetaCall::Open.changes() && MetaCall::Unlink.changes());
         assert!(MetaCall::Mkdir.creates() && !MetaCall::Rmdir.creates());
         assert!(cpu_ns(MetaCall::Stat) < cpu_ns(MetaCall::Create));
+    }
+
+    #[test]
+    fn file_calls_lock_the_inode_and_log_its_extents() {
+        let falloc = |d| MetaCall::of_file(FileCall::Falloc, d);
+        assert_eq!(falloc(Dir::Read), Some(MetaCall::FallocKeepSize));
+        assert_eq!(falloc(Dir::Trim), Some(MetaCall::PunchHole));
+        assert_eq!(MetaCall::of_file(FileCall::Ftruncate, Dir::Read), None);
+        assert_eq!(
+            MetaCall::of_file(FileCall::E4defrag { inplace: true }, Dir::Write),
+            Some(MetaCall::MoveExtentInPlace)
+        );
+        assert_eq!(MetaCall::Truncate.lock(), Lock::Inode);
+        assert_eq!(MetaCall::Create.lock(), Lock::Dir);
+        assert!(MetaCall::PunchHole.changes() && !MetaCall::Stat.changes());
+        assert_eq!(xfs_extent_items(MetaCall::Falloc, 7).count(), 2);
+        let moved: Vec<_> = xfs_extent_items(MetaCall::MoveExtent, 7).collect();
+        assert_eq!(moved.len(), 4, "the donor's inode and extents too");
+        assert_eq!(moved[0].0, inode_key(7), "the inode its writes log");
+        for (key, _) in &moved[1..] {
+            assert!(key >> 57 != 0 && key >> 61 == 0, "{key:x}");
+        }
     }
 
     #[test]

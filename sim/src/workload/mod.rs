@@ -53,6 +53,22 @@ pub struct MetaPlan {
     pub bytes: u64,
 }
 
+/// An engine whose IOs are calls on the file rather than data moved
+/// (`falloc`, `ftruncate`, `e4defrag`): each picked IO (direction, offset,
+/// length) becomes the call its direction makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileCall {
+    /// `fallocate(2)`: a read keeps the size, a write extends, a trim
+    /// punches a hole.
+    Falloc,
+    /// `ftruncate(2)` to the write's offset.
+    Ftruncate,
+    /// `EXT4_IOC_MOVE_EXT` of the write's range into a donor
+    /// (`inplace`: the donor's range allocated before and truncated
+    /// after each move).
+    E4defrag { inplace: bool },
+}
+
 /// Which pages a job's reads hint to the kernel (fio `fadvise_hint`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fadvise {
@@ -142,6 +158,8 @@ pub struct JobPlan {
     /// A metadata engine's files, which have no data (`files` is then
     /// empty).
     pub meta: Option<MetaPlan>,
+    /// The calls a file-call engine makes in place of data IO.
+    pub file_call: Option<FileCall>,
     /// `create_on_open=1` on a data engine: each file is created when the
     /// job first reaches it, not before the run.
     pub create_on_open: bool,

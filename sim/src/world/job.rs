@@ -544,6 +544,14 @@ impl<P: Policy> World<P> {
             self.ctx_timer(now + NULL_ENGINE_NS, c, Phase::Cpu);
             return;
         }
+        if let Some(call) = plan
+            .file_call
+            .and_then(|f| crate::fs::meta::MetaCall::of_file(f, dir))
+        {
+            ctx.op = OpKind::Io { dir, bytes: len };
+            self.file_call(now, c, j, call, io);
+            return;
+        }
         if dir == Dir::Write && plan.device_reads_writes {
             // SCSI VERIFY: the device reads the range; fio counts it as
             // the write it was asked for.

@@ -27,7 +27,7 @@ use iolab_flush::{End, HandleId, HandleKind, RefBatch, Start};
 use super::World;
 use super::job::{JobState, OpKind, Phase, PlannedIo};
 use crate::block::Policy;
-use crate::fs::meta::{self, MetaCall};
+use crate::fs::meta::{self, Lock, MetaCall};
 use crate::time::Ns;
 
 /// A directory's lock (the VFS takes the parent's `i_rwsem` exclusively
@@ -108,11 +108,11 @@ impl<P: Policy> World<P> {
         self.meta_lock(now, c, MetaCall::Create, j);
     }
 
-    /// Context `c`'s call `call` for job `j` takes its directory's lock
-    /// (if it changes the directory), then goes on.
+    /// Context `c`'s call `call` for job `j` takes its lock (its
+    /// directory's, or its file's inode's), then goes on.
     fn meta_lock(&mut self, now: Ns, c: u32, call: MetaCall, j: usize) {
-        if call.changes() {
-            let lock = &mut self.dir_locks[self.jobs[j].plan.dir as usize];
+        let file = self.ctxs[c as usize].meta.map_or(0, |m| m.2);
+        if let Some(lock) = self.lock_of(call, j, file) {
             if lock.held {
                 lock.contended += 1;
                 lock.queue.push_back(c);
@@ -126,6 +126,16 @@ impl<P: Policy> World<P> {
         self.meta_locked(now, c);
     }
 
+    /// The lock call `call` of job `j` on `file` (the run's file id for a
+    /// file call) takes, if any.
+    fn lock_of(&mut self, call: MetaCall, j: usize, file: u32) -> Option<&mut DirLock> {
+        match call.lock() {
+            Lock::None => None,
+            Lock::Dir => self.dir_locks.get_mut(self.jobs[j].plan.dir as usize),
+            Lock::Inode => self.inode_locks.get_mut(file as usize),
+        }
+    }
+
     /// Context `c`'s call holds its directory's lock (or needs none).
     fn meta_locked(&mut self, now: Ns, c: u32) {
         let Some((call, j, file)) = self.ctxs[c as usize].meta else {
@@ -133,7 +143,7 @@ impl<P: Policy> World<P> {
         };
         if call.changes() {
             if self.journal_on {
-                self.meta_log(now, j, file);
+                self.meta_log(now, call, j, file);
             }
             if self.btrfs.is_some() {
                 self.meta_btrfs_start(now, c);
@@ -143,29 +153,36 @@ impl<P: Policy> World<P> {
         self.ctx_timer(now + meta::cpu_ns(call), c, Phase::Cpu);
     }
 
-    /// A call is over: its directory's lock goes to the next in turn.
-    pub(crate) fn meta_unlock(&mut self, now: Ns, (call, j, _): (MetaCall, u32, u32)) {
-        if !call.changes() {
+    /// A call is over: its lock goes to the next in turn.
+    pub(crate) fn meta_unlock(&mut self, now: Ns, (call, j, file): (MetaCall, u32, u32)) {
+        let Some(lock) = self.lock_of(call, j as usize, file) else {
             return;
+        };
+        let Some(next) = lock.queue.pop_front() else {
+            lock.held = false;
+            return;
+        };
+        let waited = now - self.ctxs[next as usize].lock_asked;
+        debug_assert_eq!(self.ctxs[next as usize].phase, Phase::MetaLock);
+        if let Some(lock) = self.lock_of(call, j as usize, file) {
+            lock.wait_ns += waited;
+            lock.wait_max_ns = lock.wait_max_ns.max(waited);
         }
-        let lock = &mut self.dir_locks[self.jobs[j as usize].plan.dir as usize];
-        match lock.queue.pop_front() {
-            None => lock.held = false,
-            Some(next) => {
-                let waited = now - self.ctxs[next as usize].lock_asked;
-                lock.wait_ns += waited;
-                lock.wait_max_ns = lock.wait_max_ns.max(waited);
-                debug_assert_eq!(self.ctxs[next as usize].phase, Phase::MetaLock);
-                self.meta_locked(now, next);
-            }
-        }
+        self.meta_locked(now, next);
     }
 
-    /// xfs-lite: the call's inode, directory block and AGI join the
-    /// running checkpoint.
-    fn meta_log(&mut self, now: Ns, j: u32, file: u32) {
-        for (key, bytes) in meta::xfs_items(j, file) {
-            self.journal.log_item(key, bytes);
+    /// xfs-lite: the call's items (a create's or a delete's inode,
+    /// directory block and AGI; a file call's inode and extent map) join
+    /// the running checkpoint.
+    fn meta_log(&mut self, now: Ns, call: MetaCall, j: u32, file: u32) {
+        if call.on_extents() {
+            for (key, bytes) in meta::xfs_extent_items(call, file) {
+                self.journal.log_item(key, bytes);
+            }
+        } else {
+            for (key, bytes) in meta::xfs_items(j, file) {
+                self.journal.log_item(key, bytes);
+            }
         }
         self.journal.stats.transactions += 1;
         if self.journal.cil_over_threshold() {
@@ -209,7 +226,11 @@ impl<P: Policy> World<P> {
         let Some((call, j, _)) = self.ctxs[c as usize].meta else {
             return;
         };
-        let bytes = meta::btrfs_item_bytes(self.jobs[j as usize].plan.name_len);
+        let bytes = if call.on_extents() {
+            meta::BTRFS_EXTENT_CALL_BYTES
+        } else {
+            meta::btrfs_item_bytes(self.jobs[j as usize].plan.name_len)
+        };
         self.commit.txn.change(bytes);
         if call.creates()
             && let Some(raid) = self.raid.as_mut()
@@ -253,15 +274,48 @@ impl<P: Policy> World<P> {
     }
 
     /// A create before an IO (`create_on_open`) is done: the IO goes out.
+    /// An extent move is done: its range's pages are dirtied, for
+    /// writeback to write them to the donor's blocks.
     pub(crate) fn open_created(&mut self, now: Ns, c: u32) {
-        if let Some(call) = self.ctxs[c as usize].meta.take() {
+        let call = self.ctxs[c as usize].meta.take();
+        if let Some(call) = call {
             self.meta_unlock(now, call);
         }
         let Some(io) = self.ctxs[c as usize].pending_io.take() else {
             return;
         };
         let j = self.ctxs[c as usize].job as usize;
-        self.issue_io(now, c, j, io);
+        match call {
+            Some((MetaCall::MoveExtent | MetaCall::MoveExtentInPlace, _, file)) => {
+                self.start_buffered_write(now, c, file, io.offset, io.len);
+            }
+            _ => self.issue_io(now, c, j, io),
+        }
+    }
+
+    /// Context `c` of job `j` makes file call `call` on run file `file`
+    /// for the IO `io` it counted: a hole punched or a shrink drops the
+    /// clean cached pages it frees, an extent move then dirties the range.
+    pub(crate) fn file_call(&mut self, now: Ns, c: u32, j: usize, call: MetaCall, io: PlannedIo) {
+        let file = self.jobs[j].file_ids[io.fi];
+        let pages = self.files[file as usize].pages;
+        let first = (io.offset / crate::fs::PAGE) as u32;
+        match call {
+            MetaCall::PunchHole => {
+                let end = (io.offset + io.len).div_ceil(crate::fs::PAGE) as u32;
+                self.cache.invalidate_range(file, first, end.min(pages));
+            }
+            MetaCall::Truncate => self.cache.invalidate_range(file, first, pages),
+            _ => {}
+        }
+        self.note_mtime(now, file);
+        let ctx = &mut self.ctxs[c as usize];
+        if matches!(call, MetaCall::MoveExtent | MetaCall::MoveExtentInPlace) {
+            ctx.pending_io = Some(io);
+        }
+        ctx.meta = Some((call, j as u32, file));
+        self.meta_counts[call as usize] += 1;
+        self.meta_lock(now, c, call, j);
     }
 
     /// The call failed (ENOSPC): the job ends with an error, as fio stops

@@ -321,12 +321,15 @@ pub(crate) struct World<P: Policy> {
     /// Operations completed by all jobs.
     pub ops_done: u64,
     /// Metadata engines' calls, by `fs::meta::CALLS`.
-    pub meta_counts: [u64; 7],
+    pub meta_counts: [u64; crate::fs::meta::CALLS.len()],
     /// fio's flows (`flow_id`s some job takes part in), built at the
     /// run's start.
     pub(crate) flows: Vec<flow::FlowState>,
     /// The directories metadata calls change, one lock each.
     pub dir_locks: Vec<DirLock>,
+    /// The files' inode locks the file-call engines' calls take (empty
+    /// when no job has such an engine).
+    pub inode_locks: Vec<DirLock>,
     /// Device completions.
     pub events_dev: u64,
     watch_last: u64,
@@ -425,9 +428,10 @@ impl<P: Policy> World<P> {
             stop: false,
             exit_all: false,
             ops_done: 0,
-            meta_counts: [0; 7],
+            meta_counts: [0; crate::fs::meta::CALLS.len()],
             flows: Vec::new(),
             dir_locks: Vec::new(),
+            inode_locks: Vec::new(),
             events_dev: 0,
             watch_last: 0,
             watch_idle: 0,
@@ -683,6 +687,11 @@ impl<P: Policy> World<P> {
                 "wait_ns_sum": self.dir_locks.iter().map(|d| d.wait_ns).sum::<u64>(),
                 "wait_ns_max": self.dir_locks.iter().map(|d| d.wait_max_ns).max().unwrap_or(0),
             },
+            "inode_lock": (!self.inode_locks.is_empty()).then(|| json!({
+                "contended": self.inode_locks.iter().map(|d| d.contended).sum::<u64>(),
+                "wait_ns_sum": self.inode_locks.iter().map(|d| d.wait_ns).sum::<u64>(),
+                "wait_ns_max": self.inode_locks.iter().map(|d| d.wait_max_ns).max().unwrap_or(0),
+            })),
             "metadata_calls": crate::fs::meta::CALLS
                 .iter()
                 .zip(self.meta_counts)

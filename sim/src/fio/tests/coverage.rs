@@ -360,6 +360,22 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        // fio's e4defrag needs its donor: without one the job is refused
+        // (the donor is no file of the run's own).
+        "donorname",
+        "donorname=d.def",
+        "[j]\nioengine=e4defrag\nfilename=f\nrw=write\nsize=1m\nbs=32k\n@\n",
+        Shows::Command(
+            "iolab-sim --test file_call_engines what_fio_fails_is_refused_naming_the_option",
+        ),
+    ),
+    (
+        "inplace",
+        "inplace=1",
+        "[j]\nioengine=e4defrag\ndonorname=d.def\nfilename=f\nrw=write\nsize=1m\nbs=32k\n@\n",
+        Shows::Run,
+    ),
+    (
         "cpuload",
         "cpuload=60",
         "[j]\nioengine=cpuio\nruntime=100ms\ncpuload=30\n@\n",

@@ -23,8 +23,8 @@ fn sorted_unique_and_canonical() {
 #[test]
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
-    assert_eq!(OPTIONS.len(), 313);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 102);
+    assert_eq!(OPTIONS.len(), 315);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 104);
     assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 64);
     assert_eq!(count(|c| matches!(c, Class::Inert(_))), 83);
     assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 64);
@@ -50,7 +50,7 @@ fn public_classification() {
     ));
     assert_eq!(classify_option("nonsense"), None);
     assert_eq!(classify_option("BS"), None);
-    assert_eq!(known_options().count(), 313);
+    assert_eq!(known_options().count(), 315);
 }
 
 #[test]
