@@ -408,15 +408,18 @@ impl JobState {
             }
             Opt::ThinktimeBlocks => s.thinktime_blocks = at_least(parse_u32(t, kb)?, 1)?,
             Opt::Flow => {
-                if t.trim().starts_with('-') {
-                    return Err(format!(
-                        "value '{t}': fio 3.33 keeps each job of a flow to its share of the \
-                         flow's IOs, flow= over the sum of the flow's weights (flow=3 beside \
-                         flow=1 issues three IOs to one); a negative weight belongs to the \
-                         counter scheme of older fio, which is not simulated"
-                    ));
-                }
-                s.flow.weight = parse_plain_u32(t)?;
+                // fio 3.33 stores the weight in an unsigned int: a negative
+                // one (older fio's counter scheme) wraps, as it does there.
+                s.flow.weight = match t.trim().strip_prefix('-') {
+                    Some(n) => {
+                        let v = parse_plain_u32(n)?;
+                        if v > 1 << 31 {
+                            return Err(format!("value '{t}' is out of range"));
+                        }
+                        v.wrapping_neg()
+                    }
+                    None => parse_plain_u32(t)?,
+                };
             }
             Opt::FlowId => s.flow.id = parse_plain_u32(t)?,
             Opt::FlowSleep => s.flow.sleep_ns = parse_time_ns(t, 1)?,

@@ -715,6 +715,17 @@ impl<'e, 'a> Parser<'e, 'a> {
             };
             notes.push(("sg_write_mode", why.to_owned()));
         }
+        if spec.flow.weight > i32::MAX as u32 {
+            notes.push((
+                "flow",
+                format!(
+                    "a negative weight: fio 3.33 keeps it in an unsigned int, {}, and so does \
+                     iolab (with flow=2 beside it the flow's total wraps to 0 and neither job is \
+                     held back, as fio 3.33 runs fio's butterfly.fio)",
+                    spec.flow.weight
+                ),
+            ));
+        }
         if spec.ioengine != super::Engine::E4defrag {
             for (option, set) in [
                 ("donorname", spec.donorname.is_some()),

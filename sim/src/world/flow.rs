@@ -4,7 +4,10 @@
 //! the flow's than its weight is of the flow's weights does not issue
 //! until the others catch up (or, with `flow_sleep`, sleeps and looks
 //! again). A job joins its flow when it starts and leaves it, its IOs and
-//! weight with it, when it ends.
+//! weight with it, when it ends. The weights add up in 32 bits, as fio's
+//! `unsigned int` total does: a negative `flow=` (older fio's counter
+//! scheme) wraps, and a flow whose total wraps to 0 holds no job back
+//! (fio's share of weight is then an infinite ratio).
 
 use super::World;
 use super::job::{JobState, Phase};
@@ -18,7 +21,9 @@ use crate::workload::Dir;
 pub(crate) struct FlowState {
     pub id: u32,
     pub issued: u64,
-    pub weight: u64,
+    /// The running jobs' weights, summed modulo 2^32 (fio's `unsigned
+    /// int total_weight`).
+    pub weight: u32,
     /// Contexts waiting for the flow to move (no `flow_sleep`).
     pub held: Vec<u32>,
     /// Scratch for the contexts a wake-up lets go (capacity kept).
@@ -63,7 +68,8 @@ impl<P: Policy> World<P> {
     /// Job `j` starts: its weight joins its flow.
     pub(crate) fn flow_job_started(&mut self, j: usize) {
         if let Some(i) = self.flow_of(j) {
-            self.flows[i].weight += u64::from(self.jobs[j].plan.flow.weight);
+            let w = self.jobs[j].plan.flow.weight;
+            self.flows[i].weight = self.flows[i].weight.wrapping_add(w);
             self.jobs[j].flow_issued = 0;
         }
     }
@@ -139,7 +145,7 @@ impl<P: Policy> World<P> {
         let job = &self.jobs[j];
         let flow = &mut self.flows[i];
         flow.issued -= job.flow_issued.min(flow.issued - 1);
-        flow.weight -= u64::from(job.plan.flow.weight).min(flow.weight);
+        flow.weight = flow.weight.wrapping_sub(job.plan.flow.weight);
         self.flow_wake(now, i);
     }
 }
