@@ -10,10 +10,12 @@
 //! in flight complete at the device's shortest service time (an SSD's
 //! command overhead included), capped by its `rate_iops` and by what the
 //! host link carries; all of them together at most what the device's tags
-//! complete at that time.
+//! complete at that time. A job on fio's `null` engine or on `/dev/null`
+//! or `/dev/zero` uses no device: its IOs in flight complete at its
+//! engine's or call's own cost, whatever the device.
 
 use crate::device::{DeviceConfig, DeviceKind};
-use crate::fio::{JobSpec, SizeSpec};
+use crate::fio::{Engine, JobSpec, SizeSpec};
 
 /// Memory a run may be planned to hold.
 pub const MAX_BYTES: u64 = 4 << 30;
@@ -127,6 +129,8 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
         .unwrap_or((1, 1, "device"));
     let all_tags: u64 = devices.iter().map(|d| fastest(d).1).sum::<u64>().max(1);
     let mut total: u64 = 0;
+    // The IOs of jobs that use no device, which its tags do not cap.
+    let mut free: u64 = 0;
     let mut best = IoEstimate {
         ios: 0,
         job: 0,
@@ -158,10 +162,13 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
             _ => None,
         };
         let runtime_ns = j.runtime_ns.unwrap_or(0);
+        let no_device = no_device_ns(j);
         let by_time = (runtime_ns > 0).then(|| {
-            let flight = in_flight(j).min(all_tags);
             // IOs a second the job's IOs in flight complete, at most.
-            let mut per_s = u128::from(flight) * 1_000_000_000 / u128::from(svc_ns);
+            let mut per_s = match no_device {
+                Some(ns) => u128::from(in_flight(j)) * 1_000_000_000 / u128::from(ns),
+                None => u128::from(in_flight(j).min(all_tags)) * 1_000_000_000 / u128::from(svc_ns),
+            };
             // The directions the job does, each at most its rate_iops;
             // one without a cap uncaps the job.
             let mode = j.rw.mode;
@@ -178,7 +185,7 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
             if cap > 0 {
                 per_s = per_s.min(u128::from(cap) * u128::from(n));
             }
-            if let Some(link) = link_iops(devices, bs) {
+            if let Some(link) = link_iops(devices, bs).filter(|_| no_device.is_none()) {
                 per_s = per_s.min(link);
             }
             let ios = per_s * u128::from(runtime_ns) / 1_000_000_000;
@@ -189,15 +196,27 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
             (Some(s), None) => (s, size_why(j, size_bs, n)),
             (_, Some(t)) => (
                 t,
-                format!(
-                    "{} IOs in flight for runtime={} s at {svc_ns} ns an IO ({key} of the device; {tags} tags)",
-                    in_flight(j),
-                    runtime_ns as f64 / 1e9
-                ),
+                match no_device {
+                    Some(ns) => format!(
+                        "{} IOs in flight for runtime={} s at {ns} ns an IO (no device: the \
+                         engine's or the call's own time)",
+                        in_flight(j),
+                        runtime_ns as f64 / 1e9
+                    ),
+                    None => format!(
+                        "{} IOs in flight for runtime={} s at {svc_ns} ns an IO ({key} of the device; {tags} tags)",
+                        in_flight(j),
+                        runtime_ns as f64 / 1e9
+                    ),
+                },
             ),
             (None, None) => (0, String::new()),
         };
-        total = total.saturating_add(ios);
+        if no_device.is_some() {
+            free = free.saturating_add(ios);
+        } else {
+            total = total.saturating_add(ios);
+        }
         if ios > best.ios {
             best = IoEstimate { ios, job: i, why };
         }
@@ -213,7 +232,22 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
             / 1_000_000_000;
         total = total.min(u64::try_from(cap).unwrap_or(u64::MAX));
     }
-    IoEstimate { ios: total, ..best }
+    IoEstimate {
+        ios: total.saturating_add(free),
+        ..best
+    }
+}
+
+/// The time an IO of a job that uses no device takes (fio's `null`
+/// engine, `/dev/null` or `/dev/zero`), or `None` for a job on the device.
+fn no_device_ns(j: &JobSpec) -> Option<u64> {
+    if matches!(j.ioengine, Engine::Null | Engine::CppNull) {
+        Some(crate::world::NULL_ENGINE_NS)
+    } else if j.on_null_device() {
+        Some(crate::world::NULL_DEVICE_NS)
+    } else {
+        None
+    }
 }
 
 fn size_why(j: &JobSpec, bs: u64, n: u64) -> String {

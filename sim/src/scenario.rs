@@ -468,6 +468,33 @@ fn stride_of(spec: &JobSpec) -> Result<Option<workload::Stride>, SimError> {
     }
 }
 
+/// Steady-state detection's options must be the same for every job of a
+/// reporting group, as fio's `td_steadystate_init` rejects a job whose
+/// `ss`, `ss_dur` or `ss_ramp` differ from another's of its group (one
+/// without detection included).
+fn check_steady(scenario: &Scenario, plans: &[JobPlan]) -> Result<(), SimError> {
+    for p in plans {
+        if let Some(o) = plans
+            .iter()
+            .find(|o| o.groupid == p.groupid && o.steady != p.steady)
+            && p.steady.is_some()
+        {
+            let spec = &scenario.jobs[p.section as usize];
+            return Err(job_err(
+                spec,
+                "steadystate_duration",
+                format!(
+                    "job '{}' of the same reporting group (groupid {}) has other steady-state \
+                     options: fio rejects the job (steadystate options must be consistent \
+                     within reporting groups)",
+                    o.name, p.groupid
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `wait_for=`: the jobs it names must exist (fio would start at once
 /// on a name no job has, which a typo makes silently; iolab refuses it),
 /// and end before this one can start: in an earlier stonewall section or
@@ -1158,6 +1185,8 @@ pub fn plan_jobs(
                 thinktime_blocks: spec.thinktime_blocks,
                 flow: spec.flow,
                 wait_for: spec.wait_for.clone(),
+                steady: (spec.steady.dur_s > 0).then_some(spec.steady),
+                null_device: spec.on_null_device(),
                 verify,
                 stride: stride_of(spec)?,
                 block_align: spec
@@ -1206,6 +1235,7 @@ pub fn plan_jobs(
         }
     }
     check_wait_for(scenario, &plans)?;
+    check_steady(scenario, &plans)?;
     Ok((plans, cgroups))
 }
 

@@ -258,6 +258,14 @@ impl JobState {
                     }
                 }
             }
+            Opt::Steadystate => s.steady = parse_steady(t, s.steady)?,
+            Opt::SsDur => {
+                let ns = parse_time_ns(t, 1_000_000)?;
+                // fio keeps whole seconds.
+                s.steady.dur_s = u32::try_from(ns / 1_000_000_000)
+                    .map_err(|_| format!("value '{t}' is out of range"))?;
+            }
+            Opt::SsRamp => s.steady.ramp_ns = parse_time_ns(t, 1_000_000)?,
             Opt::Donorname => s.donorname = Some(non_empty(t)?.to_owned()),
             Opt::VerifyPattern => s.verify_pattern = !non_empty(t)?.is_empty(),
             Opt::VerifyBacklog => s.verify_backlog = parse_bytes(t, kb)?,
@@ -825,6 +833,36 @@ fn parse_verify(t: &str) -> Result<bool, String> {
         m if METHODS.contains(&m) => Ok(true),
         other => Err(bad_choice(other, &format!("0, {}", METHODS.join(", ")))),
     }
+}
+
+/// `ss=`: `iops`, `bw`, `iops_slope` or `bw_slope`, a colon, and a limit
+/// (a percentage of the mean when it ends in `%`), as fio's
+/// `str_steadystate_cb` reads it.
+fn parse_steady(t: &str, mut ss: crate::fio::Steady) -> Result<crate::fio::Steady, String> {
+    use crate::fio::SteadyMetric;
+    let (kind, limit) = t
+        .split_once(':')
+        .ok_or_else(|| format!("'{t}': expected a criterion and a limit, such as iops:10%"))?;
+    (ss.metric, ss.slope) = match kind.trim() {
+        "iops" => (SteadyMetric::Iops, false),
+        "iops_slope" => (SteadyMetric::Iops, true),
+        "bw" => (SteadyMetric::Bw, false),
+        "bw_slope" => (SteadyMetric::Bw, true),
+        other => return Err(bad_choice(other, "iops, iops_slope, bw, bw_slope")),
+    };
+    let limit = limit.trim();
+    let (num, pct) = match limit.strip_suffix('%') {
+        Some(n) => (n, true),
+        None => (limit, false),
+    };
+    ss.limit = num
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("'{limit}': expected a limit of 0 or more"))?;
+    ss.pct = pct;
+    Ok(ss)
 }
 
 /// `ioengine=`: one of the engines iolab simulates.

@@ -64,7 +64,8 @@ pub use error::ParseError;
 pub use spec::{
     BsRange, DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES, Engine, ExitWhat, Fadvise,
     Fallocate, FileServiceType, Flow, JobSpec, LogRequest, MetaEngine, OptionAt,
-    RandomDistribution, RateProcess, Rw, RwMode, SgWriteMode, SizeRange, SizeSpec, Zone, ZoneMode,
+    RandomDistribution, RateProcess, Rw, RwMode, SgWriteMode, SizeRange, SizeSpec, Steady,
+    SteadyMetric, Zone, ZoneMode,
 };
 pub use suggest::closest;
 pub use table::{OptionClass, OptionInfo, classify_option, known_options};

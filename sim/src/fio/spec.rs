@@ -394,6 +394,71 @@ pub struct Flow {
     pub sleep_ns: u64,
 }
 
+/// `/dev/null` or `/dev/zero`: character devices whose reads and writes
+/// the kernel completes in the call, no device behind them.
+pub fn is_null_device(name: &str) -> bool {
+    matches!(name, "/dev/null" | "/dev/zero")
+}
+
+/// What fio's steady-state detection (`ss=`) watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SteadyMetric {
+    /// IOs per second.
+    Iops,
+    /// Bytes per second.
+    Bw,
+}
+
+/// `ss=`, `ss_dur=`, `ss_ramp=`: a job (or its reporting group) ends once
+/// its last `ss_dur` seconds of per-second IOPS or bandwidth hold still
+/// (fio 3.33's `steadystate.c`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Steady {
+    /// The figure watched.
+    pub metric: SteadyMetric,
+    /// The criterion is a slope (`iops_slope`, `bw_slope`), else the
+    /// largest deviation from the mean.
+    pub slope: bool,
+    /// The limit is a percentage of the mean (`10%`).
+    pub pct: bool,
+    /// The limit.
+    pub limit: f64,
+    /// `ss_dur`, whole seconds (0: detection off, fio's default).
+    pub dur_s: u32,
+    /// `ss_ramp`: the time after the job's start before data is kept.
+    pub ramp_ns: u64,
+}
+
+impl Default for Steady {
+    /// fio's defaults: `ss=iops:3%`, no duration (off), no ramp.
+    fn default() -> Self {
+        Steady {
+            metric: SteadyMetric::Iops,
+            slope: false,
+            pct: true,
+            limit: 3.0,
+            dur_s: 0,
+            ramp_ns: 0,
+        }
+    }
+}
+
+impl Steady {
+    /// fio's spelling of the criterion (`iops:10.000000%`).
+    pub fn name(&self) -> String {
+        let m = match self.metric {
+            SteadyMetric::Iops => "iops",
+            SteadyMetric::Bw => "bw",
+        };
+        format!(
+            "{m}{}:{:.6}{}",
+            if self.slope { "_slope" } else { "" },
+            self.limit,
+            if self.pct { "%" } else { "" }
+        )
+    }
+}
+
 /// A size that is either absolute or a percentage of the file/device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SizeSpec {
@@ -770,6 +835,8 @@ pub struct JobSpec {
     /// `sg_write_mode=` (the `sg` engine's). Default
     /// [`SgWriteMode::Write`].
     pub sg_write_mode: SgWriteMode,
+    /// `ss=`, `ss_dur=`, `ss_ramp=`: steady-state detection. Default off.
+    pub steady: Steady,
     /// `donorname=` (the `e4defrag` engine's donor file; fio requires it).
     /// Default none.
     pub donorname: Option<String>,
@@ -846,8 +913,14 @@ impl JobSpec {
         }
         self.filename
             .iter()
-            .find(|f| f.starts_with("/dev/"))
+            .find(|f| f.starts_with("/dev/") && !is_null_device(f))
             .map(String::as_str)
+    }
+
+    /// Every file of the job is the kernel's `/dev/null` or `/dev/zero`
+    /// (fio's `steadystate.fio`): its IO reaches no device.
+    pub fn on_null_device(&self) -> bool {
+        !self.filename.is_empty() && self.filename.iter().all(|f| is_null_device(f))
     }
 
     /// File and line where `option` (canonical name) was last set, or the
@@ -929,6 +1002,7 @@ impl JobSpec {
             verify: None,
             fill_device: false,
             sg_write_mode: SgWriteMode::Write,
+            steady: Steady::default(),
             donorname: None,
             inplace: false,
             blockalign: [None; 3],

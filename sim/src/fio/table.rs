@@ -105,6 +105,9 @@ pub(crate) enum Opt {
     Cpuload,
     Donorname,
     Inplace,
+    Steadystate,
+    SsDur,
+    SsRamp,
     ZoneMode,
     ZoneSize,
     ZoneRange,
@@ -207,7 +210,6 @@ const R_PROFILE: &str = "an option of fio's tiobench or act profile (--profile=)
                          which does nothing in a job file";
 const R_SOFTDEP: &str = "deprecated; fio ignores it";
 const R_SPR: &str = "only used with sprandom, which iolab rejects";
-const R_SS: &str = "only used with steadystate_duration, which iolab rejects";
 const R_STAT: &str = "reporting detail only";
 const R_TRIMV: &str = "only used with trim_percentage, which iolab rejects";
 const R_VERIFY: &str = "the data's contents are not simulated, only verify's read-back IO, so nothing can fail to verify";
@@ -729,15 +731,15 @@ pub(crate) static OPTIONS: &[Entry] = &[
     ),
     cosmetic("sqthread_poll", "sqthread_poll", R_ENGINE),
     cosmetic("sqthread_poll_cpu", "sqthread_poll_cpu", R_ENGINE),
-    inert("ss", "steadystate", R_SS),
+    typed("ss", "steadystate", Opt::Steadystate),
+    typed("ss_dur", "steadystate_duration", Opt::SsDur),
     unsupported(
-        "ss_dur",
-        "steadystate_duration",
-        H::Zero,
-        "stopping jobs at steady state",
+        "ss_interval",
+        "steadystate_check_interval",
+        H::Values(&["1", "1s", "1000ms"]),
+        "a steady-state check interval other than fio 3.33's fixed second",
     ),
-    inert("ss_interval", "steadystate_check_interval", R_SS),
-    inert("ss_ramp", "steadystate_ramp_time", R_SS),
+    typed("ss_ramp", "steadystate_ramp_time", Opt::SsRamp),
     typed("startdelay", "startdelay", Opt::Startdelay),
     cosmetic(
         "stat_type",
@@ -745,19 +747,19 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "filestat's system call (stat, lstat, statx): one cost in the model",
     ),
     cosmetic("stats", "stats", R_STAT),
-    inert("steadystate", "steadystate", R_SS),
-    inert(
-        "steadystate_check_interval",
-        "steadystate_check_interval",
-        R_SS,
-    ),
+    typed("steadystate", "steadystate", Opt::Steadystate),
     unsupported(
-        "steadystate_duration",
-        "steadystate_duration",
-        H::Zero,
-        "stopping jobs at steady state",
+        "steadystate_check_interval",
+        "steadystate_check_interval",
+        H::Values(&["1", "1s", "1000ms"]),
+        "a steady-state check interval other than fio 3.33's fixed second",
     ),
-    inert("steadystate_ramp_time", "steadystate_ramp_time", R_SS),
+    typed("steadystate_duration", "steadystate_duration", Opt::SsDur),
+    typed(
+        "steadystate_ramp_time",
+        "steadystate_ramp_time",
+        Opt::SsRamp,
+    ),
     typed("stonewall", "stonewall", Opt::Stonewall),
     inert(
         "stream_id",

@@ -338,6 +338,9 @@ pub struct JobStats {
     /// the phase before it: fio times its IO phase and its verify phase
     /// apart (see [`JobStats::dir_runtime_ns`]).
     verify_from: Option<(Ns, bool)>,
+    /// The job's steady-state detection, when it kept its group's
+    /// samples (`ss_dur`).
+    pub steady: Option<super::SteadyReport>,
 }
 
 impl JobStats {
@@ -374,6 +377,7 @@ impl JobStats {
             wakes: 0,
             depth_map: [0; 7],
             latency_depth: 0,
+            steady: None,
         }
     }
 
@@ -409,6 +413,7 @@ impl JobStats {
             depth_map: self.depth_map,
             latency_depth: self.latency_depth,
             verify_from: self.verify_from,
+            steady: self.steady.clone(),
         }
     }
 

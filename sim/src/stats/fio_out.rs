@@ -169,6 +169,22 @@ fn write_job(out: &mut String, j: &JobReport) {
             show_percentiles(out, &j.sync.lat.percentiles, "sync", j.shown.precision);
         }
     }
+    if let Some(ss) = &j.steady {
+        let (bw, iops) = ss.means();
+        // fio 3.33 prints the decimal figure of the mean as if it were in
+        // KiB/s times a thousand.
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
+            num2str(bw * 1000 / 1024, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
+            iops,
+            ss.what,
+            ss.criterion,
+            if ss.pct { "%" } else { "" }
+        );
+    }
 }
 
 fn write_dir(out: &mut String, name: &str, dr: &DirReport, shown: Shown) {
@@ -413,10 +429,33 @@ fn job_json(j: &JobReport, elapsed: u64) -> Value {
     m.insert("latency_target".into(), Value::from(0u64));
     m.insert("latency_percentile".into(), num(100.0));
     m.insert("latency_window".into(), Value::from(0u64));
+    if let Some(ss) = &j.steady {
+        m.insert("steadystate".into(), steady_json(ss));
+    }
     if let Some((_, desc)) = j.options.iter().rev().find(|(k, _)| k == "description") {
         m.insert("desc".into(), Value::from(desc.clone()));
     }
     Value::Object(m)
+}
+
+/// fio's `steadystate` object: the criterion as a string (with `%` for a
+/// percentage limit), the samples oldest first.
+fn steady_json(ss: &super::SteadyReport) -> Value {
+    let (bw_mean, iops_mean) = ss.means();
+    serde_json::json!({
+        "ss": ss.ss,
+        "duration": ss.duration,
+        "attained": u32::from(ss.attained),
+        "criterion": format!("{:.6}{}", ss.criterion, if ss.pct { "%" } else { "" }),
+        "max_deviation": num(ss.max_deviation),
+        "slope": num(ss.slope),
+        "data": {
+            "bw_mean": bw_mean,
+            "iops_mean": iops_mean,
+            "iops": ss.iops,
+            "bw": ss.bw,
+        },
+    })
 }
 
 /// Options as fio's JSON lists them: those given a value, in order (a

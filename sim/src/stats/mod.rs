@@ -57,8 +57,8 @@ pub use mmtests::{
 pub use occupancy::{Occupancy, OccupancySummary};
 pub use report::{
     DirReport, FIO_DEFAULT_PERCENTILES, GroupBwMode, GroupDir, GroupReport, JobInput, JobReport,
-    JobSeries, LAT_BUCKETS, LatSummary, Percentiles, RunReport, SampleSummary, Shown, SyncReport,
-    Unified, lat_bucket,
+    JobSeries, LAT_BUCKETS, LatSummary, Percentiles, RunReport, SampleSummary, Shown, SteadyReport,
+    SyncReport, Unified, lat_bucket,
 };
 pub use spread::{MeanCi, t975, welch_differs};
 pub use summary::{SummaryRun, aggregate_json, summary_table, summary_table_over_seeds};

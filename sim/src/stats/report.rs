@@ -249,6 +249,37 @@ pub struct SyncReport {
     pub lat: LatSummary,
 }
 
+/// What the report shows of a job's steady state (fio's `steadystate`
+/// JSON object and its `steadystate  :` line).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyReport {
+    /// fio's spelling of the criterion (`iops:10.000000%`).
+    pub ss: String,
+    pub duration: u32,
+    pub attained: bool,
+    pub criterion: f64,
+    pub pct: bool,
+    /// The criterion's name in the text line (`iops mean dev`, `bw slope`).
+    pub what: String,
+    pub max_deviation: f64,
+    pub slope: f64,
+    /// Each second's figures, oldest first, zeros for seconds not reached
+    /// (fio's ring of `ss_dur` entries).
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+}
+
+impl SteadyReport {
+    /// fio's `bw_mean` and `iops_mean`: the ring's sums over `ss_dur`.
+    pub fn means(&self) -> (u64, u64) {
+        let d = u64::from(self.duration.max(1));
+        (
+            self.bw.iter().sum::<u64>() / d,
+            self.iops.iter().sum::<u64>() / d,
+        )
+    }
+}
+
 /// One fio "thread status": a job, or a whole group under `group_reporting`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobReport {
@@ -289,6 +320,10 @@ pub struct JobReport {
     pub unified: Unified,
     #[serde(default)]
     pub mixed: Option<DirReport>,
+    /// Steady-state detection (`ss_dur`): the member that kept the
+    /// samples.
+    #[serde(default)]
+    pub steady: Option<SteadyReport>,
 }
 
 impl JobReport {
@@ -371,6 +406,7 @@ struct EntryAcc {
     ctx: u64,
     depth_map: [u64; 7],
     latency_depth: u32,
+    steady: Option<SteadyReport>,
 }
 
 impl RunReport {
@@ -417,6 +453,7 @@ impl RunReport {
                     ctx: 0,
                     depth_map: [0; 7],
                     latency_depth: stats.latency_depth,
+                    steady: None,
                 });
             }
             let e = entries.last_mut().expect("an entry was pushed above");
@@ -451,6 +488,9 @@ impl RunReport {
                 }
             }
             e.sync.merge(&stats.sync);
+            if stats.steady.is_some() {
+                e.steady.clone_from(&stats.steady);
+            }
             let window_ns = stats.window_ns();
             let end_ms = stats.runtime_ns() / MS;
             let [r, w, t] = stats.dirs;
@@ -563,6 +603,7 @@ impl RunReport {
                     },
                     unified: e.unified,
                     mixed,
+                    steady: e.steady.clone(),
                 }
             })
             .collect();

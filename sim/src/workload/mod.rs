@@ -217,6 +217,11 @@ pub struct JobPlan {
     pub flow: crate::fio::Flow,
     /// `wait_for=`: starts once every other job of this name has ended.
     pub wait_for: Option<String>,
+    /// Every file is `/dev/null` or `/dev/zero`: each IO is the call's
+    /// CPU time, no device.
+    pub null_device: bool,
+    /// Steady-state detection (`ss`, `ss_dur` > 0, `ss_ramp`).
+    pub steady: Option<crate::fio::Steady>,
     /// `verify=` on a job that writes: it reads back what it wrote.
     pub verify: Option<VerifyPlan>,
     /// `zonemode=strided` (sequential jobs).

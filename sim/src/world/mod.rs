@@ -19,6 +19,9 @@ mod journal;
 mod meta;
 mod pick;
 mod replay;
+mod steady;
+
+pub(crate) use job::{NULL_DEVICE_NS, NULL_ENGINE_NS};
 mod verify;
 
 use std::collections::VecDeque;
@@ -97,6 +100,8 @@ pub(crate) enum Ev {
     JobStart { job: u32 },
     /// The periodic writeback timer.
     Kupdate,
+    /// fio's once-a-second steady-state check (`world::steady`).
+    SteadyTick,
     /// xfs-lite's periodic log work (`xfs_log_worker`).
     LogWorker,
     /// Re-check a held-back cache flush.
@@ -465,6 +470,7 @@ impl<P: Policy> World<P> {
             self.q.push(LOG_WORKER_INTERVAL_NS, Ev::LogWorker);
         }
         self.build_flows();
+        self.steady_setup();
         self.start_wall(0);
         let mut next_progress: Ns = 0;
         let mut next_status = self.status_every.map_or(Ns::MAX, |s| s.0);
@@ -527,6 +533,10 @@ impl<P: Policy> World<P> {
             Ev::LogWorker => {
                 self.on_log_worker(now);
                 self.q.push(now + LOG_WORKER_INTERVAL_NS, Ev::LogWorker);
+            }
+            Ev::SteadyTick => {
+                self.steady_tick(now);
+                self.q.push(now + steady::TICK_NS, Ev::SteadyTick);
             }
             Ev::Kupdate => {
                 self.flusher.kupdate = true;

@@ -376,6 +376,25 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        // A limit never met: the job runs its whole runtime.
+        "steadystate",
+        "ss=iops:0",
+        "[j]\nioengine=null\nsize=1g\nrw=randread\nrate_iops=1000\nruntime=6\ntime_based\nss_dur=2\n@\n",
+        Shows::Run,
+    ),
+    (
+        "steadystate_duration",
+        "ss_dur=2",
+        "[j]\nioengine=null\nsize=1g\nrw=randread\nrate_iops=1000\nruntime=6\ntime_based\n@\n",
+        Shows::Run,
+    ),
+    (
+        "steadystate_ramp_time",
+        "ss_ramp=2",
+        "[j]\nioengine=null\nsize=1g\nrw=randread\nrate_iops=1000\nruntime=6\ntime_based\nss_dur=2\n@\n",
+        Shows::Run,
+    ),
+    (
         "cpuload",
         "cpuload=60",
         "[j]\nioengine=cpuio\nruntime=100ms\ncpuload=30\n@\n",

@@ -24,9 +24,9 @@ fn sorted_unique_and_canonical() {
 fn counts() {
     let count = |f: fn(&Class) -> bool| OPTIONS.iter().filter(|e| f(&e.class)).count();
     assert_eq!(OPTIONS.len(), 315);
-    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 104);
+    assert_eq!(count(|c| matches!(c, Class::Typed(_))), 110);
     assert_eq!(count(|c| matches!(c, Class::Cosmetic(_))), 64);
-    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 83);
+    assert_eq!(count(|c| matches!(c, Class::Inert(_))), 77);
     assert_eq!(count(|c| matches!(c, Class::Unsupported(..))), 64);
 }
 
