@@ -165,8 +165,15 @@ pub fn estimate_ios(jobs: &[JobSpec], devices: &[DeviceConfig]) -> IoEstimate {
         let no_device = no_device_ns(j);
         let by_time = (runtime_ns > 0).then(|| {
             // IOs a second the job's IOs in flight complete, at most.
+            // fio's null engine here completes each IO as it is queued:
+            // one in flight per clone.
+            let flight = if matches!(j.ioengine, Engine::Null | Engine::CppNull) {
+                n
+            } else {
+                in_flight(j)
+            };
             let mut per_s = match no_device {
-                Some(ns) => u128::from(in_flight(j)) * 1_000_000_000 / u128::from(ns),
+                Some(ns) => u128::from(flight) * 1_000_000_000 / u128::from(ns),
                 None => u128::from(in_flight(j).min(all_tags)) * 1_000_000_000 / u128::from(svc_ns),
             };
             // The directions the job does, each at most its rate_iops;

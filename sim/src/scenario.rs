@@ -1187,6 +1187,12 @@ pub fn plan_jobs(
                 wait_for: spec.wait_for.clone(),
                 steady: (spec.steady.dur_s > 0).then_some(spec.steady),
                 null_device: spec.on_null_device(),
+                latency_target: (spec.latency_target_ns > 0).then_some(workload::LatencyTarget {
+                    target_ns: spec.latency_target_ns,
+                    window_ns: spec.latency_window_ns,
+                    percentile: spec.latency_percentile,
+                    run: spec.latency_run,
+                }),
                 verify,
                 stride: stride_of(spec)?,
                 block_align: spec

@@ -148,6 +148,7 @@ impl JobState {
             Opt::Invalidate => s.invalidate = parse_bool(value)?,
             Opt::Overwrite => s.overwrite = parse_bool(value)?,
             Opt::Inplace => s.inplace = parse_bool(value)?,
+            Opt::LatencyRun => s.latency_run = parse_bool(value)?,
             Opt::CreateFsync => s.create_fsync = parse_bool(value)?,
             Opt::CreateOnOpen => s.create_on_open = parse_bool(value)?,
             Opt::EndFsync => s.end_fsync = parse_bool(value)?,
@@ -259,6 +260,19 @@ impl JobState {
                 }
             }
             Opt::Steadystate => s.steady = parse_steady(t, s.steady)?,
+            // fio keeps the target in ns, the window in µs; both default
+            // to µs when no unit is given.
+            Opt::LatencyTarget => s.latency_target_ns = parse_time_ns(t, 1)?,
+            Opt::LatencyWindow => s.latency_window_ns = parse_time_ns(t, 1)?,
+            Opt::LatencyPercentile => {
+                s.latency_percentile = t
+                    .trim()
+                    .trim_end_matches('%')
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=100.0).contains(p))
+                    .ok_or_else(|| format!("'{t}': expected a percentage from 0 to 100"))?;
+            }
             Opt::SsDur => {
                 let ns = parse_time_ns(t, 1_000_000)?;
                 // fio keeps whole seconds.
@@ -499,6 +513,7 @@ impl JobState {
             | Opt::Randrepeat
             | Opt::DoVerify
             | Opt::Inplace
+            | Opt::LatencyRun
             | Opt::FillDevice
             | Opt::ClatPercentiles
             | Opt::LatPercentiles

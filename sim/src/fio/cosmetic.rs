@@ -195,9 +195,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
-    ("latency_percentile", Check::Text),
-    ("latency_run", Check::Bool),
-    ("latency_window", Check::Time),
     (
         "load",
         Check::Int {

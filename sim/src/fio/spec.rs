@@ -835,6 +835,12 @@ pub struct JobSpec {
     /// `sg_write_mode=` (the `sg` engine's). Default
     /// [`SgWriteMode::Write`].
     pub sg_write_mode: SgWriteMode,
+    /// `latency_target=` (ns; 0, the default: none), `latency_window=`
+    /// (ns), `latency_percentile=` (default 100), `latency_run=`.
+    pub latency_target_ns: u64,
+    pub latency_window_ns: u64,
+    pub latency_percentile: f64,
+    pub latency_run: bool,
     /// `ss=`, `ss_dur=`, `ss_ramp=`: steady-state detection. Default off.
     pub steady: Steady,
     /// `donorname=` (the `e4defrag` engine's donor file; fio requires it).
@@ -1003,6 +1009,10 @@ impl JobSpec {
             fill_device: false,
             sg_write_mode: SgWriteMode::Write,
             steady: Steady::default(),
+            latency_target_ns: 0,
+            latency_window_ns: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
             donorname: None,
             inplace: false,
             blockalign: [None; 3],

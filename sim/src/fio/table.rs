@@ -108,6 +108,10 @@ pub(crate) enum Opt {
     Steadystate,
     SsDur,
     SsRamp,
+    LatencyTarget,
+    LatencyWindow,
+    LatencyPercentile,
+    LatencyRun,
     ZoneMode,
     ZoneSize,
     ZoneRange,
@@ -195,7 +199,6 @@ const R_DP: &str = "only used with dataplacement, which iolab rejects";
 const R_ENGINE: &str = "engine tuning that only changes CPU cost";
 const R_ERR: &str = "simulated I/O never fails";
 const R_IOLOG: &str = "how fio reads the log, not what it replays";
-const R_LAT: &str = "only used with latency_target, which iolab rejects";
 const R_LOG: &str = "a detail iolab's averaged logs do not have";
 const R_LOGFILE: &str = "iolab writes fio's bandwidth, IOPS and latency logs only";
 const R_LOGMAX: &str = "iolab's averaged logs hold each window's mean, not its maximum";
@@ -498,15 +501,14 @@ pub(crate) static OPTIONS: &[Entry] = &[
     typed("kb_base", "kb_base", Opt::KbBase),
     inert("large-block-op-kbytes", "large-block-op-kbytes", R_PROFILE),
     typed("lat_percentiles", "lat_percentiles", Opt::LatPercentiles),
-    inert("latency_percentile", "latency_percentile", R_LAT),
-    inert("latency_run", "latency_run", R_LAT),
-    unsupported(
-        "latency_target",
-        "latency_target",
-        H::Zero,
-        "searching for the queue depth that meets a latency target",
+    typed(
+        "latency_percentile",
+        "latency_percentile",
+        Opt::LatencyPercentile,
     ),
-    inert("latency_window", "latency_window", R_LAT),
+    typed("latency_run", "latency_run", Opt::LatencyRun),
+    typed("latency_target", "latency_target", Opt::LatencyTarget),
+    typed("latency_window", "latency_window", Opt::LatencyWindow),
     inert("load", "load", R_PROFILE),
     unsupported("lockfile", "lockfile", H::Values(&["none"]), "file locking"),
     unsupported(

@@ -341,6 +341,11 @@ pub struct JobStats {
     /// The job's steady-state detection, when it kept its group's
     /// samples (`ss_dur`).
     pub steady: Option<super::SteadyReport>,
+    /// fio's job error (`ETIMEDOUT` for a missed latency target), 0 if
+    /// none.
+    pub error: i32,
+    /// The job's latency target, for the report.
+    pub latency_target: Option<crate::workload::LatencyTarget>,
 }
 
 impl JobStats {
@@ -378,6 +383,8 @@ impl JobStats {
             depth_map: [0; 7],
             latency_depth: 0,
             steady: None,
+            error: 0,
+            latency_target: None,
         }
     }
 
@@ -414,6 +421,8 @@ impl JobStats {
             latency_depth: self.latency_depth,
             verify_from: self.verify_from,
             steady: self.steady.clone(),
+            error: self.error,
+            latency_target: self.latency_target,
         }
     }
 

@@ -425,10 +425,9 @@ fn job_json(j: &JobReport, elapsed: u64) -> Value {
         m.insert(name.into(), Value::Object(obj));
     }
     m.insert("latency_depth".into(), Value::from(j.latency_depth));
-    // No latency_target is simulated: fio's defaults.
-    m.insert("latency_target".into(), Value::from(0u64));
-    m.insert("latency_percentile".into(), num(100.0));
-    m.insert("latency_window".into(), Value::from(0u64));
+    m.insert("latency_target".into(), Value::from(j.latency_target_ns));
+    m.insert("latency_percentile".into(), num(j.latency_percentile));
+    m.insert("latency_window".into(), Value::from(j.latency_window_us));
     if let Some(ss) = &j.steady {
         m.insert("steadystate".into(), steady_json(ss));
     }

@@ -324,6 +324,18 @@ pub struct JobReport {
     /// samples.
     #[serde(default)]
     pub steady: Option<SteadyReport>,
+    /// fio's `latency_target` (ns), `latency_window` (µs) and
+    /// `latency_percentile`: the first member's (0, 0, 100 without one).
+    #[serde(default)]
+    pub latency_target_ns: u64,
+    #[serde(default)]
+    pub latency_window_us: u64,
+    #[serde(default = "hundred")]
+    pub latency_percentile: f64,
+}
+
+fn hundred() -> f64 {
+    100.0
 }
 
 impl JobReport {
@@ -407,6 +419,8 @@ struct EntryAcc {
     depth_map: [u64; 7],
     latency_depth: u32,
     steady: Option<SteadyReport>,
+    error: i32,
+    latency_target: Option<crate::workload::LatencyTarget>,
 }
 
 impl RunReport {
@@ -454,6 +468,8 @@ impl RunReport {
                     depth_map: [0; 7],
                     latency_depth: stats.latency_depth,
                     steady: None,
+                    error: 0,
+                    latency_target: stats.latency_target,
                 });
             }
             let e = entries.last_mut().expect("an entry was pushed above");
@@ -490,6 +506,9 @@ impl RunReport {
             e.sync.merge(&stats.sync);
             if stats.steady.is_some() {
                 e.steady.clone_from(&stats.steady);
+            }
+            if e.error == 0 {
+                e.error = stats.error;
             }
             let window_ns = stats.window_ns();
             let end_ms = stats.runtime_ns() / MS;
@@ -583,7 +602,7 @@ impl RunReport {
                     name: e.name.clone(),
                     groupid: e.groupid,
                     members: e.members,
-                    error: 0,
+                    error: e.error,
                     options: e.options.clone(),
                     dirs,
                     sync: SyncReport {
@@ -604,6 +623,9 @@ impl RunReport {
                     unified: e.unified,
                     mixed,
                     steady: e.steady.clone(),
+                    latency_target_ns: e.latency_target.map_or(0, |t| t.target_ns),
+                    latency_window_us: e.latency_target.map_or(0, |t| t.window_ns / 1000),
+                    latency_percentile: e.latency_target.map_or(100.0, |t| t.percentile),
                 }
             })
             .collect();

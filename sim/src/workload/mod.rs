@@ -69,6 +69,20 @@ pub enum FileCall {
     E4defrag { inplace: bool },
 }
 
+/// fio's latency target (`latency_target` and its options): the depth
+/// search of `world::latency`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// `latency_target`, ns.
+    pub target_ns: u64,
+    /// `latency_window`, ns.
+    pub window_ns: u64,
+    /// `latency_percentile` (default 100).
+    pub percentile: f64,
+    /// `latency_run`: keep running at the depth found.
+    pub run: bool,
+}
+
 /// Which pages a job's reads hint to the kernel (fio `fadvise_hint`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fadvise {
@@ -220,6 +234,8 @@ pub struct JobPlan {
     /// Every file is `/dev/null` or `/dev/zero`: each IO is the call's
     /// CPU time, no device.
     pub null_device: bool,
+    /// A latency target's depth search.
+    pub latency_target: Option<LatencyTarget>,
     /// Steady-state detection (`ss`, `ss_dur` > 0, `ss_ramp`).
     pub steady: Option<crate::fio::Steady>,
     /// `verify=` on a job that writes: it reads back what it wrote.

@@ -89,6 +89,9 @@ pub(crate) enum Phase {
     /// Verify's read-back waits for the job's writes still in flight
     /// (`world::verify`).
     VerifyWait,
+    /// Past the depth a latency target's search allows, or waiting for
+    /// the job's IOs in flight after it lowered it (`world::latency`).
+    DepthWait,
     Done,
 }
 
@@ -234,6 +237,8 @@ pub(crate) struct Job {
     pub done_ios: u64,
     pub done_bytes: u64,
     pub steady: Option<super::steady::SteadyState>,
+    /// A latency target's depth search (`world::latency`).
+    pub latency: Option<super::latency::LatencySearch>,
 }
 
 impl<P: Policy> World<P> {
@@ -279,6 +284,14 @@ impl<P: Policy> World<P> {
         job.ramp_end = now + job.plan.ramp;
         if let Some(ss) = job.steady.as_mut() {
             ss.prev_at = now;
+        }
+        if let Some(t) = job.plan.latency_target {
+            job.latency = Some(super::latency::LatencySearch::new(
+                t,
+                job.plan.iodepth,
+                now,
+                job.done_ios,
+            ));
         }
         job.stats = Some(job.stats_from(job.ramp_end));
         job.stats_depth();
@@ -359,7 +372,12 @@ impl<P: Policy> World<P> {
             let ctx = &mut self.ctxs[c as usize];
             if matches!(
                 ctx.phase,
-                Phase::Sleep | Phase::Idle | Phase::FlowWait | Phase::RateWait | Phase::VerifyWait
+                Phase::Sleep
+                    | Phase::Idle
+                    | Phase::FlowWait
+                    | Phase::RateWait
+                    | Phase::VerifyWait
+                    | Phase::DepthWait
             ) {
                 ctx.generation = ctx.generation.wrapping_add(1);
                 self.ctx_finish(now, c);
@@ -478,6 +496,9 @@ impl<P: Policy> World<P> {
         }
         if job.exhausted {
             self.writes_done(now, c, j);
+            return;
+        }
+        if self.depth_waits(c, j) {
             return;
         }
         // A context woken from rate pacing issues the IO it planned.
@@ -831,6 +852,7 @@ impl<P: Policy> World<P> {
                     };
                     s.record(d, now, lat, bytes);
                 }
+                self.latency_completed(now, j, lat);
             }
             OpKind::Sync { .. } => {
                 job.sync_busy = false;
@@ -973,6 +995,9 @@ impl<P: Policy> World<P> {
         if job.state == JobState::Running {
             job.state = JobState::Stopping;
         }
+        // Contexts held back by a latency target's depth finish too.
+        self.depth_release(now, j);
+        let job = &mut self.jobs[j];
         if job.active == 1 && job.plan.end_fsync && job.end_sync_next == 0 {
             // The last context runs end_fsync over the job's files.
             self.end_fsync_next(now, c);
@@ -1134,7 +1159,7 @@ impl Job {
 
     /// Gives the job's fresh statistics its `iodepth` (fio's
     /// `latency_depth`).
-    fn stats_depth(&mut self) {
+    pub(crate) fn stats_depth(&mut self) {
         if let Some(s) = self.stats.as_mut() {
             s.latency_depth = self.plan.iodepth;
         }
@@ -1199,6 +1224,7 @@ impl Job {
             done_ios: 0,
             done_bytes: 0,
             steady: None,
+            latency: None,
         }
     }
 }
@@ -1248,7 +1274,7 @@ impl<P: Policy> World<P> {
 impl Job {
     /// Fresh statistics of the clone from `start` on, at its log window
     /// and sample periods.
-    fn stats_from(&self, start: Ns) -> JobStats {
+    pub(crate) fn stats_from(&self, start: Ns) -> JobStats {
         JobStats::new(start, self.plan.log_avg, self.plan.bw_sample)
             .with_iops_sample(self.plan.iops_sample)
     }
@@ -1257,6 +1283,10 @@ impl Job {
     fn input(&self, mut s: JobStats) -> stats::JobInput {
         s.latency_depth = self.plan.iodepth;
         s.steady = self.steady.as_ref().and_then(|ss| ss.report());
+        if let Some(l) = &self.latency {
+            s.latency_depth = l.qd;
+            s.latency_target = Some(l.target);
+        }
         stats::JobInput {
             name: self.plan.name.clone(),
             groupid: self.plan.groupid,

@@ -16,6 +16,7 @@ mod flow;
 mod issue;
 mod job;
 mod journal;
+mod latency;
 mod meta;
 mod pick;
 mod replay;

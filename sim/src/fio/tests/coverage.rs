@@ -395,6 +395,30 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "latency_target",
+        "latency_target=100us",
+        "[j]\nfilename=f\nsize=1g\nrw=randread\ndirect=1\nioengine=libaio\niodepth=16\nruntime=1\ntime_based\n@\n",
+        Shows::Run,
+    ),
+    (
+        "latency_window",
+        "latency_window=50ms",
+        "[j]\nfilename=f\nsize=1g\nrw=randread\ndirect=1\nioengine=libaio\niodepth=16\nruntime=1\ntime_based\nlatency_target=100us\n@\n",
+        Shows::Run,
+    ),
+    (
+        "latency_percentile",
+        "latency_percentile=50",
+        "[j]\nfilename=f\nsize=1g\nrw=randread\ndirect=1\nioengine=libaio\niodepth=16\nruntime=1\ntime_based\nlatency_target=100us\nlatency_window=20ms\n@\n",
+        Shows::Run,
+    ),
+    (
+        "latency_run",
+        "latency_run=1",
+        "[j]\nfilename=f\nsize=1g\nrw=randread\ndirect=1\nioengine=libaio\niodepth=16\nruntime=1\ntime_based\nlatency_target=100us\nlatency_window=20ms\n@\n",
+        Shows::Run,
+    ),
+    (
         "cpuload",
         "cpuload=60",
         "[j]\nioengine=cpuio\nruntime=100ms\ncpuload=30\n@\n",
