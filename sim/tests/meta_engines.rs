@@ -166,7 +166,7 @@ fn what_the_metadata_engines_cannot_do_is_an_error() {
         (job("filestat", 10, 1, "filesize=8k\n"), "fake IOs per call"),
         (
             "[j]\nrw=randrw\nsize=1m\ncreate_on_open=1\n".to_owned(),
-            "would find each file empty",
+            "a job that reads what it or another job writes",
         ),
         (
             "[j]\nrw=write\nsize=1m\nnrfiles=4\nopenfiles=1\n".to_owned(),

@@ -234,6 +234,10 @@ pub struct JobPlan {
     /// Every file is `/dev/null` or `/dev/zero`: each IO is the call's
     /// CPU time, no device.
     pub null_device: bool,
+    /// The job only reads files it creates on open, which are empty:
+    /// each read returns nothing, and the error (`EIO`, `EILSEQ`) that
+    /// ends the job at its first reads, 0 for none.
+    pub empty_reads: Option<i32>,
     /// A latency target's depth search.
     pub latency_target: Option<LatencyTarget>,
     /// Steady-state detection (`ss`, `ss_dur` > 0, `ss_ramp`).
