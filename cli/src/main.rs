@@ -219,6 +219,15 @@ struct Common {
     /// When the progress bar is drawn on stderr (fio's --eta) [default: auto]
     #[arg(long, value_enum)]
     eta: Option<Eta>,
+    /// How often the progress bar is drawn, at least 250 ms (a bare
+    /// number is seconds), as fio's --eta-interval [default: 1 s]
+    #[arg(long, value_name = "TIME")]
+    eta_interval: Option<String>,
+    /// Draw the progress as a line of its own every TIME (a bare number
+    /// is seconds), on a terminal too, as fio's --eta-newline keeps its
+    /// ETA lines
+    #[arg(long, value_name = "TIME")]
+    eta_newline: Option<String>,
     /// Print the report as it stands every TIME of simulated time (a bare
     /// number is seconds), in the output formats, before the final one, as
     /// fio's --status-interval does (`run` of one seed).
@@ -423,6 +432,8 @@ fn identity(c: &Common) -> String {
         minimal: false,
         append_terse: false,
         eta: None,
+        eta_interval: None,
+        eta_newline: None,
         ..c.clone()
     };
     format!("{c:?} formats {formats}")
@@ -599,6 +610,8 @@ fn lift_fio_flags(c: &mut Common) -> Result<(), Failure> {
             "section" => c.section.push(value),
             "parse-only" => c.parse_only = true,
             "status-interval" => once(&mut c.status_interval, value, &at, &mut problems),
+            "eta-interval" => once(&mut c.eta_interval, value, &at, &mut problems),
+            "eta-newline" => once(&mut c.eta_newline, value, &at, &mut problems),
             "eta" => match Eta::from_str(value.trim(), false) {
                 Ok(e) => once(&mut c.eta, e, &at, &mut problems),
                 Err(_) => problems.push(format!(
@@ -651,6 +664,7 @@ fn flags_all_at_once(c: &Common, kind: render::Kind, policies: &str) -> Result<(
     check(jobs_flag(c.jobs).map(drop));
     let formats = formats_of(c);
     check(formats.check(kind == render::Kind::Compare, c.seeds.is_some()));
+    check(eta_timing(c).map(drop));
     if let Some(t) = &c.status_interval {
         match iolab_sim::fio::parse_time_secs(t) {
             Ok(0) => check(Err(Failure::input(format!(
@@ -784,6 +798,39 @@ fn within_budget(sc: &Scenario, at_once: usize) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `--eta-interval` and `--eta-newline`: how often the progress is drawn,
+/// and whether each drawing is a line of its own. fio takes both as
+/// times in seconds when no unit is given and refuses an interval below
+/// 250 ms.
+fn eta_timing(c: &Common) -> Result<progress::EtaTiming, Failure> {
+    let time = |flag: &str, t: &str| -> Result<std::time::Duration, Failure> {
+        let ns = iolab_sim::fio::parse_time_secs(t)
+            .map_err(|e| Failure::input(format!("{flag} {t}: {e}")))?;
+        if ns == 0 {
+            return Err(Failure::input(format!("{flag} {t}: give a time above 0")));
+        }
+        Ok(std::time::Duration::from_nanos(ns))
+    };
+    let interval = c
+        .eta_interval
+        .as_deref()
+        .map(|t| time("--eta-interval", t))
+        .transpose()?;
+    if let (Some(i), Some(t)) = (interval, c.eta_interval.as_deref())
+        && i < std::time::Duration::from_millis(250)
+    {
+        return Err(Failure::input(format!(
+            "--eta-interval {t}: at least 250 ms, as fio takes it"
+        )));
+    }
+    let newline = c
+        .eta_newline
+        .as_deref()
+        .map(|t| time("--eta-newline", t))
+        .transpose()?;
+    Ok(progress::EtaTiming { interval, newline })
 }
 
 /// `--jobs`: threads for the runs (default: the CPUs this process may use).
@@ -942,7 +989,13 @@ fn execute(
             });
         }
     }
-    let outs = runs::run_all(&plan, jobs, c.timing, c.eta.unwrap_or(Eta::Auto))?;
+    let outs = runs::run_all(
+        &plan,
+        jobs,
+        c.timing,
+        c.eta.unwrap_or(Eta::Auto),
+        eta_timing(c)?,
+    )?;
     if logs.any() {
         let mut files = 0;
         for (dir, out) in log_dirs.iter().zip(&outs) {

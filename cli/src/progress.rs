@@ -23,6 +23,15 @@ pub fn horizon(s: &Scenario) -> u64 {
         .unwrap_or(0)
 }
 
+/// fio's `--eta-interval` and `--eta-newline`: how often the bar is
+/// drawn (default: as often as it changes on a terminal, once a second as
+/// lines), and whether each drawing is a line of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EtaTiming {
+    pub interval: Option<Duration>,
+    pub newline: Option<Duration>,
+}
+
 /// A worker slot that runs nothing.
 const IDLE: u64 = u64::MAX;
 
@@ -34,9 +43,11 @@ pub struct Progress {
     horizon_ms: u64,
     started: Instant,
     enabled: bool,
-    /// Draw on stderr as lines, once a second: `--eta always` when
-    /// stderr is not a terminal.
+    /// Draw on stderr as lines, once a second (or as `--eta-newline` or
+    /// `--eta-interval` says): `--eta always` when stderr is not a
+    /// terminal, or `--eta-newline`.
     lines: bool,
+    timing: EtaTiming,
     done: AtomicUsize,
     /// Each worker's current run's simulated ms, or [`IDLE`].
     at_ms: Vec<AtomicU64>,
@@ -48,7 +59,14 @@ impl Progress {
     /// threads; `label` names a single run. `eta` as fio's `--eta`: auto
     /// draws on a terminal, always draws anyway (one line a second when
     /// stderr is not a terminal), never does not draw.
-    pub fn new(label: &str, runs: usize, horizon: u64, workers: usize, eta: Eta) -> Self {
+    pub fn new(
+        label: &str,
+        runs: usize,
+        horizon: u64,
+        workers: usize,
+        eta: Eta,
+        timing: EtaTiming,
+    ) -> Self {
         let terminal = std::io::stderr().is_terminal();
         Self {
             label: label.to_owned(),
@@ -61,7 +79,8 @@ impl Progress {
                     Eta::Always => true,
                     Eta::Never => false,
                 },
-            lines: !terminal,
+            lines: !terminal || timing.newline.is_some(),
+            timing,
             done: AtomicUsize::new(0),
             at_ms: (0..workers).map(|_| AtomicU64::new(IDLE)).collect(),
             bar: Mutex::new(None),
@@ -99,13 +118,18 @@ impl Progress {
                 return;
             }
             let b = ProgressBar::new(self.horizon_ms.saturating_mul(self.runs as u64));
+            let t = self.timing;
             if self.lines {
+                let every = t.newline.or(t.interval).unwrap_or(Duration::from_secs(1));
                 b.set_draw_target(ProgressDrawTarget::term_like_with_hz(
                     Box::new(Lines {
+                        every,
                         last: Mutex::new(None),
                     }),
-                    1,
+                    hz(every),
                 ));
+            } else if let Some(every) = t.interval {
+                b.set_draw_target(ProgressDrawTarget::stderr_with_hz(hz(every)));
             }
             if let Ok(style) =
                 ProgressStyle::with_template("{prefix} [{bar:30}] {msg} ({elapsed}, {eta} left)")
@@ -158,7 +182,16 @@ impl Progress {
 /// ETA lines to a file.
 #[derive(Debug)]
 struct Lines {
+    /// At most one line this often.
+    every: Duration,
     last: Mutex<Option<Instant>>,
+}
+
+/// Redraws a second for a drawing every `every` (at least one, at most
+/// four: fio's 250 ms).
+fn hz(every: Duration) -> u8 {
+    let ms = every.as_millis().max(1);
+    u8::try_from((1000 / ms).clamp(1, 4)).unwrap_or(1)
 }
 
 impl TermLike for Lines {
@@ -186,7 +219,7 @@ impl TermLike for Lines {
             return Ok(());
         }
         if let Ok(mut last) = self.last.lock() {
-            if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            if last.is_some_and(|t| t.elapsed() < self.every) {
                 return Ok(());
             }
             *last = Some(Instant::now());

@@ -41,11 +41,12 @@ pub fn run_all(
     jobs: usize,
     timing: bool,
     eta: crate::Eta,
+    timing_of_eta: progress::EtaTiming,
 ) -> Result<Vec<RunOutput>, Failure> {
     let workers = jobs.clamp(1, plan.len().max(1));
     let label = plan.first().map_or("", |p| p.variant.spec.as_str());
     let horizon = plan.first().map_or(0, |p| progress::horizon(&p.scenario));
-    let bar = Progress::new(label, plan.len(), horizon, workers, eta);
+    let bar = Progress::new(label, plan.len(), horizon, workers, eta, timing_of_eta);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let slots: Vec<Slot> = plan.iter().map(|_| Mutex::new(None)).collect();

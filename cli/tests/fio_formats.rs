@@ -322,14 +322,38 @@ fn a_pasted_fio_command_line_keeps_its_own_options() {
         "--size=4m",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // fio's --eta-newline and --eta-interval, as a CI script passes them,
+    // are taken (iolab refused them before; when a line is drawn is wall
+    // time's, not checked here).
+    let o = iolab(&[
+        "run",
+        "--device",
+        "nvme",
+        "--",
+        "--eta-newline=1",
+        "--eta-interval=500ms",
+        "--name=x",
+        "--size=4m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = stderr(&o).lines().filter(|l| l.contains("eta")).count();
+    assert_eq!(lines, 0, "{}", stderr(&o));
 }
 
 #[test]
 fn fios_own_options_that_do_not_fit_are_named_at_their_place() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--", "--name=x", "--size=1m", "--eta", "sometimes"],
             "<command line>:3: eta: 'sometimes' is not when to draw progress",
+        ),
+        (
+            &["--", "--eta-interval=100ms", "--name=x", "--size=1m"],
+            "--eta-interval 100ms: at least 250 ms, as fio takes it",
+        ),
+        (
+            &["--eta-newline", "0", "--", "--name=x", "--size=1m"],
+            "--eta-newline 0: give a time above 0",
         ),
         (
             &["--", "--name=x", "--size=1m", "--output-format=xml"],

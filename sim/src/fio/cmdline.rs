@@ -37,8 +37,8 @@ const OWN: [(&str, Takes, bool); 40] = [
     ("showcmd", Takes::Nothing, false),
     ("readonly", Takes::Nothing, false),
     ("eta", Takes::Value, true),
-    ("eta-interval", Takes::Value, false),
-    ("eta-newline", Takes::Value, false),
+    ("eta-interval", Takes::Value, true),
+    ("eta-newline", Takes::Value, true),
     ("debug", Takes::Value, false),
     ("parse-only", Takes::Nothing, true),
     ("section", Takes::Value, true),
@@ -93,8 +93,8 @@ const JOB_FLAGS: [&str; 18] = [
 
 /// One of fio's own options given among the job options, for the command
 /// to act on: `--output`, `--output-format`, `--minimal`, `--append-terse`,
-/// `--terse-version`, `--section`, `--parse-only`, `--eta`,
-/// `--status-interval`.
+/// `--terse-version`, `--section`, `--parse-only`, `--eta`, `--eta-interval`,
+/// `--eta-newline`, `--status-interval`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnOption {
     /// The argument's place (1-based), as the parser numbers them.
