@@ -409,6 +409,16 @@ pub enum SteadyMetric {
     Bw,
 }
 
+impl SteadyMetric {
+    /// fio's name (`iops`, `bw`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SteadyMetric::Iops => "iops",
+            SteadyMetric::Bw => "bw",
+        }
+    }
+}
+
 /// `ss=`, `ss_dur=`, `ss_ramp=`: a job (or its reporting group) ends once
 /// its last `ss_dur` seconds of per-second IOPS or bandwidth hold still
 /// (fio 3.33's `steadystate.c`).
@@ -446,12 +456,9 @@ impl Default for Steady {
 impl Steady {
     /// fio's spelling of the criterion (`iops:10.000000%`).
     pub fn name(&self) -> String {
-        let m = match self.metric {
-            SteadyMetric::Iops => "iops",
-            SteadyMetric::Bw => "bw",
-        };
         format!(
-            "{m}{}:{:.6}{}",
+            "{}{}:{:.6}{}",
+            self.metric.name(),
             if self.slope { "_slope" } else { "" },
             self.limit,
             if self.pct { "%" } else { "" }

@@ -361,6 +361,17 @@ impl<P: Policy> World<P> {
         job.stats_depth();
     }
 
+    /// Job `j` fails with fio's `error` (its first one is reported) and
+    /// ends as its runtime would end it.
+    pub(crate) fn job_failed(&mut self, now: Ns, j: usize, error: i32) {
+        if let Some(s) = self.jobs[j].stats.as_mut()
+            && s.error == 0
+        {
+            s.error = error;
+        }
+        self.on_deadline(now, j as u32);
+    }
+
     pub(crate) fn on_deadline(&mut self, now: Ns, j: u32) {
         let job = &mut self.jobs[j as usize];
         if job.state != JobState::Running {
@@ -865,12 +876,7 @@ impl<P: Policy> World<P> {
                 if let Some(error) = self.jobs[j].plan.empty_reads
                     && error != 0
                 {
-                    if let Some(s) = self.jobs[j].stats.as_mut()
-                        && s.error == 0
-                    {
-                        s.error = error;
-                    }
-                    self.on_deadline(now, j as u32);
+                    self.job_failed(now, j, error);
                 }
             }
             OpKind::Sync { .. } => {

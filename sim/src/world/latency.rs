@@ -139,7 +139,6 @@ impl<P: Policy> World<P> {
         let job = &mut self.jobs[j];
         let iodepth = job.plan.iodepth;
         let ios = job.done_ios;
-        let in_flight = job.in_flight;
         let Some(s) = job.latency.as_mut() else {
             return;
         };
@@ -150,7 +149,8 @@ impl<P: Policy> World<P> {
                 verdict = if s.ramp_down(now, ios) {
                     Verdict::Shallower
                 } else {
-                    self.latency_fatal(now, j);
+                    // fio ends the job with ETIMEDOUT.
+                    self.job_failed(now, j, ETIMEDOUT);
                     return;
                 };
             } else {
@@ -169,9 +169,6 @@ impl<P: Policy> World<P> {
                 Verdict::Wait
             };
         }
-        if s.quiesce && in_flight == 0 {
-            s.quiesce = false;
-        }
         match verdict {
             Verdict::Done => self.on_deadline(now, j as u32),
             Verdict::LastWindow => {
@@ -189,14 +186,8 @@ impl<P: Policy> World<P> {
     /// the depth look again, and find it done too.
     pub(crate) fn depth_release(&mut self, now: Ns, j: usize) {
         let job = &self.jobs[j];
-        if job.latency.is_none() {
-            return;
-        }
-        let (first, n) = (job.ctx_first, job.nctx);
-        for c in first..first + n {
-            if self.ctxs[c as usize].phase == Phase::DepthWait {
-                self.ctx_timer(now, c, Phase::Sleep);
-            }
+        if job.latency.is_some() {
+            self.wake_depth_waiters(now, j, job.nctx);
         }
     }
 
@@ -212,22 +203,18 @@ impl<P: Policy> World<P> {
         if s.quiesce || job.state != JobState::Running {
             return;
         }
-        let (first, qd) = (job.ctx_first, s.qd.min(job.nctx));
-        for c in first..first + qd {
+        let qd = s.qd.min(job.nctx);
+        self.wake_depth_waiters(now, j, qd);
+    }
+
+    /// The first `count` contexts of job `j` that wait for its depth look
+    /// again.
+    fn wake_depth_waiters(&mut self, now: Ns, j: usize, count: u32) {
+        let first = self.jobs[j].ctx_first;
+        for c in first..first + count {
             if self.ctxs[c as usize].phase == Phase::DepthWait {
                 self.ctx_timer(now, c, Phase::Sleep);
             }
         }
-    }
-
-    /// The target is missed at depth 1 with a percentile of 100: fio ends
-    /// the job with `ETIMEDOUT`.
-    fn latency_fatal(&mut self, now: Ns, j: usize) {
-        if let Some(s) = self.jobs[j].stats.as_mut()
-            && s.error == 0
-        {
-            s.error = ETIMEDOUT;
-        }
-        self.on_deadline(now, j as u32);
     }
 }

@@ -125,31 +125,27 @@ impl SteadyState {
         if !self.holder {
             return None;
         }
-        let s = self;
-        let dur = s.spec.dur_s as usize;
+        let dur = self.spec.dur_s as usize;
         let pad = |v: &[u64]| {
             let mut v = v.to_vec();
             v.resize(dur, 0);
             v
         };
-        let metric = match s.spec.metric {
-            SteadyMetric::Iops => "iops",
-            SteadyMetric::Bw => "bw",
-        };
         Some(SteadyReport {
-            ss: s.spec.name(),
-            duration: s.spec.dur_s,
-            attained: s.attained,
-            criterion: s.window.criterion,
-            pct: s.spec.pct,
+            ss: self.spec.name(),
+            duration: self.spec.dur_s,
+            attained: self.attained,
+            criterion: self.window.criterion,
+            pct: self.spec.pct,
             what: format!(
-                "{metric} {}",
-                if s.spec.slope { "slope" } else { "mean dev" }
+                "{} {}",
+                self.spec.metric.name(),
+                if self.spec.slope { "slope" } else { "mean dev" }
             ),
-            max_deviation: s.window.max_deviation,
-            slope: s.window.slope,
-            iops: pad(&s.window.iops),
-            bw: pad(&s.window.bw),
+            max_deviation: self.window.max_deviation,
+            slope: self.window.slope,
+            iops: pad(&self.window.iops),
+            bw: pad(&self.window.bw),
         })
     }
 }
