@@ -269,7 +269,7 @@ fn broken_job_files_exit_2_and_name_the_line() {
         ("absurd-runtime.fio", ":4: runtime:"),
         ("unknown-variable.fio", ":3: size:"),
         ("division-by-zero.fio", ":3: size:"),
-        ("unsupported-option.fio", ":4: zonemode:"),
+        ("unsupported-option.fio", ":4: zonecapacity:"),
         ("missing-include.fio", ":4: include:"),
     ];
     let dir = root().join("cli/tests/broken");

@@ -406,6 +406,185 @@ fn verify_of(spec: &JobSpec, meta: bool) -> Result<Option<workload::VerifyPlan>,
     }))
 }
 
+/// The job with its sizes given in zones (`524z`) turned into bytes by
+/// its `zonesize`, as fio's `zbd_recalc_options_with_zone_granularity`
+/// does once it knows the zone size. Without a zone size fio leaves them
+/// unset; iolab refuses them.
+fn zone_units_in_bytes(spec: &JobSpec) -> Result<JobSpec, SimError> {
+    let u = spec.zone_units;
+    let mut out = spec.clone();
+    let zones = |option: &'static str, n: u64| -> Result<u64, SimError> {
+        if spec.zonesize == 0 {
+            return Err(job_err(
+                spec,
+                option,
+                format!("{n}z is a count of zones, and the job has no zonesize to count them in"),
+            ));
+        }
+        n.checked_mul(spec.zonesize).ok_or_else(|| {
+            job_err(
+                spec,
+                option,
+                format!("{n} zones of {} bytes are beyond 2^64 bytes", spec.zonesize),
+            )
+        })
+    };
+    let bytes = |b: u64| Some(fio::SizeSpec::Bytes(b));
+    if let Some(n) = u.size {
+        out.size = bytes(zones("size", n)?);
+    }
+    if let Some(n) = u.io_size {
+        out.io_size = bytes(zones("io_size", n)?);
+    }
+    if let Some(n) = u.offset {
+        out.offset = bytes(zones("offset", n)?);
+    }
+    if let Some(n) = u.offset_increment {
+        out.offset_increment = bytes(zones("offset_increment", n)?);
+    }
+    if let Some(n) = u.zoneskip {
+        out.zoneskip = zones("zoneskip", n)?;
+    }
+    out.zone_units = fio::ZoneUnits::default();
+    Ok(out)
+}
+
+/// `zonemode=zbd`: the job's device file simulated as a host-managed
+/// zoned disk with zones of `zonesize`, refused where fio would fail the
+/// job on such a disk (its `zbd_setup_files`, `zbd_verify_bs`,
+/// `init_zone_info`) or where iolab does not simulate it.
+fn zbd_of(
+    spec: &JobSpec,
+    direct: bool,
+    verify: bool,
+) -> Result<Option<workload::ZbdPlan>, SimError> {
+    if spec.zonemode != Some(fio::ZoneMode::Zbd) {
+        if spec.ioengine == fio::Engine::Libzbc {
+            return Err(job_err(
+                spec,
+                "ioengine",
+                "libzbc opens a zoned disk, and the simulated device is zoned only under \
+                 zonemode=zbd (fio's libzbc fails on a disk that is not zoned)",
+            ));
+        }
+        return Ok(None);
+    }
+    let z = spec.zonesize;
+    if z == 0 {
+        return Err(job_err(
+            spec,
+            "zonesize",
+            "zonemode=zbd needs a zonesize here: the simulated device has no zones of its own, \
+             so the zone size is the job's (fio requires it too on a disk that is not zoned)",
+        ));
+    }
+    if z < 512 || !z.is_multiple_of(512) {
+        return Err(job_err(
+            spec,
+            "zonesize",
+            format!("{z} bytes is not a whole number of 512-byte sectors (fio: at least 512)"),
+        ));
+    }
+    if spec.filename.is_empty() || spec.filename.iter().any(|f| !f.starts_with("/dev/")) {
+        return Err(job_err(
+            spec,
+            "zonemode",
+            "zonemode=zbd is simulated on a device (filename=/dev/…): on a file fio creates, \
+             fio 3.33 fails (file size 0 is smaller than the zone size)",
+        ));
+    }
+    let mode = spec.rw.mode;
+    if mode.writes() && !direct {
+        return Err(job_err(
+            spec,
+            "direct",
+            "writes to a zoned disk need direct=1 (fio: Using direct I/O is mandatory for \
+             writing to ZBD drives)",
+        ));
+    }
+    let t = &spec.bs[fio::DDIR_TRIM];
+    if mode.trims() && (t.min != t.max || !spec.bssplit[fio::DDIR_TRIM].is_empty()) {
+        return Err(job_err(
+            spec,
+            "bs",
+            "a trim's block size must be one size under zonemode=zbd (fio refuses bsrange and \
+             bssplit for trims)",
+        ));
+    }
+    if mode.trims() && t.min != z {
+        return Err(job_err(
+            spec,
+            "bs",
+            format!(
+                "a trim resets a zone, so its block size must be the zone size, {z} (fio: trim \
+                 block size {} is not the zone size)",
+                t.min
+            ),
+        ));
+    }
+    if verify {
+        return Err(job_err(
+            spec,
+            "verify",
+            "verify on a zoned disk is not simulated (fio replays the writes in each zone's \
+             order, resetting zones before the pass)",
+        ));
+    }
+    if spec.job_max_open_zones > 0 && spec.max_open_zones == 0 {
+        return Err(job_err(
+            spec,
+            "job_max_open_zones",
+            "needs max_open_zones: without a device-wide limit fio keeps no open zones to \
+             count (fio: 'job_max_open_zones' cannot be used without a global open zones limit)",
+        ));
+    }
+    if spec.job_max_open_zones > spec.max_open_zones && spec.max_open_zones > 0 {
+        return Err(job_err(
+            spec,
+            "job_max_open_zones",
+            format!(
+                "{} is above max_open_zones={}: the job cannot open more than the device",
+                spec.job_max_open_zones, spec.max_open_zones
+            ),
+        ));
+    }
+    Ok(Some(workload::ZbdPlan {
+        zone_size: z,
+        max_open_zones: spec.max_open_zones,
+        job_max_open_zones: spec.job_max_open_zones,
+        read_beyond_wp: spec.read_beyond_wp,
+        reset_threshold: spec.zone_reset_threshold,
+        reset_frequency: spec.zone_reset_frequency,
+    }))
+}
+
+/// A writing job's region of a zoned device in whole zones, as fio's
+/// `zbd_verify_sizes`: the start rounded up to a zone's, the end down
+/// (the parser says so on stderr); less than a zone left is refused as
+/// fio refuses it.
+fn in_whole_zones(
+    spec: &JobSpec,
+    z: workload::ZbdPlan,
+    start: u64,
+    region: u64,
+) -> Result<(u64, u64), SimError> {
+    let zs = z.zone_size;
+    let end = start.saturating_add(region);
+    let first = start.div_ceil(zs).saturating_mul(zs);
+    let last = end / zs * zs;
+    if last <= first {
+        return Err(job_err(
+            spec,
+            "size",
+            format!(
+                "the job's region, bytes {start} to {end}, holds no whole zone of {zs} bytes \
+                 (fio: io_size must be at least one zone)"
+            ),
+        ));
+    }
+    Ok((first, last - first))
+}
+
 /// `zonemode=` as fio's `fixup_options` settles it: `strided` when a
 /// `zonesize=` is given without a mode, `zonerange` defaulting to
 /// `zonesize`, and strided zones for one open file only (with more, fio
@@ -421,12 +600,8 @@ fn stride_of(spec: &JobSpec) -> Result<Option<workload::Stride>, SimError> {
         // zonerange and zoneskip alone do nothing, in fio too (the parser
         // says so).
         fio::ZoneMode::None => Ok(None),
-        fio::ZoneMode::Zbd => Err(job_err(
-            spec,
-            "zonemode",
-            "zonemode=zbd is not simulated: iolab has no zoned device model (zones, write \
-             pointers, open-zone limits)",
-        )),
+        // The device's zones (`zbd_of`), not strided offsets.
+        fio::ZoneMode::Zbd => Ok(None),
         fio::ZoneMode::Strided => {
             if spec.zonesize == 0 {
                 return Err(job_err(
@@ -466,6 +641,68 @@ fn stride_of(spec: &JobSpec) -> Result<Option<workload::Stride>, SimError> {
             }))
         }
     }
+}
+
+/// The jobs on a zoned device share its zones: each must zone it
+/// (zonemode=zbd) with the same zone size and, when it sets one, the same
+/// `max_open_zones` (fio: "Different 'max_open_zones' values").
+fn check_zbd(scenario: &Scenario, plans: &[JobPlan]) -> Result<(), SimError> {
+    for p in plans.iter().filter(|p| p.zbd.is_some()) {
+        let z = p.zbd.expect("filtered");
+        for o in plans.iter().filter(|o| {
+            o.files
+                .iter()
+                .any(|f| p.files.iter().any(|g| g.name == f.name))
+        }) {
+            let spec = &scenario.jobs[o.section as usize];
+            let Some(oz) = o.zbd else {
+                return Err(job_err(
+                    spec,
+                    "zonemode",
+                    format!(
+                        "job '{}' zones the device this job uses (zonemode=zbd): every job on it \
+                         must zone it too",
+                        p.name
+                    ),
+                ));
+            };
+            if oz.zone_size != z.zone_size {
+                return Err(job_err(
+                    spec,
+                    "zonesize",
+                    format!(
+                        "job '{}' zones the same device in zones of {} bytes, this one in {} \
+                         (fio: zonesize does not match the disk's zone size)",
+                        p.name, z.zone_size, oz.zone_size
+                    ),
+                ));
+            }
+        }
+        // The first job on the device sets its limit (fio's
+        // zbd_create_zone_info); another that sets one must agree.
+        let first = plans
+            .iter()
+            .find(|o| {
+                o.files
+                    .iter()
+                    .any(|f| p.files.iter().any(|g| g.name == f.name))
+            })
+            .and_then(|o| o.zbd)
+            .expect("the job itself shares its files");
+        if z.max_open_zones > 0 && z.max_open_zones != first.max_open_zones {
+            let spec = &scenario.jobs[p.section as usize];
+            return Err(job_err(
+                spec,
+                "max_open_zones",
+                format!(
+                    "the first job on this device set max_open_zones={} (fio: Different \
+                     'max_open_zones' values)",
+                    first.max_open_zones
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Steady-state detection's options must be the same for every job of a
@@ -800,7 +1037,20 @@ pub fn plan_jobs(
     let mut named_sizes: BTreeMap<&str, u64> = BTreeMap::new();
     let mut planned_bytes: u64 = 0;
     let any_exitall = scenario.jobs.iter().any(|j| j.exitall);
-    for (si, spec) in scenario.jobs.iter().enumerate() {
+    // Sizes given in zones, in bytes.
+    let specs = scenario
+        .jobs
+        .iter()
+        .map(|spec| {
+            if spec.zone_units == fio::ZoneUnits::default() {
+                Ok(std::borrow::Cow::Borrowed(spec))
+            } else {
+                zone_units_in_bytes(spec).map(std::borrow::Cow::Owned)
+            }
+        })
+        .collect::<Result<Vec<_>, SimError>>()?;
+    for (si, spec) in specs.iter().enumerate() {
+        let spec: &JobSpec = spec;
         if si > 0 {
             if spec.stonewall {
                 wall += 1;
@@ -851,10 +1101,12 @@ pub fn plan_jobs(
             | fio::Engine::Mmap
             | fio::Engine::Falloc
             | fio::Engine::Ftruncate
-            | fio::Engine::E4defrag => EngineKind::Sync,
+            | fio::Engine::E4defrag
+            | fio::Engine::Libzbc => EngineKind::Sync,
         };
         let direct = spec.ioengine.forced_direct().unwrap_or(spec.direct);
         let verify = verify_of(spec, matches!(spec.ioengine, fio::Engine::Meta(_)))?;
+        let zbd = zbd_of(spec, direct, verify.is_some())?;
         let meta = match spec.ioengine {
             fio::Engine::Meta(m) => Some(m),
             _ => None,
@@ -1083,6 +1335,10 @@ pub fn plan_jobs(
             .collect();
         for clone in 0..spec.numjobs.max(1) {
             let (start, region) = region_of(spec, clone, whole_file, capacity)?;
+            let (start, region) = match zbd {
+                Some(z) if mode.writes() || mode.trims() => in_whole_zones(spec, z, start, region)?,
+                _ => (start, region),
+            };
             if region < PAGE {
                 return Err(job_err(
                     spec,
@@ -1236,6 +1492,7 @@ pub fn plan_jobs(
                     run: spec.latency_run,
                 }),
                 verify,
+                zbd,
                 stride: stride_of(spec)?,
                 block_align: spec
                     .blockalign
@@ -1284,6 +1541,7 @@ pub fn plan_jobs(
     }
     check_wait_for(scenario, &plans)?;
     check_steady(scenario, &plans)?;
+    check_zbd(scenario, &plans)?;
     Ok((plans, cgroups))
 }
 
@@ -1995,6 +2253,7 @@ fn build_world<P: Policy>(
     if world.jobs.iter().any(|j| j.plan.file_call.is_some()) {
         world.inode_locks = vec![crate::world::DirLock::default(); world.files.len()];
     }
+    world.zbd_setup();
     if let (Some(policy), Some(raid)) = (flush, world.raid.as_ref()) {
         let pages: Vec<u32> = world.files.iter().map(|f| f.pages).collect();
         let state = btrfs_state(policy, raid, &pages, world.ctxs.len(), scenario.cpus)?;

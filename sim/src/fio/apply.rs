@@ -148,6 +148,7 @@ impl JobState {
             Opt::Invalidate => s.invalidate = parse_bool(value)?,
             Opt::Overwrite => s.overwrite = parse_bool(value)?,
             Opt::Inplace => s.inplace = parse_bool(value)?,
+            Opt::ReadBeyondWp => s.read_beyond_wp = parse_bool(value)?,
             Opt::LatencyRun => s.latency_run = parse_bool(value)?,
             Opt::CreateFsync => s.create_fsync = parse_bool(value)?,
             Opt::CreateOnOpen => s.create_on_open = parse_bool(value)?,
@@ -284,8 +285,8 @@ impl JobState {
             Opt::VerifyPattern => s.verify_pattern = !non_empty(t)?.is_empty(),
             Opt::VerifyBacklog => s.verify_backlog = parse_bytes(t, kb)?,
             Opt::Iodepth => s.iodepth = at_least(parse_u32(t, kb)?, 1)?,
-            Opt::Size => s.size = parse_size_spec(t, kb)?,
-            Opt::IoSize => s.io_size = parse_size_spec(t, kb)?,
+            Opt::Size => s.size = parse_size_spec(t, kb, &mut s.zone_units.size)?,
+            Opt::IoSize => s.io_size = parse_size_spec(t, kb, &mut s.zone_units.io_size)?,
             Opt::Filesize => {
                 let (min, max) = parse_range(t, kb, true)?;
                 if min == 0 {
@@ -314,6 +315,10 @@ impl JobState {
                 });
             }
             Opt::ZoneSize => s.zonesize = parse_bytes(t, kb)?,
+            Opt::MaxOpenZones => s.max_open_zones = open_zones(t, kb)?,
+            Opt::JobMaxOpenZones => s.job_max_open_zones = open_zones(t, kb)?,
+            Opt::ZoneResetThreshold => s.zone_reset_threshold = fraction(t)?,
+            Opt::ZoneResetFrequency => s.zone_reset_frequency = fraction(t)?,
             Opt::Cpuload => {
                 let v = parse_u32(t, kb)?;
                 if !(1..=100).contains(&v) {
@@ -329,7 +334,19 @@ impl JobState {
                 }
             }
             Opt::ZoneRange => s.zonerange = parse_bytes(t, kb)?,
-            Opt::ZoneSkip => s.zoneskip = parse_bytes(t, kb)?,
+            Opt::ZoneSkip => {
+                s.zone_units.zoneskip = None;
+                s.zoneskip = match parse_size(t, kb, true)? {
+                    Size::Bytes(b) => b,
+                    Size::Zones(n) => {
+                        s.zone_units.zoneskip = Some(n);
+                        0
+                    }
+                    Size::Percent(_) => {
+                        return Err(format!("a percentage ('{t}') is not allowed here"));
+                    }
+                }
+            }
             Opt::Blockalign => {
                 for (d, e) in per_dir(t, true)? {
                     s.blockalign[d] = Some(at_least_u64(parse_bytes(e, kb)?, 1)?);
@@ -397,8 +414,10 @@ impl JobState {
             Opt::Fdatasync => s.fdatasync = parse_u32(t, kb)?,
             Opt::Loops => s.loops = at_least(parse_u32(t, kb)?, 1)?,
             Opt::NumberIos => s.number_ios = parse_bytes(t, kb)?,
-            Opt::Offset => s.offset = parse_size_spec(t, kb)?,
-            Opt::OffsetIncrement => s.offset_increment = parse_size_spec(t, kb)?,
+            Opt::Offset => s.offset = parse_size_spec(t, kb, &mut s.zone_units.offset)?,
+            Opt::OffsetIncrement => {
+                s.offset_increment = parse_size_spec(t, kb, &mut s.zone_units.offset_increment)?
+            }
             Opt::OffsetAlign => s.offset_align = parse_bytes(t, kb)?,
             Opt::ReadIolog => s.read_iolog = non_empty_list(name_list(t))?,
             Opt::ReplayTimeScale => s.replay_time_scale = at_least(parse_u32(t, kb)?, 1)?,
@@ -513,6 +532,7 @@ impl JobState {
             | Opt::Randrepeat
             | Opt::DoVerify
             | Opt::Inplace
+            | Opt::ReadBeyondWp
             | Opt::LatencyRun
             | Opt::FillDevice
             | Opt::ClatPercentiles
@@ -732,6 +752,25 @@ fn parse_distribution(t: &str, kb: u32) -> Result<RandomDistribution, String> {
     }
 }
 
+/// `max_open_zones=`, `job_max_open_zones=`: 0 to fio's 4096
+/// (`ZBD_MAX_OPEN_ZONES`).
+fn open_zones(t: &str, kb: u32) -> Result<u32, String> {
+    let v = parse_u32(t, kb)?;
+    if v > 4096 {
+        return Err(format!("{v} is above fio's limit of 4096 open zones"));
+    }
+    Ok(v)
+}
+
+/// `zone_reset_threshold=`, `zone_reset_frequency=`: a fraction, 0 to 1.
+fn fraction(t: &str) -> Result<f64, String> {
+    let v = parse_float(t)?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!("{v} is not a fraction between 0 and 1"));
+    }
+    Ok(v)
+}
+
 /// A finite decimal number.
 fn parse_float(t: &str) -> Result<f64, String> {
     match t.trim().parse::<f64>() {
@@ -900,6 +939,7 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
         "falloc" => Engine::Falloc,
         "ftruncate" => Engine::Ftruncate,
         "e4defrag" => Engine::E4defrag,
+        "libzbc" => Engine::Libzbc,
         "filecreate" => Engine::Meta(MetaEngine::FileCreate),
         "filestat" => Engine::Meta(MetaEngine::FileStat),
         "filedelete" => Engine::Meta(MetaEngine::FileDelete),
@@ -910,11 +950,18 @@ pub(crate) fn parse_engine(t: &str) -> Result<Engine, String> {
     })
 }
 
-/// `size=` / `io_size=`: bytes or 1..=100 percent; zero means "not set".
-fn parse_size_spec(t: &str, kb: u32) -> Result<Option<SizeSpec>, String> {
+/// `size=` / `io_size=` / `offset=` / `offset_increment=`: bytes, 1..=100
+/// percent or a count of zones (`z`, kept in `zones` until the zone size
+/// is known); zero means "not set".
+fn parse_size_spec(t: &str, kb: u32, zones: &mut Option<u64>) -> Result<Option<SizeSpec>, String> {
+    *zones = None;
     Ok(match parse_size(t, kb, true)? {
-        Size::Bytes(0) => None,
+        Size::Bytes(0) | Size::Zones(0) => None,
         Size::Bytes(b) => Some(SizeSpec::Bytes(b)),
+        Size::Zones(n) => {
+            *zones = Some(n);
+            None
+        }
         Size::Percent(p) if (1..=100).contains(&p) => {
             // `p` is at most 100 here, so the conversion cannot fail.
             Some(SizeSpec::Percent(u32::try_from(p).unwrap_or(100)))

@@ -172,14 +172,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ),
     ("iomem_align", Check::Size),
     (
-        "job_max_open_zones",
-        Check::Int {
-            min: 0,
-            max: 4096,
-            per_dir: false,
-        },
-    ),
-    (
         "job_start_clock_id",
         Check::Int {
             min: 0,
@@ -246,14 +238,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     (
         "log_window_value",
         Check::Choice(&["avg", "max", "both", "0", "1"]),
-    ),
-    (
-        "max_open_zones",
-        Check::Int {
-            min: 0,
-            max: 4096,
-            per_dir: false,
-        },
     ),
     (
         "mem",
@@ -347,7 +331,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
-    ("read_beyond_wp", Check::Bool),
     ("read_iolog_chunked", Check::Bool),
     ("recover_zbd_write_error", Check::Bool),
     ("refill_buffers", Check::Flag),
@@ -458,8 +441,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
     ("write_iolog", Check::Text),
     ("write_zone_remainder", Check::Bool),
     ("zero_buffers", Check::Flag),
-    ("zone_reset_frequency", Check::Text),
-    ("zone_reset_threshold", Check::Text),
 ];
 
 /// The check of cosmetic option `name` (its spelling in the table).

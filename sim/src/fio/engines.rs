@@ -59,7 +59,6 @@ const ENGINES: &[(&str, &[&str])] = &[
     ("librpma_apm_server", RPMA),
     ("librpma_gpspm_client", RPMA),
     ("librpma_gpspm_server", RPMA),
-    ("libzbc", &[]),
     ("mtd", &["skip_bad"]),
     ("nbd", &["uri"]),
     ("net", NET),

@@ -65,7 +65,7 @@ pub use spec::{
     BsRange, DDIR_READ, DDIR_TRIM, DDIR_WRITE, DEFAULT_PERCENTILES, Engine, ExitWhat, Fadvise,
     Fallocate, FileServiceType, Flow, JobSpec, LogRequest, MetaEngine, OptionAt,
     RandomDistribution, RateProcess, Rw, RwMode, SgWriteMode, SizeRange, SizeSpec, Steady,
-    SteadyMetric, Zone, ZoneMode,
+    SteadyMetric, Zone, ZoneMode, ZoneUnits,
 };
 pub use suggest::closest;
 pub use table::{OptionClass, OptionInfo, classify_option, known_options};

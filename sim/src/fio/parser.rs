@@ -644,6 +644,30 @@ impl<'e, 'a> Parser<'e, 'a> {
                 }
             }
         }
+        if spec.zonemode == Some(super::ZoneMode::Zbd)
+            && spec.zonesize > 0
+            && (spec.rw.mode.writes() || spec.rw.mode.trims())
+        {
+            let zs = spec.zonesize;
+            let off = |v: Option<super::SizeSpec>| match v {
+                Some(super::SizeSpec::Bytes(b)) => !b.is_multiple_of(zs),
+                Some(super::SizeSpec::Percent(_)) => true,
+                None => false,
+            };
+            let z = spec.zone_units;
+            let size_off = z.size.is_none() && off(spec.size);
+            let start_off = (z.offset.is_none() && off(spec.offset))
+                || (z.offset_increment.is_none() && off(spec.offset_increment));
+            if size_off || start_off {
+                notes.push((
+                    if start_off { "offset" } else { "size" },
+                    "zonemode=zbd: a writing job's region is rounded to whole zones, its start \
+                     up and its end down, as fio rounds it (its 'rounded up offset' and \
+                     'rounded down io_size' lines)"
+                        .to_owned(),
+                ));
+            }
+        }
         if spec.submit_offload {
             notes.push((
                 "io_submit_mode",

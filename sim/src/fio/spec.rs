@@ -66,6 +66,10 @@ pub enum Engine {
     /// through the page cache to the donor's blocks, both files' extents
     /// changed; fio fails a read or a trim with `EINVAL`.
     E4defrag,
+    /// `libzbc`: ZBC/ZAC commands through libzbc to a zoned disk, one at a
+    /// time: simulated as `psync` with `direct=1` on the device zoned by
+    /// `zonemode=zbd` (which it needs).
+    Libzbc,
     /// A metadata engine: each file is one operation on the filesystem
     /// (`filecreate`, `filestat`, `filedelete` in fio 3.33; `dircreate`,
     /// `dirstat`, `dirdelete` from fio 3.34), its latency the call's.
@@ -173,6 +177,7 @@ impl Engine {
             Engine::Falloc => "falloc",
             Engine::Ftruncate => "ftruncate",
             Engine::E4defrag => "e4defrag",
+            Engine::Libzbc => "libzbc",
             Engine::Meta(m) => m.name(),
         }
     }
@@ -196,7 +201,7 @@ impl Engine {
     /// does.
     pub fn forced_direct(self) -> Option<bool> {
         match self {
-            Engine::IoUringCmd | Engine::Sg => Some(true),
+            Engine::IoUringCmd | Engine::Sg | Engine::Libzbc => Some(true),
             // The calls go to the filesystem, not through the page cache
             // or around it (e4defrag's copy is the page cache's).
             Engine::Mmap | Engine::Falloc | Engine::Ftruncate | Engine::E4defrag => Some(false),
@@ -220,6 +225,10 @@ impl Engine {
             Engine::Cpuio => Some(
                 "CPU time and no IO: the job holds cpuload percent of a CPU for its runtime, its \
                  usr_cpu; the simulated CPUs are not shared, so it slows no other job",
+            ),
+            Engine::Libzbc => Some(
+                "ZBC/ZAC commands through libzbc: simulated as psync with direct=1 on the \
+                 device that zonemode=zbd zones (libzbc's own costs are not simulated)",
             ),
             Engine::Sg => Some(
                 "SCSI commands through the sg driver: simulated as direct IO at iodepth on the \
@@ -473,6 +482,17 @@ pub enum SizeSpec {
     Bytes(u64),
     /// Percentage, 1..=100.
     Percent(u32),
+}
+
+/// Options given as a count of zones (fio's `size_nz` and friends): each
+/// is multiplied by `zonesize` once the job's options are all read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ZoneUnits {
+    pub size: Option<u64>,
+    pub io_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub offset_increment: Option<u64>,
+    pub zoneskip: Option<u64>,
 }
 
 /// Per-file size range (`filesize=`), in bytes.
@@ -836,6 +856,18 @@ pub struct JobSpec {
     pub zonesize: u64,
     pub zonerange: u64,
     pub zoneskip: u64,
+    /// Sizes given in zones (`524z`), turned into bytes by the zone size
+    /// when the job's options are all read.
+    pub zone_units: ZoneUnits,
+    /// `max_open_zones=`, `job_max_open_zones=` (0: no limit, the
+    /// default), `read_beyond_wp=` (default false),
+    /// `zone_reset_threshold=` and `zone_reset_frequency=` (fractions,
+    /// default 0): zonemode=zbd's.
+    pub max_open_zones: u32,
+    pub job_max_open_zones: u32,
+    pub read_beyond_wp: bool,
+    pub zone_reset_threshold: f64,
+    pub zone_reset_frequency: f64,
     /// `blockalign=` / `ba=`: the boundary random offsets are drawn on,
     /// per direction (fio's `td->o.ba`; default the smallest block size).
     pub blockalign: [Option<u64>; 3],
@@ -1027,6 +1059,12 @@ impl JobSpec {
             submit_offload: false,
             cpuload: 0,
             zonesize: 0,
+            zone_units: ZoneUnits::default(),
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            read_beyond_wp: false,
+            zone_reset_threshold: 0.0,
+            zone_reset_frequency: 0.0,
             zonerange: 0,
             zoneskip: 0,
             verify_pattern: false,

@@ -116,6 +116,11 @@ pub(crate) enum Opt {
     ZoneSize,
     ZoneRange,
     ZoneSkip,
+    MaxOpenZones,
+    JobMaxOpenZones,
+    ReadBeyondWp,
+    ZoneResetThreshold,
+    ZoneResetFrequency,
     WaitFor,
 }
 
@@ -216,7 +221,7 @@ const R_SPR: &str = "only used with sprandom, which iolab rejects";
 const R_STAT: &str = "reporting detail only";
 const R_TRIMV: &str = "only used with trim_percentage, which iolab rejects";
 const R_VERIFY: &str = "the data's contents are not simulated, only verify's read-back IO, so nothing can fail to verify";
-const R_ZBD: &str = "only used with zonemode=zbd, which iolab rejects";
+const R_ZBD: &str = "the simulated zoned device has no open-zone limit of its own (zonemode=zbd), so there is none to ignore";
 
 /// Every known option name, sorted bytewise by `name`.
 pub(crate) static OPTIONS: &[Entry] = &[
@@ -496,7 +501,11 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Never,
         "switching the I/O scheduler (set it in the iolab scenario)",
     ),
-    inert("job_max_open_zones", "job_max_open_zones", R_ZBD),
+    typed(
+        "job_max_open_zones",
+        "job_max_open_zones",
+        Opt::JobMaxOpenZones,
+    ),
     inert("job_start_clock_id", "job_start_clock_id", R_LOG),
     typed("kb_base", "kb_base", Opt::KbBase),
     inert("large-block-op-kbytes", "large-block-op-kbytes", R_PROFILE),
@@ -543,7 +552,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         H::Zero,
         "stopping jobs on a latency limit",
     ),
-    inert("max_open_zones", "max_open_zones", R_ZBD),
+    typed("max_open_zones", "max_open_zones", Opt::MaxOpenZones),
     cosmetic("mem", "mem", R_MEM),
     cosmetic("mem_align", "iomem_align", R_MEM),
     inert("merge_blktrace_file", "merge_blktrace_file", R_IOLOG),
@@ -667,7 +676,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "read-req-num-512-blocks",
         R_PROFILE,
     ),
-    inert("read_beyond_wp", "read_beyond_wp", R_ZBD),
+    typed("read_beyond_wp", "read_beyond_wp", Opt::ReadBeyondWp),
     typed("read_iolog", "read_iolog", Opt::ReadIolog),
     inert("read_iolog_chunked", "read_iolog_chunked", R_IOLOG),
     unsupported("readfua", "readfua", H::Zero, "forced unit access on reads"),
@@ -903,9 +912,22 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "forced unit access on writes",
     ),
     cosmetic("zero_buffers", "zero_buffers", R_BUF),
-    inert("zone_reset_frequency", "zone_reset_frequency", R_ZBD),
-    inert("zone_reset_threshold", "zone_reset_threshold", R_ZBD),
-    unsupported("zonecapacity", "zonecapacity", H::Zero, "zoned I/O"),
+    typed(
+        "zone_reset_frequency",
+        "zone_reset_frequency",
+        Opt::ZoneResetFrequency,
+    ),
+    typed(
+        "zone_reset_threshold",
+        "zone_reset_threshold",
+        Opt::ZoneResetThreshold,
+    ),
+    unsupported(
+        "zonecapacity",
+        "zonecapacity",
+        H::Zero,
+        "zone capacities below the zone size: zonemode=zbd writes each zone whole",
+    ),
     typed("zonemode", "zonemode", Opt::ZoneMode),
     typed("zonerange", "zonerange", Opt::ZoneRange),
     typed("zonesize", "zonesize", Opt::ZoneSize),

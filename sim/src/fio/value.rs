@@ -20,6 +20,9 @@ use super::expand::{Dialect, eval};
 pub(crate) enum Size {
     Bytes(u64),
     Percent(u64),
+    /// A count of zones (`524z`), which fio multiplies by the zone size
+    /// once it knows it.
+    Zones(u64),
 }
 
 /// Microseconds in one unit of each time suffix.
@@ -117,7 +120,10 @@ pub(crate) fn parse_size(s: &str, kb_base: u32, allow_percent: bool) -> Result<S
     }
     let suffix = rest.to_ascii_lowercase();
     if suffix == "z" {
-        return Err(format!("zone units ('{s}') are not simulated"));
+        if !allow_percent {
+            return Err(format!("zone units ('{s}') are not allowed here"));
+        }
+        return Ok(Size::Zones(v));
     }
     let mult =
         size_mult(&suffix, kb_base).ok_or_else(|| format!("bad size suffix '{rest}' in '{s}'"))?;
@@ -131,6 +137,7 @@ pub(crate) fn parse_bytes(s: &str, kb_base: u32) -> Result<u64, String> {
     match parse_size(s, kb_base, false)? {
         Size::Bytes(v) => Ok(v),
         Size::Percent(_) => Err(format!("a percentage ('{s}') is not allowed here")),
+        Size::Zones(_) => Err(format!("zone units ('{s}') are not allowed here")),
     }
 }
 

@@ -346,6 +346,9 @@ pub struct JobStats {
     pub error: i32,
     /// The job's latency target, for the report.
     pub latency_target: Option<crate::workload::LatencyTarget>,
+    /// zonemode=zbd: the zones the job reset (fio's `nr_zone_resets`);
+    /// `None` for a job not zoned.
+    pub zone_resets: Option<u64>,
 }
 
 impl JobStats {
@@ -385,6 +388,7 @@ impl JobStats {
             steady: None,
             error: 0,
             latency_target: None,
+            zone_resets: None,
         }
     }
 
@@ -423,6 +427,7 @@ impl JobStats {
             steady: self.steady.clone(),
             error: self.error,
             latency_target: self.latency_target,
+            zone_resets: self.zone_resets,
         }
     }
 

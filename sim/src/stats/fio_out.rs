@@ -151,7 +151,8 @@ fn write_job(out: &mut String, j: &JobReport) {
         for d in Dir::ALL {
             let dr = j.dir(d);
             if dr.io_bytes > 0 && dr.runtime_ms > 0 {
-                write_dir(out, d.name(), dr, j.shown);
+                let zones = if d == Dir::Write { j.zone_resets } else { None };
+                write_dir(out, d.name(), dr, j.shown, zones);
             }
         }
     }
@@ -160,7 +161,7 @@ fn write_job(out: &mut String, j: &JobReport) {
         .as_ref()
         .filter(|d| d.io_bytes > 0 && d.runtime_ms > 0)
     {
-        write_dir(out, "mixed", dr, j.shown);
+        write_dir(out, "mixed", dr, j.shown, None);
     }
     if j.sync.total_ios > 0 && j.sync.lat.n > 0 {
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
@@ -187,19 +188,22 @@ fn write_job(out: &mut String, j: &JobReport) {
     }
 }
 
-fn write_dir(out: &mut String, name: &str, dr: &DirReport, shown: Shown) {
+/// One direction's lines; `zone_resets`: the write line's tail under
+/// zonemode=zbd, as fio's `zbd_write_status` words it.
+fn write_dir(out: &mut String, name: &str, dr: &DirReport, shown: Shown, zone_resets: Option<u64>) {
     let runt = dr.runtime_ms;
     let bw = dr.bw_bytes;
     let iops = (u128::from(dr.total_ios) * 1000 / u128::from(runt)) as u64;
     let _ = writeln!(
         out,
-        "  {}: IOPS={}, BW={} ({})({}/{}msec)",
+        "  {}: IOPS={}, BW={} ({})({}/{}msec){}",
         name,
         num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
         num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
         num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
         num2str(dr.io_bytes, SIG_FIGS, 1, true, N2sUnit::Byte),
-        runt
+        runt,
+        zone_resets.map_or(String::new(), |n| format!("; {n} zone resets"))
     );
     if dr.clat.n > 0 {
         display_lat(out, "clat", &dr.clat);

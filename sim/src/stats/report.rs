@@ -332,6 +332,10 @@ pub struct JobReport {
     pub latency_window_us: u64,
     #[serde(default = "hundred")]
     pub latency_percentile: f64,
+    /// zonemode=zbd: the zones its jobs reset (fio's normal output says
+    /// it on the write line; its JSON has no key for it).
+    #[serde(default)]
+    pub zone_resets: Option<u64>,
 }
 
 fn hundred() -> f64 {
@@ -421,6 +425,7 @@ struct EntryAcc {
     steady: Option<SteadyReport>,
     error: i32,
     latency_target: Option<crate::workload::LatencyTarget>,
+    zone_resets: Option<u64>,
 }
 
 impl RunReport {
@@ -470,6 +475,7 @@ impl RunReport {
                     steady: None,
                     error: 0,
                     latency_target: stats.latency_target,
+                    zone_resets: None,
                 });
             }
             let e = entries.last_mut().expect("an entry was pushed above");
@@ -509,6 +515,9 @@ impl RunReport {
             }
             if e.error == 0 {
                 e.error = stats.error;
+            }
+            if let Some(n) = stats.zone_resets {
+                e.zone_resets = Some(e.zone_resets.unwrap_or(0) + n);
             }
             let window_ns = stats.window_ns();
             let end_ms = stats.runtime_ns() / MS;
@@ -626,6 +635,7 @@ impl RunReport {
                     latency_target_ns: e.latency_target.map_or(0, |t| t.target_ns),
                     latency_window_us: e.latency_target.map_or(0, |t| t.window_ns / 1000),
                     latency_percentile: e.latency_target.map_or(100.0, |t| t.percentile),
+                    zone_resets: e.zone_resets,
                 }
             })
             .collect();

@@ -127,6 +127,25 @@ pub struct FilePlan {
     pub size: u64,
 }
 
+/// fio's `zonemode=zbd` on a job: its device file simulated as a
+/// host-managed zoned disk of sequential-write-required zones of
+/// `zone_size`, every zone empty when the run starts (`world::zbd`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ZbdPlan {
+    pub zone_size: u64,
+    /// `max_open_zones`: the device's open zones, shared by the jobs on
+    /// it (0: no limit, and fio then keeps no list of open zones).
+    pub max_open_zones: u32,
+    /// `job_max_open_zones`: this job's own (0: no limit).
+    pub job_max_open_zones: u32,
+    /// `read_beyond_wp`: reads go where they were drawn, written or not.
+    pub read_beyond_wp: bool,
+    /// `zone_reset_threshold`: the written share of the job's zones past
+    /// which every `1 / zone_reset_frequency`-th write resets its zone.
+    pub reset_threshold: f64,
+    pub reset_frequency: f64,
+}
+
 /// The simulator's view of one fio job clone.
 #[derive(Clone, Debug)]
 pub struct JobPlan {
@@ -240,6 +259,8 @@ pub struct JobPlan {
     pub empty_reads: Option<i32>,
     /// A latency target's depth search.
     pub latency_target: Option<LatencyTarget>,
+    /// `zonemode=zbd`: the device file's zones (`world::zbd`).
+    pub zbd: Option<ZbdPlan>,
     /// Steady-state detection (`ss`, `ss_dur` > 0, `ss_ramp`).
     pub steady: Option<crate::fio::Steady>,
     /// `verify=` on a job that writes: it reads back what it wrote.

@@ -95,6 +95,10 @@ pub(crate) enum Phase {
     /// Past the depth a latency target's search allows, or waiting for
     /// the job's IOs in flight after it lowered it (`world::latency`).
     DepthWait,
+    /// zonemode=zbd: waiting for a zone another job holds or for the
+    /// job's IOs in flight, or behind a context of its job that does
+    /// (`world::zbd`).
+    ZoneWait,
     Done,
 }
 
@@ -167,6 +171,13 @@ pub(crate) struct Ctx {
     pub meta: Option<(crate::fs::meta::MetaCall, u32, u32)>,
     /// The IO a `create_on_open` create goes before.
     pub pending_io: Option<PlannedIo>,
+    /// zonemode=zbd: the zone its IO in flight holds; the IO to place
+    /// again after a zone wait; the write its zone's reset goes before.
+    pub zone_held: Option<super::zbd::ZoneHeld>,
+    pub zbd_retry: Option<PlannedIo>,
+    pub zbd_then: Option<PlannedIo>,
+    /// zonemode=zbd: the zone (disk, zone) whose queue it waits in.
+    pub zone_queued: Option<(u32, u32)>,
 }
 
 /// One job clone.
@@ -242,6 +253,15 @@ pub(crate) struct Job {
     pub steady: Option<super::steady::SteadyState>,
     /// A latency target's depth search (`world::latency`).
     pub latency: Option<super::latency::LatencySearch>,
+    /// zonemode=zbd: the zones the job has open (fio's `num_open_zones`),
+    /// the context of the job that waits for a zone or for the IOs in
+    /// flight (`zone_quiesce`) and those waiting behind it, and the
+    /// zones it reset.
+    pub open_zones: u32,
+    pub zone_gate: Option<u32>,
+    pub zone_parked: Vec<u32>,
+    pub zone_quiesce: bool,
+    pub zone_resets: u64,
 }
 
 impl<P: Policy> World<P> {
@@ -392,6 +412,7 @@ impl<P: Policy> World<P> {
                     | Phase::RateWait
                     | Phase::VerifyWait
                     | Phase::DepthWait
+                    | Phase::ZoneWait
             ) {
                 ctx.generation = ctx.generation.wrapping_add(1);
                 self.ctx_finish(now, c);
@@ -515,6 +536,15 @@ impl<P: Policy> World<P> {
         if self.depth_waits(c, j) {
             return;
         }
+        if self.jobs[j].plan.zbd.is_some() {
+            if self.zone_gate_waits(c, j) {
+                return;
+            }
+            if let Some(io) = self.ctxs[c as usize].zbd_retry.take() {
+                self.zbd_issue(now, c, j, io);
+                return;
+            }
+        }
         // A context woken from rate pacing issues the IO it planned.
         let planned = self.ctxs[c as usize].planned.take();
         if planned.is_none() && self.verify_backlog_due(j) {
@@ -523,6 +553,7 @@ impl<P: Policy> World<P> {
         }
         let job = &mut self.jobs[j];
         let dir = planned.unwrap_or_else(|| job.pick_dir());
+        let dir = self.zbd_adjust_ddir(j, dir);
         if self.io_waits(now, c, j, dir, planned.is_some()) {
             return;
         }
@@ -549,6 +580,10 @@ impl<P: Policy> World<P> {
                 self.cache.invalidate(job.file_ids[w]);
             }
         }
+        if job.plan.zbd.is_some() {
+            self.zbd_issue(now, c, j, io);
+            return;
+        }
         let fi = io.fi;
         if job.plan.create_on_open && !job.opened[fi] {
             job.opened[fi] = true;
@@ -558,17 +593,12 @@ impl<P: Policy> World<P> {
         self.issue_io(now, c, j, io);
     }
 
-    /// Context `c` of job `j` issues the IO `io`.
-    pub(crate) fn issue_io(&mut self, now: Ns, c: u32, j: usize, io: PlannedIo) {
-        let PlannedIo {
-            dir,
-            fi,
-            len,
-            offset,
-        } = io;
+    /// Counts job `j`'s IO `io` as issued (fio's counters, the depth,
+    /// think time's and fsync's cadences).
+    pub(crate) fn count_issue(&mut self, j: usize, io: PlannedIo) {
+        let PlannedIo { dir, len, .. } = io;
         let d = dir as usize;
         let job = &mut self.jobs[j];
-        let plan = &job.plan;
         job.issued[d] += 1;
         job.issued_bytes[d] += len;
         job.in_flight += 1;
@@ -581,7 +611,32 @@ impl<P: Policy> World<P> {
             job.writes_since_fsync += 1;
             job.writes_since_fdatasync += 1;
         }
-        let file = job.file_ids[fi];
+    }
+
+    /// An IO that completes without the device (zonemode=zbd's trim of an
+    /// empty zone): counted, done after the call's time.
+    pub(crate) fn issue_instant(&mut self, now: Ns, c: u32, j: usize, io: PlannedIo) {
+        self.count_issue(j, io);
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.op_start = now;
+        ctx.op = OpKind::Io {
+            dir: io.dir,
+            bytes: io.len,
+        };
+        self.ctx_timer(now + NULL_DEVICE_NS, c, Phase::Cpu);
+    }
+
+    /// Context `c` of job `j` issues the IO `io`.
+    pub(crate) fn issue_io(&mut self, now: Ns, c: u32, j: usize, io: PlannedIo) {
+        let PlannedIo {
+            dir,
+            fi,
+            len,
+            offset,
+        } = io;
+        self.count_issue(j, io);
+        let plan = &self.jobs[j].plan;
+        let file = self.jobs[j].file_ids[fi];
         let engine = plan.engine;
         let direct = plan.direct;
         let ctx = &mut self.ctxs[c as usize];
@@ -626,7 +681,15 @@ impl<P: Policy> World<P> {
 
     /// An O_DIRECT IO: bios straight to the device (on btrfs a write is
     /// an ordered extent too).
-    fn start_direct(&mut self, now: Ns, c: u32, file: u32, dir: Dir, offset: u64, len: u64) {
+    pub(crate) fn start_direct(
+        &mut self,
+        now: Ns,
+        c: u32,
+        file: u32,
+        dir: Dir,
+        offset: u64,
+        len: u64,
+    ) {
         if dir == Dir::Write {
             self.btrfs_note_direct_write(c, file, offset, len);
         }
@@ -802,6 +865,12 @@ impl<P: Policy> World<P> {
         }
         let ctx = &mut self.ctxs[c as usize];
         match ctx.phase {
+            Phase::Wait if ctx.zbd_then.is_some() => {
+                // A zone's reset is done: its write goes out.
+                let io = ctx.zbd_then.take().expect("checked above");
+                let j = ctx.job as usize;
+                self.issue_io(now, c, j, io);
+            }
             Phase::Wait => {
                 if ctx.cpu_after > 0 {
                     let at = now + ctx.cpu_after;
@@ -854,6 +923,13 @@ impl<P: Policy> World<P> {
                 job.in_flight = job.in_flight.saturating_sub(1);
                 job.done_ios += 1;
                 job.done_bytes += bytes;
+                if job.plan.zbd.is_some() {
+                    self.zbd_put_io(now, c);
+                    if self.jobs[j].in_flight == 0 {
+                        self.zone_quiesced(now, j);
+                    }
+                }
+                let job = &mut self.jobs[j];
                 // The last IO in flight is done: a rate wait's quiesce is
                 // over, its sleep starts.
                 if job.in_flight == 0
@@ -1022,6 +1098,11 @@ impl<P: Policy> World<P> {
         }
         // Contexts held back by a latency target's depth finish too.
         self.depth_release(now, j);
+        // A zone wait given up lets the job's other contexts go on.
+        if self.ctxs[c as usize].zbd_retry.take().is_some() {
+            self.zone_give_up(now, c);
+            self.zone_gate_open(now, j, c);
+        }
         let job = &mut self.jobs[j];
         if job.active == 1 && job.plan.end_fsync && job.end_sync_next == 0 {
             // The last context runs end_fsync over the job's files.
@@ -1140,6 +1221,10 @@ impl Ctx {
             dirty_paused: false,
             parked: 0,
             host_until: 0,
+            zone_held: None,
+            zbd_retry: None,
+            zbd_then: None,
+            zone_queued: None,
         }
     }
 }
@@ -1250,6 +1335,11 @@ impl Job {
             done_bytes: 0,
             steady: None,
             latency: None,
+            open_zones: 0,
+            zone_gate: None,
+            zone_parked: Vec::new(),
+            zone_quiesce: false,
+            zone_resets: 0,
         }
     }
 }
@@ -1308,6 +1398,9 @@ impl Job {
     fn input(&self, mut s: JobStats) -> stats::JobInput {
         s.latency_depth = self.plan.iodepth;
         s.steady = self.steady.as_ref().and_then(|ss| ss.report());
+        if self.plan.zbd.is_some() {
+            s.zone_resets = Some(self.zone_resets);
+        }
         if let Some(l) = &self.latency {
             s.latency_depth = l.qd;
             s.latency_target = Some(l.target);

@@ -24,6 +24,7 @@ mod steady;
 
 pub(crate) use job::{NULL_DEVICE_NS, NULL_ENGINE_NS};
 mod verify;
+mod zbd;
 
 use std::collections::VecDeque;
 
@@ -336,6 +337,10 @@ pub(crate) struct World<P: Policy> {
     /// The files' inode locks the file-call engines' calls take (empty
     /// when no job has such an engine).
     pub inode_locks: Vec<DirLock>,
+    /// zonemode=zbd's zoned devices (`world::zbd`), and each file's
+    /// (`u32::MAX`: not zoned; empty when no job is zoned).
+    pub(crate) zoned: Vec<zbd::ZonedDisk>,
+    pub(crate) zoned_of: Vec<u32>,
     /// Device completions.
     pub events_dev: u64,
     watch_last: u64,
@@ -438,6 +443,8 @@ impl<P: Policy> World<P> {
             flows: Vec::new(),
             dir_locks: Vec::new(),
             inode_locks: Vec::new(),
+            zoned: Vec::new(),
+            zoned_of: Vec::new(),
             events_dev: 0,
             watch_last: 0,
             watch_idle: 0,

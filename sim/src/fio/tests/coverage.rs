@@ -450,6 +450,38 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "max_open_zones",
+        // Two writers sharing one open zone take turns at it.
+        "max_open_zones=1",
+        "[j]\nfilename=/dev/sdb\nzonemode=zbd\nzonesize=1m\ndirect=1\nrw=randwrite\nbs=64k\nsize=16m\nio_size=8m\nnumjobs=2\n@\n",
+        Shows::Run,
+    ),
+    (
+        "job_max_open_zones",
+        "job_max_open_zones=1",
+        "[j]\nfilename=/dev/sdb\nzonemode=zbd\nzonesize=1m\ndirect=1\nrw=randwrite\nbs=64k\nsize=16m\nio_size=8m\nnumjobs=2\nmax_open_zones=8\n@\n",
+        Shows::Run,
+    ),
+    (
+        "read_beyond_wp",
+        // Nothing written: only reads beyond the write pointers read.
+        "read_beyond_wp=1",
+        "[j]\nfilename=/dev/sdb\nzonemode=zbd\nzonesize=1m\ndirect=1\nrw=read\nbs=64k\nsize=4m\n@\n",
+        Shows::Run,
+    ),
+    (
+        "zone_reset_threshold",
+        "zone_reset_threshold=0.1",
+        "[j]\nfilename=/dev/sdb\nzonemode=zbd\nzonesize=1m\ndirect=1\nrw=randwrite\nbs=64k\nsize=4m\nio_size=16m\nzone_reset_frequency=0.5\n@\n",
+        Shows::Run,
+    ),
+    (
+        "zone_reset_frequency",
+        "zone_reset_frequency=0.5",
+        "[j]\nfilename=/dev/sdb\nzonemode=zbd\nzonesize=1m\ndirect=1\nrw=randwrite\nbs=64k\nsize=4m\nio_size=16m\nzone_reset_threshold=0.1\n@\n",
+        Shows::Run,
+    ),
+    (
         "wait_for",
         "wait_for=j",
         "[j]\nrw=read\nsize=1m\n[k]\n@\nrw=read\nsize=1m\n",

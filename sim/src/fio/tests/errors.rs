@@ -54,8 +54,9 @@ fn bad_size_suffix() {
     assert_err(&e, 2, Some("runtime"), "bad time suffix 'x'");
     let e = err("[job]\nsize=150%\n");
     assert_err(&e, 2, Some("size"), "outside 1..100");
-    let e = err("[job]\nsize=4z\n");
-    assert_err(&e, 2, Some("size"), "zone units");
+    // Zone units are sizes' and offsets' only.
+    let e = err("[job]\nbs=4z\n");
+    assert_err(&e, 2, Some("bs"), "zone units");
 }
 
 #[test]
@@ -156,7 +157,7 @@ fn unsupported_options() {
     let e = err("[job]\nverify_only\n");
     assert_err(&e, 2, Some("verify_only"), "not implemented");
     let e = err("[job]\nzonecapacity=1m\n");
-    assert_err(&e, 2, Some("zonecapacity"), "zoned I/O");
+    assert_err(&e, 2, Some("zonecapacity"), "zone capacities below the zone size");
     let e = err("[job]\nioengine=splice\n");
     assert_err(&e, 2, Some("ioengine"), "ioengine splice is not simulated");
     let e = err("[job]\nfile_service_type=zipf:1.1\n");

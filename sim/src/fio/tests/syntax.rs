@@ -366,8 +366,14 @@ fn offsets_are_bytes_or_percents() {
         Some(SizeSpec::Bytes(1 << 20))
     );
     assert_eq!(job("[job]\noffset=0\n").offset, None);
-    let e = err("[job]\noffset=4z\n");
-    assert_err(&e, 2, Some("offset"), "zone units");
+    // A count of zones waits for the zone size.
+    let z = job("[job]\noffset=4z\nsize=2z\nzoneskip=1z\n");
+    assert_eq!(z.offset, None);
+    assert_eq!(z.zone_units.offset, Some(4));
+    assert_eq!(z.zone_units.size, Some(2));
+    assert_eq!(z.zone_units.zoneskip, Some(1));
+    // A later size in bytes replaces it.
+    assert_eq!(job("[job]\nsize=2z\nsize=1m\n").zone_units.size, None);
 }
 
 #[test]
