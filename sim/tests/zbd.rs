@@ -2,7 +2,11 @@
 //! (`world::zbd`). On this machine fio 3.33 runs `rw=randwrite bs=256k
 //! direct=1 ioengine=psync zonemode=zbd zonesize=4M max_open_zones=4
 //! size=64M io_size=256M` on a 64 MiB file (zones emulated, empty at the
-//! start) and says `write: … (256MiB/…); 50 zone resets`.
+//! start) and says `write: … (256MiB/…); 50 zone resets`. On the same
+//! file with 4 MiB zones it reads 20 MiB back of a 32 MiB sequential read
+//! after 20 MiB of sequential writes, nothing after eight zone-size trims
+//! of eight written zones, and fails an 8 MiB write with error 22 (`I/O
+//! buflen exceeds zone size`), as these tests expect of iolab.
 
 #[allow(dead_code, reason = "each test binary uses part of the helpers")]
 mod common;
