@@ -74,10 +74,11 @@ impl Logs {
                         iolab_sim::DEFAULT_LOG_WINDOW_MS
                     ));
                 }
-                if option == "write_lat_log" {
+                if option == "write_lat_log" && !spec.ioengine.is_async() {
                     note(format!(
-                        "iolab: {origin}: iolab has no submission latency: its {prefix}_slat \
-                         log is empty and its lat log equals its clat log"
+                        "iolab: {origin}: ioengine={} is synchronous: no submission latency, \
+                         so its {prefix}_slat log is empty, as fio's is",
+                        spec.ioengine.name()
                     ));
                 }
                 for clone in 0..spec.numjobs as usize {

@@ -265,12 +265,21 @@ fn size_why(j: &JobSpec, bs: u64, n: u64) -> String {
 }
 
 /// Memory the run's jobs hold for their statistics: [`JOB_BYTES`] a
-/// clone.
+/// clone, and a latency histogram more per direction it does for each of
+/// `lat_percentiles` and `slat_percentiles` (an engine that queues) it
+/// asks.
 pub fn jobs_bytes(jobs: &[JobSpec]) -> u64 {
+    let hist = crate::stats::histogram_bytes();
     jobs.iter()
-        .map(|j| u64::from(j.numjobs.max(1)))
-        .sum::<u64>()
-        .saturating_mul(JOB_BYTES)
+        .map(|j| {
+            let m = j.rw.mode;
+            let dirs = u64::from(m.reads()) + u64::from(m.writes()) + u64::from(m.trims());
+            let kept = u64::from(j.lat_percentiles)
+                + u64::from(j.slat_percentiles && j.ioengine.is_async());
+            let each = JOB_BYTES.saturating_add(dirs * kept * hist);
+            u64::from(j.numjobs.max(1)).saturating_mul(each)
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 #[cfg(test)]
@@ -355,12 +364,18 @@ mod tests {
     #[test]
     fn rate_limits_cap_a_job_and_clones_hold_their_statistics() {
         let null = DeviceConfig::preset("null").expect("preset");
-        let j = jobs(
-            "[j]\nrw=randread\nsize=1g\nrate_iops=10\nnumjobs=4096\nruntime=300\ntime_based\n",
-        );
+        let text =
+            "[j]\nrw=randread\nsize=1g\nrate_iops=10\nnumjobs=4096\nruntime=300\ntime_based\n";
+        let j = jobs(text);
         let e = estimate_ios(&j, &[null]);
         assert_eq!(e.ios, 10 * 4096 * 300);
         assert_eq!(jobs_bytes(&j), 4096 * JOB_BYTES);
+        // Total latency's percentiles keep a histogram more per direction.
+        let lat = jobs(&text.replace("[j]\n", "[j]\nlat_percentiles=1\n"));
+        assert_eq!(
+            jobs_bytes(&lat),
+            4096 * (JOB_BYTES + crate::stats::histogram_bytes())
+        );
         assert!(jobs_bytes(&j) > WARN_BYTES);
     }
 

@@ -1533,6 +1533,7 @@ pub fn plan_jobs(
                     list: spec.percentile_list.clone(),
                     clat: spec.clat_percentiles,
                     lat: spec.lat_percentiles,
+                    slat: spec.slat_percentiles,
                     precision: spec.percentile_precision,
                 },
                 global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),
@@ -2072,6 +2073,7 @@ fn build_world<P: Policy>(
     };
     world.host_io_ns = host_us(|d| d.host_io_us);
     world.host_wake_ns = host_us(|d| d.host_wake_us);
+    world.host_submit_ns = host_us(|d| d.host_submit_us);
 
     // Files: one per distinct name, sized by the largest user; written out
     // if any user reads it or asks for overwrite (fio's layout rule).

@@ -227,6 +227,8 @@ pub struct Measured {
     pub cpu_ns_per_io: f64,
     /// fio's context switches (`ctx`) per IO.
     pub ctx_per_io: f64,
+    /// fio's mean submission latency (`slat_ns`), ns.
+    pub slat_mean_ns: f64,
 }
 
 /// The figures of fio's JSON (or iolab's, which has fio's keys).
@@ -252,6 +254,7 @@ pub fn measured(json: &Value) -> Option<Measured> {
         ctx_per_io: per_io(num(job.get("ctx"))),
         iops: num(r.get("iops")) + num(w.get("iops")),
         mean_ns: num(clat.get("mean")),
+        slat_mean_ns: num(main.get("slat_ns").and_then(|l| l.get("mean"))),
         p50_ns: pct("50.000000"),
         p99_ns: pct("99.000000"),
         bw: num(r.get("bw_bytes")) + num(w.get("bw_bytes")),
@@ -624,7 +627,8 @@ fn fit(
 /// `host_io_us` plus one wake-up per context switch; at QD32 fio's CPU
 /// time per IO is `host_io_us` plus the (few) wake-ups it still has.
 /// Without two different context-switch rates (or with a negative
-/// result) all of the QD1 remainder is `host_io_us`.
+/// result) all of the QD1 remainder is `host_io_us`. `host_submit_us` is
+/// the QD32 probe's mean `slat` less its wake-ups, at most `host_io_us`.
 fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
     let qd1 = of(m, "randread-4k-qd1").copied().unwrap_or_default();
     let qd32 = of(m, "randread-4k-qd32").copied().unwrap_or_default();
@@ -646,6 +650,9 @@ fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
         }
         false => (gap, 0.0, false),
     };
+    // Rounded as the file keeps them, so it never exceeds host_io_us.
+    let round = |v: f64| (v / 100.0).round() * 100.0;
+    let submit = round((qd32.slat_mean_ns - qd32.ctx_per_io * wake).max(0.0)).min(round(host));
     let gap_text = format!(
         "randread-4k-qd1: 1/IOPS {:.1} us less the mean completion latency {:.1} us = {:.1} us with {:.2} context switches per IO",
         if qd1.iops > 0.0 { 1e6 / qd1.iops } else { 0.0 },
@@ -676,6 +683,15 @@ fn fit_host(m: &[(&'static str, Measured)]) -> Vec<Fitted> {
             } else {
                 "0: see host_io_us".into()
             },
+        },
+        Fitted {
+            key: "host_submit_us",
+            value: format!("{:.1}", submit / 1000.0),
+            from: format!(
+                "randread-4k-qd32: fio's mean slat {:.1} us less {:.2} wake-ups per IO, at most host_io_us",
+                qd32.slat_mean_ns / 1000.0,
+                qd32.ctx_per_io
+            ),
         },
     ]
 }
@@ -841,7 +857,7 @@ fn spread_of(m: &Measured, exact: f64) -> f64 {
 
 /// Fitted keys of the device file's top level (the rest go in the
 /// model's table).
-const TOP_LEVEL: [&str; 2] = ["host_io_us", "host_wake_us"];
+const TOP_LEVEL: [&str; 3] = ["host_io_us", "host_wake_us", "host_submit_us"];
 
 fn device_toml(model: Model, name: &str, source: &str, fitted: &[Fitted]) -> String {
     let (head, table) = match model {

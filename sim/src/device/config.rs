@@ -80,6 +80,13 @@ pub struct DeviceConfig {
     /// switch); the presets leave it at 0.
     #[serde(default)]
     pub host_wake_us: f64,
+    /// The part of `host_io_us`, in µs, an engine that queues (libaio,
+    /// io_uring) spends submitting the next IO: fio's `slat` (with
+    /// `host_wake_us` added after the thread slept), the rest of the host
+    /// time going before it. `iolab calibrate` measures it (fio's mean
+    /// `slat` at QD32); the presets leave it at 0, so their `slat` is 0.
+    #[serde(default)]
+    pub host_submit_us: f64,
 }
 
 /// null_blk-like device.
@@ -651,6 +658,7 @@ impl DeviceConfig {
             loop_dev: None,
             host_io_us: 0.0,
             host_wake_us: 0.0,
+            host_submit_us: 0.0,
         };
         match name {
             "nvme" => cfg.ssd = Some(nvme()),
@@ -737,10 +745,20 @@ impl DeviceConfig {
         for (key, v) in [
             ("host_io_us", self.host_io_us),
             ("host_wake_us", self.host_wake_us),
+            ("host_submit_us", self.host_submit_us),
         ] {
             if !(v.is_finite() && (0.0..=MAX_TIME_US as f64).contains(&v)) {
                 return Err(invalid(key, format!("must be 0 to {MAX_TIME_US} µs")));
             }
+        }
+        if self.host_submit_us > self.host_io_us {
+            return Err(invalid(
+                "host_submit_us",
+                format!(
+                    "{} µs is more than host_io_us ({} µs), the host time it is part of",
+                    self.host_submit_us, self.host_io_us
+                ),
+            ));
         }
         if let Some(p) = &self.null {
             nonzero("null.capacity_gb", p.capacity_gb)?;
@@ -839,6 +857,11 @@ impl DeviceConfig {
                 "host_wake_us",
                 self.host_wake_us,
                 "waking a thread that slept for its IO",
+            ),
+            (
+                "host_submit_us",
+                self.host_submit_us,
+                "of host_io_us, an engine's submission (fio's slat)",
             ),
         ] {
             if v > 0.0 {

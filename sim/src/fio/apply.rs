@@ -159,6 +159,7 @@ impl JobState {
             Opt::FillDevice => s.fill_device = parse_bool(value)?,
             Opt::ClatPercentiles => s.clat_percentiles = parse_bool(value)?,
             Opt::LatPercentiles => s.lat_percentiles = parse_bool(value)?,
+            Opt::SlatPercentiles => s.slat_percentiles = parse_bool(value)?,
             Opt::TimeBased => s.time_based = parse_flag(value)?,
             Opt::Norandommap => s.norandommap = parse_flag(value)?,
             Opt::ReplayNoStall => s.replay_no_stall = parse_flag(value)?,
@@ -537,6 +538,7 @@ impl JobState {
             | Opt::FillDevice
             | Opt::ClatPercentiles
             | Opt::LatPercentiles
+            | Opt::SlatPercentiles
             | Opt::TimeBased
             | Opt::Norandommap
             | Opt::ReplayNoStall

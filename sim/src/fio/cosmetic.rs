@@ -344,7 +344,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
-    ("slat_percentiles", Check::Bool),
     ("softrandommap", Check::Bool),
     ("spr_cs", Check::Size),
     (

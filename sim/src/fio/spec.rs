@@ -935,6 +935,9 @@ pub struct JobSpec {
     /// `clat_percentiles=`. Default true.
     pub clat_percentiles: bool,
     /// `lat_percentiles=`. Default false.
+    /// `slat_percentiles=`: list submission latency's percentiles too.
+    /// Default false.
+    pub slat_percentiles: bool,
     pub lat_percentiles: bool,
 }
 
@@ -1085,6 +1088,7 @@ impl JobSpec {
             percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
+            slat_percentiles: false,
         }
     }
 

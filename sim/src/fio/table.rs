@@ -121,6 +121,7 @@ pub(crate) enum Opt {
     ReadBeyondWp,
     ZoneResetThreshold,
     ZoneResetFrequency,
+    SlatPercentiles,
     WaitFor,
 }
 
@@ -725,7 +726,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
     typed("sg_write_mode", "sg_write_mode", Opt::SgWriteMode),
     cosmetic("significant_figures", "significant_figures", R_STAT),
     typed("size", "size", Opt::Size),
-    cosmetic("slat_percentiles", "slat_percentiles", R_STAT),
+    typed("slat_percentiles", "slat_percentiles", Opt::SlatPercentiles),
     inert(
         "softrandommap",
         "softrandommap",

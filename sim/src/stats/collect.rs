@@ -16,6 +16,11 @@ pub(crate) const HIST_MAX_NS: u64 = 100 * SEC;
 /// Significant digits of the latency histograms.
 pub(crate) const HIST_SIGFIG: u8 = 3;
 
+/// What one latency histogram's counts hold, bytes.
+pub fn histogram_bytes() -> u64 {
+    new_histogram().map_or(0, |h| h.distinct_values() as u64 * 8)
+}
+
 pub(crate) fn new_histogram() -> Option<Histogram<u64>> {
     Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, HIST_SIGFIG).ok()
 }
@@ -35,6 +40,27 @@ pub(crate) struct LatAcc {
 }
 
 impl LatAcc {
+    /// Records `v`, in the histogram too only when `hist` (its
+    /// percentiles are asked for).
+    #[inline]
+    pub(crate) fn record_as(&mut self, v: u64, hist: bool) {
+        if hist {
+            self.record(v);
+            return;
+        }
+        if self.n == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.n += 1;
+        let w = u128::from(v);
+        self.sum += w;
+        self.sumsq += w * w;
+    }
+
     #[inline]
     pub(crate) fn record(&mut self, v: u64) {
         if self.n == 0 {
@@ -211,13 +237,19 @@ impl RunningStat {
 /// The windows of fio's averaged logs (`log_avg_msec`): one entry per
 /// window that saw at least one completion, with the window's end (ms since
 /// the job's start), the mean completion latency (ns), the IOs completed
-/// and their bytes. Stored as parallel vectors (24 bytes per entry).
+/// and their bytes, and the mean time before their issue. Stored as
+/// parallel vectors (28 bytes per entry).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WindowSeries {
     end_ms: Vec<u32>,
     avg_ns: Vec<u64>,
     ios: Vec<u32>,
     bytes: Vec<u64>,
+    /// The mean time before the window's IOs were issued, ns (their
+    /// submission latency, or a synchronous call's preparation): their
+    /// total latency is `avg_ns` plus it.
+    #[serde(default)]
+    before_ns: Vec<u32>,
 }
 
 /// One window of a [`WindowSeries`].
@@ -231,6 +263,8 @@ pub struct Window {
     pub ios: u32,
     /// Bytes those IOs moved.
     pub bytes: u64,
+    /// Mean time before their issue, ns (see [`WindowSeries`]).
+    pub before_ns: u32,
 }
 
 impl WindowSeries {
@@ -245,6 +279,7 @@ impl WindowSeries {
         self.avg_ns.push(w.avg_ns);
         self.ios.push(w.ios);
         self.bytes.push(w.bytes);
+        self.before_ns.push(w.before_ns);
     }
     /// `(window end ms, average latency ns)` pairs in time order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
@@ -257,6 +292,7 @@ impl WindowSeries {
             avg_ns: self.avg_ns[i],
             ios: self.ios[i],
             bytes: self.bytes[i],
+            before_ns: self.before_ns.get(i).copied().unwrap_or(0),
         })
     }
     /// The average latencies (ns) alone, in time order.
@@ -267,7 +303,12 @@ impl WindowSeries {
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct DirStats {
+    /// Completion latency (fio's `clat`).
     pub(crate) lat: LatAcc,
+    /// Submission latency (`slat`, engines that queue) and total latency
+    /// (`lat`, issue preparation to completion).
+    pub(crate) slat: LatAcc,
+    pub(crate) tlat: LatAcc,
     pub(crate) io_bytes: u64,
     // Open latency-log window.
     win_end_ns: Ns,
@@ -275,6 +316,7 @@ pub(crate) struct DirStats {
     win_sum: u128,
     win_count: u64,
     win_bytes: u64,
+    win_before: u128,
     pub(crate) series: WindowSeries,
     // 500 ms bandwidth / IOPS sampling.
     sampled_bytes: u64,
@@ -288,12 +330,15 @@ impl DirStats {
     fn without_series(&self) -> Self {
         DirStats {
             lat: self.lat.clone(),
+            slat: self.slat.clone(),
+            tlat: self.tlat.clone(),
             io_bytes: self.io_bytes,
             win_end_ns: self.win_end_ns,
             win_idx: self.win_idx,
             win_sum: self.win_sum,
             win_count: self.win_count,
             win_bytes: self.win_bytes,
+            win_before: self.win_before,
             series: WindowSeries::default(),
             sampled_bytes: self.sampled_bytes,
             sampled_ios: self.sampled_ios,
@@ -349,6 +394,26 @@ pub struct JobStats {
     /// zonemode=zbd: the zones the job reset (fio's `nr_zone_resets`);
     /// `None` for a job not zoned.
     pub zone_resets: Option<u64>,
+    /// Keep the histograms of `slat` and `lat` (their percentiles are
+    /// asked for: `slat_percentiles`, `lat_percentiles`).
+    keep_hist: (bool, bool),
+}
+
+/// What came before an IO's issue, for its total latency (`lat`): its
+/// submission latency on an engine that queues (fio's `slat`), or the
+/// preparation of a synchronous call, which fio counts in no `slat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Before {
+    Slat(u64),
+    Prep(u64),
+}
+
+impl Before {
+    fn ns(self) -> u64 {
+        match self {
+            Before::Slat(v) | Before::Prep(v) => v,
+        }
+    }
 }
 
 impl JobStats {
@@ -389,6 +454,7 @@ impl JobStats {
             error: 0,
             latency_target: None,
             zone_resets: None,
+            keep_hist: (false, false),
         }
     }
 
@@ -428,6 +494,7 @@ impl JobStats {
             error: self.error,
             latency_target: self.latency_target,
             zone_resets: self.zone_resets,
+            keep_hist: self.keep_hist,
         }
     }
 
@@ -487,6 +554,21 @@ impl JobStats {
     /// completing at `now`.
     #[inline]
     pub fn record(&mut self, dir: Dir, now: Ns, clat_ns: u64, bytes: u64) {
+        self.record_io(dir, now, clat_ns, Before::Prep(0), bytes);
+    }
+
+    /// Keeps the histograms of submission latency (`slat`) and of total
+    /// latency (`lat`) too, for their percentiles.
+    pub fn with_histograms(mut self, slat: bool, lat: bool) -> Self {
+        self.keep_hist = (slat, lat);
+        self
+    }
+
+    /// One completed IO of `bytes` with completion latency `clat_ns`,
+    /// completing at `now`, with `before` its issue: its total latency
+    /// is `clat_ns` plus that.
+    #[inline]
+    pub fn record_io(&mut self, dir: Dir, now: Ns, clat_ns: u64, before: Before, bytes: u64) {
         if now >= self.next_sample_ns {
             self.take_samples(now);
         }
@@ -496,10 +578,17 @@ impl JobStats {
             Self::roll_window(d, self.start_ns, self.window_ns, now);
         }
         d.win_sum += u128::from(clat_ns);
+        d.win_before += u128::from(before.ns());
         d.win_count += 1;
         d.win_bytes += bytes;
         d.io_bytes += bytes;
         d.lat.record(clat_ns);
+        let (keep_slat, keep_lat) = self.keep_hist;
+        if let Before::Slat(v) = before {
+            d.slat.record_as(v, keep_slat);
+        }
+        d.tlat
+            .record_as(clat_ns.saturating_add(before.ns()), keep_lat);
     }
 
     /// One completed fsync/fdatasync with latency `lat_ns`.
@@ -586,12 +675,15 @@ impl JobStats {
         let avg = ((d.win_sum + n / 2) / n) as u64;
         let end_ms = (u128::from(d.win_idx + 1) * u128::from(window) / u128::from(MS))
             .min(u128::from(u32::MAX)) as u32;
+        let before = ((d.win_before + n / 2) / n).min(u128::from(u32::MAX)) as u32;
         d.series.push(Window {
             end_ms,
             avg_ns: avg,
             ios: d.win_count.min(u64::from(u32::MAX)) as u32,
             bytes: d.win_bytes,
+            before_ns: before,
         });
+        d.win_before = 0;
         d.win_sum = 0;
         d.win_count = 0;
         d.win_bytes = 0;

@@ -10,10 +10,10 @@
 //!
 //! - bandwidth: the window's bytes over its length, KiB/s;
 //! - IOPS: the window's completions over its length, per second;
-//! - completion latency (`clat`) and total latency (`lat`): the mean of
-//!   the window's IOs, ns. iolab has no submission latency (its `slat` is
-//!   empty in the JSON too), so `lat` equals `clat` and the `slat` log is
-//!   empty, as fio's is for a synchronous engine.
+//! - completion latency (`clat`), submission latency (`slat`) and total
+//!   latency (`lat`, their sum; a synchronous call's preparation and its
+//!   `clat` without one): the mean of the window's IOs, ns. The `slat`
+//!   log is empty for a synchronous engine, as fio's is.
 //!
 //! Where fio closes a window at the first sample past its end, these
 //! windows are aligned to `start + k·window` (the collector's rule, see
@@ -40,9 +40,10 @@ pub enum LogKind {
     Iops,
     /// `write_lat_log`, its `clat` file: ns.
     Clat,
-    /// `write_lat_log`, its `lat` file: ns (equal to `clat` here).
+    /// `write_lat_log`, its `lat` file: ns.
     Lat,
-    /// `write_lat_log`, its `slat` file: empty here.
+    /// `write_lat_log`, its `slat` file: ns (empty for a synchronous
+    /// engine).
     Slat,
 }
 
@@ -72,7 +73,7 @@ pub fn log_file_name(prefix: &str, kind: LogKind, job_number: Option<usize>) -> 
 /// Appends the log lines of `kind` for one job's windows to `out`;
 /// `offset`: fio's `log_offset=1` column.
 pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind, offset: bool) {
-    if kind == LogKind::Slat {
+    if kind == LogKind::Slat && !series.slat {
         return;
     }
     let window_ms = (series.window_ns / MS).max(1);
@@ -86,12 +87,14 @@ pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind, offset: bo
             let value = match kind {
                 LogKind::Bw => per_second(w.bytes, window_ms) / 1024,
                 LogKind::Iops => per_second(u64::from(w.ios), window_ms),
-                LogKind::Clat | LogKind::Lat | LogKind::Slat => w.avg_ns,
+                LogKind::Clat => w.avg_ns,
+                LogKind::Lat => w.avg_ns + u64::from(w.before_ns),
+                LogKind::Slat => u64::from(w.before_ns),
             };
             if t < end {
                 lines.push((t, d.index(), value));
-            } else if matches!(kind, LogKind::Clat | LogKind::Lat) {
-                tail_sum += u128::from(w.avg_ns) * u128::from(w.ios);
+            } else if matches!(kind, LogKind::Clat | LogKind::Lat | LogKind::Slat) {
+                tail_sum += u128::from(value) * u128::from(w.ios);
                 tail_ios += u64::from(w.ios);
             }
         }
@@ -127,12 +130,14 @@ mod tests {
             avg_ns: 80_000,
             ios: 1000,
             bytes: 4096 * 1000,
+            before_ns: 0,
         });
         r.push(Window {
             end_ms: 300,
             avg_ns: 90_000,
             ios: 10,
             bytes: 40_960,
+            before_ns: 0,
         });
         let mut w = WindowSeries::default();
         w.push(Window {
@@ -140,6 +145,7 @@ mod tests {
             avg_ns: 2_000_000,
             ios: 5,
             bytes: 5 << 20,
+            before_ns: 0,
         });
         JobSeries {
             name: "j".into(),
@@ -147,6 +153,7 @@ mod tests {
             window_ns: 100 * MS,
             dirs: [r, w, WindowSeries::default()],
             end_ms: 1_000,
+            slat: false,
         }
     }
 
@@ -213,5 +220,32 @@ mod tests {
     fn file_names_are_fios() {
         assert_eq!(log_file_name("x", LogKind::Bw, Some(3)), "x_bw.3.log");
         assert_eq!(log_file_name("d/x", LogKind::Clat, None), "d/x_clat.log");
+    }
+
+    #[test]
+    fn slat_and_lat_logs_carry_the_time_before_issue() {
+        let mut s = series();
+        // A synchronous engine: no slat log; lat is clat plus the call's
+        // preparation.
+        let mut r = WindowSeries::default();
+        r.push(Window {
+            end_ms: 100,
+            avg_ns: 80_000,
+            ios: 10,
+            bytes: 40_960,
+            before_ns: 70,
+        });
+        s.dirs = [r, WindowSeries::default(), WindowSeries::default()];
+        let log = |s: &JobSeries, kind| {
+            let mut out = String::new();
+            write_log(&mut out, s, kind, false);
+            out
+        };
+        assert_eq!(log(&s, LogKind::Slat), "");
+        assert_eq!(log(&s, LogKind::Lat), "100, 80070, 0, 0, 0\n");
+        // An engine that queues: its slat log has the windows' means.
+        s.slat = true;
+        assert_eq!(log(&s, LogKind::Slat), "100, 70, 0, 0, 0\n");
+        assert_eq!(log(&s, LogKind::Clat), "100, 80000, 0, 0, 0\n");
     }
 }

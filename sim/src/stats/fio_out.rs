@@ -86,12 +86,12 @@ const SIG_FIGS: usize = 4;
 
 /// fio's human-readable summary (`--output-format=normal`), restricted to
 /// what the simulator models: per entry the header line, per direction the
-/// IOPS/BW line, `clat` min/max/avg/stdev, clat percentiles (fio's layout,
-/// precision 2), `bw` and `iops` sample lines, then fsync/fdatasync latency;
+/// IOPS/BW line, the `slat` (an engine that queues), `clat` and `lat`
+/// min/max/avg/stdev lines, their percentiles as the job asks (fio's
+/// layout), `bw` and `iops` sample lines, then fsync/fdatasync latency;
 /// finally the "Run status group" lines. No pid, date, cpu, IO-depth or
-/// latency-bucket lines (nothing is measured for them); the slat/lat lines
-/// are omitted because lat = clat in the simulator. `kb_base=1024` and
-/// `unit_base` bytes are assumed.
+/// latency-bucket lines (nothing is measured for them). `kb_base=1024`
+/// and `unit_base` bytes are assumed.
 pub fn normal_output(r: &RunReport) -> String {
     let mut out = String::new();
     for j in &r.jobs {
@@ -205,15 +205,24 @@ fn write_dir(out: &mut String, name: &str, dr: &DirReport, shown: Shown, zone_re
         runt,
         zone_resets.map_or(String::new(), |n| format!("; {n} zone resets"))
     );
+    // fio's order: the three latencies, then their percentiles.
+    if dr.slat.n > 0 {
+        display_lat(out, "slat", &dr.slat);
+    }
     if dr.clat.n > 0 {
         display_lat(out, "clat", &dr.clat);
-        if shown.clat {
-            show_percentiles(out, &dr.clat.percentiles, "clat", shown.precision);
-        }
-        // lat = clat in the model: the same points, as fio lists them.
-        if shown.lat {
-            show_percentiles(out, &dr.clat.percentiles, "lat", shown.precision);
-        }
+    }
+    if dr.lat.n > 0 {
+        display_lat(out, " lat", &dr.lat);
+    }
+    if shown.slat && dr.slat.n > 0 {
+        show_percentiles(out, &dr.slat.percentiles, "slat", shown.precision);
+    }
+    if shown.clat && dr.clat.n > 0 {
+        show_percentiles(out, &dr.clat.percentiles, "clat", shown.precision);
+    }
+    if shown.lat && dr.lat.n > 0 {
+        show_percentiles(out, &dr.lat.percentiles, "lat", shown.precision);
     }
     let b = &dr.bw_samples;
     if b.samples > 0 {
@@ -352,11 +361,9 @@ fn dir_json(d: &DirReport, shown: Shown) -> Value {
     m.insert("total_ios".into(), Value::from(d.total_ios));
     m.insert("short_ios".into(), Value::from(0u64));
     m.insert("drop_ios".into(), Value::from(0u64));
-    m.insert("slat_ns".into(), lat_json(&LatSummary::default(), false));
+    m.insert("slat_ns".into(), lat_json(&d.slat, shown.slat));
     m.insert("clat_ns".into(), lat_json(&d.clat, shown.clat));
-    // No submission latency is modelled: lat = clat, its percentiles
-    // listed under lat_percentiles=1.
-    m.insert("lat_ns".into(), lat_json(&d.clat, shown.lat));
+    m.insert("lat_ns".into(), lat_json(&d.lat, shown.lat));
     let b = &d.bw_samples;
     m.insert("bw_min".into(), Value::from(b.min));
     m.insert("bw_max".into(), Value::from(b.max));
@@ -833,6 +840,13 @@ mod tests {
             "{}",
             lines[2]
         );
+        // No slat (a synchronous job); lat = clat here (no preparation
+        // recorded), on fio's line with its leading space.
+        assert_eq!(
+            lines[3],
+            "     lat (usec): min=100, max=199, avg=149.95, stdev=28.88"
+        );
+        let lines: Vec<&str> = lines[..3].iter().chain(&lines[4..]).copied().collect();
         assert_eq!(lines[3], "    clat percentiles (usec):");
         assert!(lines[4].starts_with("     |  1.00th=[  101],  5.00th=[  105], 10.00th=[  110],"));
         assert!(lines[8].starts_with("     | 99.99th=["), "{}", lines[8]);

@@ -43,6 +43,9 @@ pub struct Percentiles {
     pub list: Vec<f64>,
     pub clat: bool,
     pub lat: bool,
+    /// `slat_percentiles`.
+    #[serde(default)]
+    pub slat: bool,
     /// Decimals the normal output prints the points with.
     pub precision: u32,
 }
@@ -54,6 +57,7 @@ impl Default for Percentiles {
             list: FIO_DEFAULT_PERCENTILES.to_vec(),
             clat: true,
             lat: false,
+            slat: false,
             precision: 2,
         }
     }
@@ -65,6 +69,8 @@ impl Default for Percentiles {
 pub struct Shown {
     pub clat: bool,
     pub lat: bool,
+    #[serde(default)]
+    pub slat: bool,
     /// Decimals of the points in the normal output.
     pub precision: u32,
 }
@@ -74,6 +80,7 @@ impl Default for Shown {
         Shown {
             clat: true,
             lat: false,
+            slat: false,
             precision: 2,
         }
     }
@@ -235,6 +242,12 @@ pub struct DirReport {
     /// `1000·total_ios / runtime_ms`.
     pub iops: f64,
     pub clat: LatSummary,
+    /// Submission latency (fio's `slat`: none for a synchronous engine)
+    /// and total latency (`lat`: issue preparation to completion).
+    #[serde(default)]
+    pub slat: LatSummary,
+    #[serde(default)]
+    pub lat: LatSummary,
     /// 500 ms bandwidth samples, KiB/s.
     pub bw_samples: SampleSummary,
     /// Percent of the group aggregate bandwidth (fio `bw_agg` / `per=`).
@@ -383,6 +396,10 @@ pub struct JobSeries {
     /// The job's end, ms since its start (its runtime, truncated).
     #[serde(default)]
     pub end_ms: u64,
+    /// Its IOs had a submission latency (an engine that queues): its
+    /// `slat` log has lines.
+    #[serde(default)]
+    pub slat: bool,
 }
 
 /// Everything the report printers need; plain data, serde-able.
@@ -413,6 +430,8 @@ struct EntryAcc {
     io_bytes: [u64; 3],
     runtime_ms: [u64; 3],
     lat: [LatAcc; 3],
+    slat: [LatAcc; 3],
+    tlat: [LatAcc; 3],
     bw: [RunningStat; 3],
     iops: [RunningStat; 3],
     sync: LatAcc,
@@ -463,6 +482,8 @@ impl RunReport {
                     io_bytes: [0; 3],
                     runtime_ms: [0; 3],
                     lat: Default::default(),
+                    slat: Default::default(),
+                    tlat: Default::default(),
                     bw: Default::default(),
                     iops: Default::default(),
                     sync: LatAcc::default(),
@@ -498,6 +519,8 @@ impl RunReport {
                     e.runtime_ms[i] = e.runtime_ms[i].max(runtime_ms(Dir::ALL[i]));
                 }
                 e.lat[i].merge(&d.lat);
+                e.slat[i].merge(&d.slat);
+                e.tlat[i].merge(&d.tlat);
                 match mode {
                     GroupBwMode::Sum => {
                         e.bw[i].merge_sum(&d.bw);
@@ -521,6 +544,7 @@ impl RunReport {
             }
             let window_ns = stats.window_ns();
             let end_ms = stats.runtime_ns() / MS;
+            let slat = stats.dirs.iter().any(|d| d.slat.n > 0);
             let [r, w, t] = stats.dirs;
             series.push(JobSeries {
                 name,
@@ -528,6 +552,7 @@ impl RunReport {
                 window_ns,
                 dirs: [r.series, w.series, t.series],
                 end_ms,
+                slat,
             });
         }
 
@@ -583,17 +608,16 @@ impl RunReport {
             .zip(&mixed)
             .map(|(e, m)| {
                 let p = &e.percentiles;
-                let plist: &[f64] = if p.clat || p.lat { &p.list } else { &[] };
                 let gi = gids.binary_search(&e.groupid).unwrap_or(0);
                 let g = &groups[gi];
                 let dirs = std::array::from_fn(|i| {
                     dir_report(
                         e.io_bytes[i],
                         e.runtime_ms[i],
-                        &e.lat[i],
+                        [&e.lat[i], &e.slat[i], &e.tlat[i]],
                         (&e.bw[i], &e.iops[i]),
                         g.dirs[i].agg,
-                        plist,
+                        p,
                     )
                 });
                 let mixed = m.as_ref().map(|m| {
@@ -601,10 +625,10 @@ impl RunReport {
                     dir_report(
                         m.io_bytes,
                         m.runtime_ms,
-                        &m.lat,
+                        [&m.lat, &m.slat, &m.tlat],
                         (&m.bw, &m.iops),
                         agg,
-                        plist,
+                        p,
                     )
                 });
                 JobReport {
@@ -616,7 +640,10 @@ impl RunReport {
                     dirs,
                     sync: SyncReport {
                         total_ios: e.sync.n,
-                        lat: LatSummary::from_acc(&e.sync, plist),
+                        lat: LatSummary::from_acc(
+                            &e.sync,
+                            if p.clat || p.lat { &p.list } else { &[] },
+                        ),
                     },
                     job_runtime_ms: e.job_runtime_ms,
                     host_ns: e.host_ns,
@@ -627,6 +654,7 @@ impl RunReport {
                     shown: Shown {
                         clat: p.clat,
                         lat: p.lat,
+                        slat: p.slat,
                         precision: p.precision,
                     },
                     unified: e.unified,
@@ -675,6 +703,8 @@ struct MixedAcc {
     io_bytes: u64,
     runtime_ms: u64,
     lat: LatAcc,
+    slat: LatAcc,
+    tlat: LatAcc,
     bw: RunningStat,
     iops: RunningStat,
 }
@@ -685,6 +715,8 @@ impl MixedAcc {
             io_bytes: 0,
             runtime_ms: 0,
             lat: LatAcc::default(),
+            slat: LatAcc::default(),
+            tlat: LatAcc::default(),
             bw: RunningStat::default(),
             iops: RunningStat::default(),
         };
@@ -692,6 +724,8 @@ impl MixedAcc {
             m.io_bytes += e.io_bytes[i];
             m.runtime_ms = m.runtime_ms.max(e.runtime_ms[i]);
             m.lat.merge(&e.lat[i]);
+            m.slat.merge(&e.slat[i]);
+            m.tlat.merge(&e.tlat[i]);
             m.bw.merge_pooled(&e.bw[i]);
             m.iops.merge_pooled(&e.iops[i]);
         }
@@ -719,11 +753,12 @@ fn add_to_group(gd: &mut GroupDir, io_bytes: u64, rt: u64) {
 fn dir_report(
     io_bytes: u64,
     rt: u64,
-    lat: &LatAcc,
+    [lat, slat, tlat]: [&LatAcc; 3],
     (bw, iops): (&RunningStat, &RunningStat),
     group_agg: u64,
-    plist: &[f64],
+    p: &Percentiles,
 ) -> DirReport {
+    let list = |on: bool| if on { &p.list[..] } else { &[][..] };
     let total_ios = lat.n;
     let (bw_bytes, iops_rate) = if rt > 0 {
         (rate(io_bytes, rt), 1000.0 * total_ios as f64 / rt as f64)
@@ -743,7 +778,9 @@ fn dir_report(
         bw_bytes,
         bw: bw_bytes / 1024,
         iops: iops_rate,
-        clat: LatSummary::from_acc(lat, plist),
+        clat: LatSummary::from_acc(lat, list(p.clat || p.lat)),
+        slat: LatSummary::from_acc(slat, list(p.slat)),
+        lat: LatSummary::from_acc(tlat, list(p.lat)),
         bw_samples,
         bw_agg,
         iops_samples: SampleSummary::from_stat(iops),

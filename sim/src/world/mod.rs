@@ -309,6 +309,9 @@ pub(crate) struct World<P: Policy> {
     /// Host time to wake a thread that slept for a direct IO's completion
     /// (the devices' `host_wake_us`, the largest of a volume's).
     pub host_wake_ns: Ns,
+    /// The part of `host_io_ns` an engine that queues spends submitting
+    /// (its IOs' `slat`; the devices' `host_submit_us`).
+    pub host_submit_ns: Ns,
     pub jn: JournalActor,
     /// A volume's transaction commits and `tree_log_mutex`.
     pub commit: btrfs::commit::CommitActor,
@@ -418,6 +421,7 @@ impl<P: Policy> World<P> {
             btrfs: None,
             cpus: 1,
             host_io_ns: 0,
+            host_submit_ns: 0,
             host_wake_ns: 0,
             jn: JournalActor::default(),
             commit: btrfs::commit::CommitActor::default(),

@@ -482,6 +482,12 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         Shows::Run,
     ),
     (
+        "slat_percentiles",
+        "slat_percentiles=1",
+        "[j]\nrw=read\nsize=1m\nioengine=libaio\niodepth=4\ndirect=1\n@\n",
+        Shows::Run,
+    ),
+    (
         "wait_for",
         "wait_for=j",
         "[j]\nrw=read\nsize=1m\n[k]\n@\nrw=read\nsize=1m\n",

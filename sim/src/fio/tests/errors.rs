@@ -157,7 +157,12 @@ fn unsupported_options() {
     let e = err("[job]\nverify_only\n");
     assert_err(&e, 2, Some("verify_only"), "not implemented");
     let e = err("[job]\nzonecapacity=1m\n");
-    assert_err(&e, 2, Some("zonecapacity"), "zone capacities below the zone size");
+    assert_err(
+        &e,
+        2,
+        Some("zonecapacity"),
+        "zone capacities below the zone size",
+    );
     let e = err("[job]\nioengine=splice\n");
     assert_err(&e, 2, Some("ioengine"), "ioengine splice is not simulated");
     let e = err("[job]\nfile_service_type=zipf:1.1\n");
