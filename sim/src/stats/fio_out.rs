@@ -766,8 +766,9 @@ pub fn json_plus_output(r: &RunReport, extra: Value) -> Value {
     if let Some(jobs) = doc.get_mut("jobs").and_then(Value::as_array_mut) {
         for (j, v) in r.jobs.iter().zip(jobs) {
             for d in Dir::ALL {
+                add(&mut v[d.name()]["slat_ns"], &j.dir(d).slat);
                 add(&mut v[d.name()]["clat_ns"], &j.dir(d).clat);
-                add(&mut v[d.name()]["lat_ns"], &j.dir(d).clat);
+                add(&mut v[d.name()]["lat_ns"], &j.dir(d).lat);
             }
             add(&mut v["sync"]["lat_ns"], &j.sync.lat);
         }
