@@ -1,5 +1,6 @@
 //! fio's log files of a run (`write_bw_log`, `write_iops_log`,
-//! `write_lat_log`), averaged over `log_avg_msec` windows and named as fio
+//! `write_lat_log`, averaged over `log_avg_msec` windows; `write_hist_log`
+//! every `log_hist_msec`) and named as fio
 //! names them: relative to the current directory for one run, or under
 //! `--log-dir`, one directory per run of a comparison or of `--seeds`
 //! (`N`, `N.SEED` or `SEED`, the suffixes `--trace` puts on its files).
@@ -50,6 +51,7 @@ impl Logs {
                     &spec.logs.lat,
                     &[LogKind::Lat, LogKind::Clat, LogKind::Slat][..],
                 ),
+                ("write_hist_log", &spec.logs.hist, &[LogKind::Hist][..]),
             ];
             for (option, prefix, kinds) in asks {
                 let Some(prefix) = prefix else { continue };
@@ -67,7 +69,13 @@ impl Logs {
                         notes.push(n);
                     }
                 };
-                if spec.log_avg_msec == 0 {
+                if option == "write_hist_log" && spec.logs.hist_msec == 0 {
+                    note(format!(
+                        "iolab: {origin}: log_hist_msec is 0: the {prefix}_clat_hist log is \
+                         written empty, as fio writes it"
+                    ));
+                }
+                if spec.log_avg_msec == 0 && option != "write_hist_log" {
                     note(format!(
                         "iolab: {origin}: log_avg_msec is 0, where fio logs every IO; \
                          iolab logs {} ms averages",

@@ -805,6 +805,97 @@ fn fio_logs_are_written_and_add_up_to_the_report() {
     );
 }
 
+/// `write_hist_log` as fio 3.33 writes it on this machine (a 2 s randrw
+/// psync job at `log_hist_msec=500`, `log_hist_coarseness=4`): per
+/// direction a line at 501, 1001 and 1501 ms, each `ms, direction, block
+/// size` and 116 columns (fio's 1856 buckets 16 at a time) of the IOs
+/// since the direction's last line; none for the IOs after the last. Where
+/// fio's `fiologparser_hist.py` is installed (with its numpy and pandas),
+/// it reads the file.
+#[test]
+fn a_hist_log_is_written_as_fio_writes_it() {
+    let job = temp_job(
+        "hist.fio",
+        "[a]\nfilename=/dev/sdb\nsize=64m\nrw=randrw\nbs=4k\ndirect=1\nioengine=psync\n\
+         runtime=2\ntime_based\nwrite_hist_log=h\nlog_hist_msec=500\nlog_hist_coarseness=4\n",
+    );
+    let dir = empty_scratch_dir("iolab-hist");
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8 path"),
+        "--device",
+        "nvme",
+        "--log-dir",
+        dir.to_str().expect("utf-8 path"),
+        "--output-format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let path = dir.join("h_clat_hist.1.log");
+    let text = std::fs::read_to_string(&path).expect("hist log");
+    let lines: Vec<Vec<u64>> = text
+        .lines()
+        .map(|l| {
+            l.split(", ")
+                .map(|f| f.parse().expect("a number"))
+                .collect()
+        })
+        .collect();
+    let mut when: Vec<(u64, u64)> = lines.iter().map(|l| (l[0], l[1])).collect();
+    when.sort_unstable();
+    assert_eq!(
+        when,
+        [
+            (501, 0),
+            (501, 1),
+            (1001, 0),
+            (1001, 1),
+            (1501, 0),
+            (1501, 1)
+        ]
+    );
+    for (d, name) in [(0, "read"), (1, "write")] {
+        let logged: u64 = lines
+            .iter()
+            .filter(|l| l[1] == d)
+            .inspect(|l| assert_eq!((l[2], l.len()), (4096, 3 + 116)))
+            .map(|l| l[3..].iter().sum::<u64>())
+            .sum();
+        let ios = v["jobs"][0][name]["total_ios"].as_u64().expect("ios");
+        // About three quarters of the 2 s are in the lines.
+        assert!(
+            logged * 10 > ios * 7 && logged < ios,
+            "{name}: {logged} of {ios}"
+        );
+    }
+    let parser = std::path::Path::new("/usr/share/doc/fio/fiologparser_hist.py.gz");
+    let python_ok = std::process::Command::new("python3")
+        .args(["-c", "import numpy, pandas"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if parser.exists() && python_ok {
+        let script = dir.join("fiologparser_hist.py");
+        let unzipped = std::process::Command::new("gzip")
+            .args(["-dc", parser.to_str().expect("utf-8")])
+            .output()
+            .expect("gzip");
+        std::fs::write(&script, unzipped.stdout).expect("script");
+        let out = std::process::Command::new("python3")
+            .arg(&script)
+            .arg(&path)
+            .output()
+            .expect("python3");
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{table}{}", stderr(&out));
+        assert!(
+            table.starts_with("end-time, samples, min, avg, median"),
+            "{table}"
+        );
+        assert!(table.lines().count() >= 2, "{table}");
+    }
+}
+
 /// Several runs put their logs in one directory each, named as --trace
 /// names its files; without --log-dir they are refused before any run, and
 /// `per_job_logs=0` puts the clones of a job in one file.

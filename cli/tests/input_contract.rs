@@ -318,12 +318,12 @@ fn cosmetic_options_are_type_checked() {
 fn options_not_simulated_are_said() {
     let job = write(
         "unsaid.fio",
-        "[j]\nrw=read\nsize=1m\nthread\nwrite_hist_log=h\nverify_fatal=1\nprioclass=2\n",
+        "[j]\nrw=read\nsize=1m\nthread\nwrite_iolog=h\nverify_fatal=1\nprioclass=2\n",
     );
     let err = stderr(&runs(&["run", &job, "--device", "nvme"]));
     let want = format!(
-        "iolab: {job}:5: write_hist_log: accepted, not simulated: iolab writes fio's \
-         bandwidth, IOPS and latency logs only\n\
+        "iolab: {job}:5: write_iolog: accepted, not simulated: iolab writes fio's \
+         bandwidth, IOPS, latency and histogram logs only\n\
          iolab: {job}:7: prioclass: accepted, not simulated: CPU and I/O priorities are not \
          simulated\n\
          iolab: 2 job options change nothing fio measures, here or in fio: thread ({job}:4: \
@@ -334,7 +334,7 @@ fn options_not_simulated_are_said() {
     let all = stderr(&runs(&["run", &job, "--device", "nvme", "--verbose"]));
     for (line, option) in [
         (4, "thread"),
-        (5, "write_hist_log"),
+        (5, "write_iolog"),
         (6, "verify_fatal"),
         (7, "prioclass"),
     ] {

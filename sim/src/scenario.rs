@@ -1511,6 +1511,10 @@ pub fn plan_jobs(
                     fio::ExitWhat::All => workload::ExitWhat::All,
                 }),
                 group_reporting: spec.group_reporting,
+                hist_log: (spec.logs.hist.is_some() && spec.logs.hist_msec > 0).then_some((
+                    u64::from(spec.logs.hist_msec) * MS,
+                    spec.logs.hist_coarseness,
+                )),
                 log_avg: if spec.log_avg_msec > 0 {
                     u64::from(spec.log_avg_msec) * MS
                 } else {

@@ -184,6 +184,7 @@ impl JobState {
             Opt::WriteBwLog => s.logs.bw = Some(log_prefix(value)),
             Opt::WriteIopsLog => s.logs.iops = Some(log_prefix(value)),
             Opt::WriteLatLog => s.logs.lat = Some(log_prefix(value)),
+            Opt::WriteHistLog => s.logs.hist = Some(log_prefix(value)),
             Opt::Exitall => {
                 // fio's handler ignores the value: any `exitall` turns it on.
                 parse_flag(value)?;
@@ -316,6 +317,14 @@ impl JobState {
                 });
             }
             Opt::ZoneSize => s.zonesize = parse_bytes(t, kb)?,
+            Opt::LogHistMsec => s.logs.hist_msec = parse_u32(t, kb)?,
+            Opt::LogHistCoarseness => {
+                let v = parse_u32(t, kb)?;
+                if v > 6 {
+                    return Err(format!("{v} is above fio's largest coarseness, 6"));
+                }
+                s.logs.hist_coarseness = v;
+            }
             Opt::MaxOpenZones => s.max_open_zones = open_zones(t, kb)?,
             Opt::JobMaxOpenZones => s.job_max_open_zones = open_zones(t, kb)?,
             Opt::ZoneResetThreshold => s.zone_reset_threshold = fraction(t)?,
@@ -551,6 +560,7 @@ impl JobState {
             | Opt::WriteBwLog
             | Opt::WriteIopsLog
             | Opt::WriteLatLog
+            | Opt::WriteHistLog
             | Opt::Exitall => {}
         }
         Ok(())

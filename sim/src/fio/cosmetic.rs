@@ -214,22 +214,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
             per_dir: false,
         },
     ),
-    (
-        "log_hist_coarseness",
-        Check::Int {
-            min: 0,
-            max: MAX,
-            per_dir: false,
-        },
-    ),
-    (
-        "log_hist_msec",
-        Check::Int {
-            min: 0,
-            max: MAX,
-            per_dir: false,
-        },
-    ),
     ("log_issue_time", Check::Bool),
     ("log_max_value", Check::Bool),
     ("log_prio", Check::Bool),
@@ -436,7 +420,6 @@ pub(crate) const CHECKS: &[(&str, Check)] = &[
         "write_hint",
         Check::Choice(&["none", "short", "medium", "long", "extreme"]),
     ),
-    ("write_hist_log", Check::Text),
     ("write_iolog", Check::Text),
     ("write_zone_remainder", Check::Bool),
     ("zero_buffers", Check::Flag),

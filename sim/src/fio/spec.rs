@@ -653,6 +653,12 @@ pub struct LogRequest {
     pub iops: Option<String>,
     /// Prefix of the latency logs.
     pub lat: Option<String>,
+    /// `write_hist_log`: prefix of the completion-latency histogram log.
+    pub hist: Option<String>,
+    /// `log_hist_msec`: its interval, ms (0, the default: no lines).
+    pub hist_msec: u32,
+    /// `log_hist_coarseness`: 2^N of fio's buckets per column, 0 to 6.
+    pub hist_coarseness: u32,
     /// `per_job_logs`: one file per job (`PREFIX_bw.N.log`), else one per
     /// prefix (`PREFIX_bw.log`). Default true.
     pub per_job: bool,
@@ -667,6 +673,9 @@ impl Default for LogRequest {
             bw: None,
             iops: None,
             lat: None,
+            hist: None,
+            hist_msec: 0,
+            hist_coarseness: 0,
             per_job: true,
             offset: false,
         }

@@ -59,6 +59,9 @@ pub(crate) enum Opt {
     WriteBwLog,
     WriteIopsLog,
     WriteLatLog,
+    WriteHistLog,
+    LogHistMsec,
+    LogHistCoarseness,
     Loops,
     Name,
     NewGroup,
@@ -206,7 +209,7 @@ const R_ENGINE: &str = "engine tuning that only changes CPU cost";
 const R_ERR: &str = "simulated I/O never fails";
 const R_IOLOG: &str = "how fio reads the log, not what it replays";
 const R_LOG: &str = "a detail iolab's averaged logs do not have";
-const R_LOGFILE: &str = "iolab writes fio's bandwidth, IOPS and latency logs only";
+const R_LOGFILE: &str = "iolab writes fio's bandwidth, IOPS, latency and histogram logs only";
 const R_LOGMAX: &str = "iolab's averaged logs hold each window's mean, not its maximum";
 const R_LOGTIME: &str = "iolab's log times are ms since the job's start";
 const R_LOGZ: &str = "iolab writes its logs uncompressed";
@@ -537,8 +540,12 @@ pub(crate) static OPTIONS: &[Entry] = &[
     cosmetic("log_compression", "log_compression", R_LOGZ),
     inert("log_compression_cpus", "log_compression_cpus", R_LOG),
     inert("log_entries", "log_entries", R_LOG),
-    inert("log_hist_coarseness", "log_hist_coarseness", R_LOG),
-    inert("log_hist_msec", "log_hist_msec", R_LOG),
+    typed(
+        "log_hist_coarseness",
+        "log_hist_coarseness",
+        Opt::LogHistCoarseness,
+    ),
+    typed("log_hist_msec", "log_hist_msec", Opt::LogHistMsec),
     inert("log_issue_time", "log_issue_time", R_LOG),
     cosmetic("log_max_value", "log_window_value", R_LOGMAX),
     typed("log_offset", "log_offset", Opt::LogOffset),
@@ -901,7 +908,7 @@ pub(crate) static OPTIONS: &[Entry] = &[
         "write_hint",
         "write-lifetime hints are ignored by iolab devices",
     ),
-    cosmetic("write_hist_log", "write_hist_log", R_LOGFILE),
+    typed("write_hist_log", "write_hist_log", Opt::WriteHistLog),
     cosmetic("write_iolog", "write_iolog", R_LOGFILE),
     typed("write_iops_log", "write_iops_log", Opt::WriteIopsLog),
     typed("write_lat_log", "write_lat_log", Opt::WriteLatLog),

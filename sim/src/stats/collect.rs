@@ -397,6 +397,61 @@ pub struct JobStats {
     /// Keep the histograms of `slat` and `lat` (their percentiles are
     /// asked for: `slat_percentiles`, `lat_percentiles`).
     keep_hist: (bool, bool),
+    /// fio's completion-latency histogram log (`write_hist_log`), when
+    /// asked.
+    pub(crate) hist_log: Option<Box<HistLog>>,
+}
+
+/// fio's histogram log of one job (`write_hist_log`, `log_hist_msec`,
+/// `log_hist_coarseness`), as fio 3.33's `add_clat_sample` keeps it: per
+/// direction a window that starts at its first completion in a whole
+/// millisecond after the job's start (fio's `hist_last`, unset while 0)
+/// and is written, with the completion that reaches `log_hist_msec`
+/// past it, as the counts of fio's latency buckets since the last line;
+/// the completions after a direction's last line are in no line.
+#[derive(Clone, Debug)]
+pub(crate) struct HistLog {
+    interval_ms: u64,
+    pub(crate) coarseness: u32,
+    /// Per direction: where the window started (ms) and its bucket
+    /// counts so far, sparse.
+    last_ms: [u64; 3],
+    window: [Vec<(u16, u32)>; 3],
+    pub(crate) lines: Vec<HistLine>,
+}
+
+/// One line of a histogram log: when (ms since the job's start), the
+/// direction, the block size of the completion that wrote it, and the
+/// window's non-empty buckets (fio's index, count).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistLine {
+    pub ms: u64,
+    pub dir: u8,
+    pub bs: u64,
+    pub bins: Vec<(u16, u32)>,
+}
+
+impl HistLog {
+    fn add(&mut self, dir: usize, elapsed_ms: u64, clat_ns: u64, bytes: u64) {
+        let idx = super::fio_plat::plat_index(clat_ns) as u16;
+        let w = &mut self.window[dir];
+        match w.binary_search_by_key(&idx, |b| b.0) {
+            Ok(at) => w[at].1 = w[at].1.saturating_add(1),
+            Err(at) => w.insert(at, (idx, 1)),
+        }
+        if self.last_ms[dir] == 0 {
+            self.last_ms[dir] = elapsed_ms;
+        }
+        if elapsed_ms - self.last_ms[dir] >= self.interval_ms {
+            self.lines.push(HistLine {
+                ms: elapsed_ms,
+                dir: dir as u8,
+                bs: bytes,
+                bins: std::mem::take(&mut self.window[dir]),
+            });
+            self.last_ms[dir] = elapsed_ms;
+        }
+    }
 }
 
 /// What came before an IO's issue, for its total latency (`lat`): its
@@ -455,6 +510,7 @@ impl JobStats {
             latency_target: None,
             zone_resets: None,
             keep_hist: (false, false),
+            hist_log: None,
         }
     }
 
@@ -495,6 +551,7 @@ impl JobStats {
             latency_target: self.latency_target,
             zone_resets: self.zone_resets,
             keep_hist: self.keep_hist,
+            hist_log: None,
         }
     }
 
@@ -564,6 +621,21 @@ impl JobStats {
         self
     }
 
+    /// Keeps fio's histogram log at `(interval, coarseness)` (see
+    /// [`HistLine`]).
+    pub fn with_hist_log(mut self, log: Option<(Ns, u32)>) -> Self {
+        self.hist_log = log.map(|(interval, coarseness)| {
+            Box::new(HistLog {
+                interval_ms: (interval / MS).max(1),
+                coarseness,
+                last_ms: [0; 3],
+                window: Default::default(),
+                lines: Vec::new(),
+            })
+        });
+        self
+    }
+
     /// One completed IO of `bytes` with completion latency `clat_ns`,
     /// completing at `now`, with `before` its issue: its total latency
     /// is `clat_ns` plus that.
@@ -589,6 +661,14 @@ impl JobStats {
         }
         d.tlat
             .record_as(clat_ns.saturating_add(before.ns()), keep_lat);
+        if let Some(h) = self.hist_log.as_mut() {
+            h.add(
+                dir.index(),
+                now.saturating_sub(self.start_ns) / MS,
+                clat_ns,
+                bytes,
+            );
+        }
     }
 
     /// One completed fsync/fdatasync with latency `lat_ns`.

@@ -45,6 +45,8 @@ pub enum LogKind {
     /// `write_lat_log`, its `slat` file: ns (empty for a synchronous
     /// engine).
     Slat,
+    /// `write_hist_log`: completion-latency histograms, fio's buckets.
+    Hist,
 }
 
 impl LogKind {
@@ -56,6 +58,7 @@ impl LogKind {
             LogKind::Clat => "clat",
             LogKind::Lat => "lat",
             LogKind::Slat => "slat",
+            LogKind::Hist => "clat_hist",
         }
     }
 }
@@ -76,6 +79,10 @@ pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind, offset: bo
     if kind == LogKind::Slat && !series.slat {
         return;
     }
+    if kind == LogKind::Hist {
+        write_hist(out, series);
+        return;
+    }
     let window_ms = (series.window_ns / MS).max(1);
     let end = series.end_ms;
     let mut lines: Vec<(u64, usize, u64)> = Vec::new();
@@ -90,6 +97,8 @@ pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind, offset: bo
                 LogKind::Clat => w.avg_ns,
                 LogKind::Lat => w.avg_ns + u64::from(w.before_ns),
                 LogKind::Slat => u64::from(w.before_ns),
+                // Written by `write_hist` above.
+                LogKind::Hist => return,
             };
             if t < end {
                 lines.push((t, d.index(), value));
@@ -109,6 +118,28 @@ pub fn write_log(out: &mut String, series: &JobSeries, kind: LogKind, offset: bo
     let offset = if offset { "0, " } else { "" };
     for (t, dir, value) in lines {
         let _ = writeln!(out, "{t}, {value}, {dir}, 0, {offset}0");
+    }
+}
+
+/// The histogram log's lines, as fio 3.33 writes them: `ms, direction,
+/// block size, ` then fio's 1856 latency buckets, merged `2^coarseness`
+/// at a time, each the count since the direction's last line.
+fn write_hist(out: &mut String, series: &JobSeries) {
+    let Some((coarseness, lines)) = &series.hist else {
+        return;
+    };
+    let columns = super::fio_plat::PLAT_NR >> coarseness;
+    let mut counts = vec![0u64; columns];
+    for l in lines {
+        counts.iter_mut().for_each(|c| *c = 0);
+        for &(idx, n) in &l.bins {
+            counts[usize::from(idx) >> coarseness] += u64::from(n);
+        }
+        let _ = write!(out, "{}, {}, {}", l.ms, l.dir, l.bs);
+        for c in &counts {
+            let _ = write!(out, ", {c}");
+        }
+        out.push('\n');
     }
 }
 
@@ -154,6 +185,7 @@ mod tests {
             dirs: [r, w, WindowSeries::default()],
             end_ms: 1_000,
             slat: false,
+            hist: None,
         }
     }
 

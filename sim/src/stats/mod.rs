@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 pub use btrfs::{BtrfsRun, btrfs_table};
 pub(crate) use collect::LatAcc;
-pub use collect::{Before, JobStats, RunningStat, Window, WindowSeries, histogram_bytes};
+pub use collect::{Before, HistLine, JobStats, RunningStat, Window, WindowSeries, histogram_bytes};
 pub use fio_log::{LogKind, log_file_name, write_log};
 pub use fio_out::{N2sUnit, json_output, json_plus_output, lat_log_json, normal_output, num2str};
 pub use fio_terse::terse_output;

@@ -400,6 +400,10 @@ pub struct JobSeries {
     /// `slat` log has lines.
     #[serde(default)]
     pub slat: bool,
+    /// Its histogram log (`write_hist_log`): `log_hist_coarseness` and
+    /// the lines.
+    #[serde(default)]
+    pub hist: Option<(u32, Vec<super::HistLine>)>,
 }
 
 /// Everything the report printers need; plain data, serde-able.
@@ -545,6 +549,7 @@ impl RunReport {
             let window_ns = stats.window_ns();
             let end_ms = stats.runtime_ns() / MS;
             let slat = stats.dirs.iter().any(|d| d.slat.n > 0);
+            let hist = stats.hist_log.map(|h| (h.coarseness, h.lines));
             let [r, w, t] = stats.dirs;
             series.push(JobSeries {
                 name,
@@ -553,6 +558,7 @@ impl RunReport {
                 dirs: [r.series, w.series, t.series],
                 end_ms,
                 slat,
+                hist,
             });
         }
 

@@ -281,6 +281,9 @@ pub struct JobPlan {
     pub group_reporting: bool,
     /// Latency log window.
     pub log_avg: Ns,
+    /// `write_hist_log` with `log_hist_msec`: the interval and
+    /// `log_hist_coarseness` (none without a log or an interval).
+    pub hist_log: Option<(Ns, u32)>,
     /// Bandwidth and IOPS sample periods (fio's `bw_avg_time` and
     /// `iops_avg_time`: 500 ms, or `log_avg_msec` for a job writing that
     /// log).

@@ -1432,6 +1432,7 @@ impl Job {
         JobStats::new(start, self.plan.log_avg, self.plan.bw_sample)
             .with_iops_sample(self.plan.iops_sample)
             .with_histograms(p.slat, p.lat)
+            .with_hist_log(self.plan.hist_log)
     }
 
     /// The clone's statistics `s` as the report takes them.

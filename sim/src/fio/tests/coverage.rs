@@ -185,6 +185,24 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
         "",
         Shows::Command("iolab --test cli fio_logs_are_written_and_add_up_to_the_report"),
     ),
+    (
+        "write_hist_log",
+        "write_hist_log=h",
+        "",
+        Shows::Command("iolab --test cli a_hist_log_is_written_as_fio_writes_it"),
+    ),
+    (
+        "log_hist_msec",
+        "log_hist_msec=500",
+        "[j]\nrw=read\nsize=4m\nwrite_hist_log=h\n@\n",
+        Shows::Command("iolab --test cli a_hist_log_is_written_as_fio_writes_it"),
+    ),
+    (
+        "log_hist_coarseness",
+        "log_hist_coarseness=4",
+        "[j]\nrw=read\nsize=4m\nwrite_hist_log=h\nlog_hist_msec=500\n@\n",
+        Shows::Command("iolab --test cli a_hist_log_is_written_as_fio_writes_it"),
+    ),
     ("loops", "loops=2", "", Shows::Run),
     ("name", "name=x", "", Shows::Run),
     (
