@@ -704,3 +704,154 @@ fn terse_versions_have_fios_fields() {
         }
     }
 }
+
+/// The latency and histogram logs of a libaio job, fio's and iolab's
+/// (on the device calibrated on this machine, whose host time has fio's
+/// submission in it): the same files, `slat` logged, `lat` the sum of
+/// `clat` and `slat` line by line, the histogram's lines at fio's times.
+/// fio 3.33 here writes 5 lines of `clat` and `lat` (its windows and a
+/// line at the end), 4 of `slat` (no IO is submitted after the end) and
+/// 3 of histogram at 501, 1001, 1503 ms; where fio is installed it runs
+/// too and its files must have iolab's shape.
+#[test]
+fn latency_and_histogram_logs_have_fios_files_and_lines() {
+    let dir = scratch("iolab-lat-logs");
+    let text = |file: &str| {
+        format!(
+            "[j]\nfilename={file}\nsize=16m\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\n\
+             iodepth=4\nruntime=2\ntime_based\nlog_avg_msec=500\nwrite_lat_log=l\n\
+             write_hist_log=l\nlog_hist_msec=500\n"
+        )
+    };
+    let ours = dir.join("iolab");
+    std::fs::create_dir_all(&ours).expect("dir");
+    let job = dir.join("j.fio");
+    std::fs::write(&job, text("f")).expect("job");
+    let device = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../kernel/calibrated/loop-disk.toml"
+    );
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--device",
+        device,
+        "--log-dir",
+        ours.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines = |d: &std::path::Path, name: &str| -> Vec<Vec<u64>> {
+        std::fs::read_to_string(d.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .map(|l| {
+                l.split(", ")
+                    .map(|f| f.parse().expect("a number"))
+                    .collect()
+            })
+            .collect()
+    };
+    let names = [
+        "l_clat.1.log",
+        "l_lat.1.log",
+        "l_slat.1.log",
+        "l_clat_hist.1.log",
+    ];
+    let (clat, lat, slat) = (
+        lines(&ours, names[0]),
+        lines(&ours, names[1]),
+        lines(&ours, names[2]),
+    );
+    assert_eq!((clat.len(), lat.len(), slat.len()), (4, 4, 4));
+    for ((c, l), s) in clat.iter().zip(&lat).zip(&slat) {
+        assert!(s[1] > 0, "{s:?}");
+        assert!(l[1].abs_diff(c[1] + s[1]) <= 1, "{l:?} {c:?} {s:?}");
+    }
+    let hist = lines(&ours, names[3]);
+    let when: Vec<u64> = hist.iter().map(|l| l[0]).collect();
+    assert_eq!(when, [501, 1001, 1501]);
+    assert!(
+        hist.iter()
+            .all(|l| l.len() == 3 + 1856 && l[1] == 0 && l[2] == 4096)
+    );
+
+    let theirs = dir.join("fio");
+    std::fs::create_dir_all(&theirs).expect("dir");
+    let fio_job = theirs.join("j.fio");
+    std::fs::write(&fio_job, text(theirs.join("f").to_str().expect("utf-8"))).expect("job");
+    let real = std::process::Command::new("fio")
+        .arg(fio_job.to_str().expect("utf-8"))
+        .current_dir(&theirs)
+        .output();
+    match real {
+        Ok(o) if o.status.success() => {
+            for name in names {
+                let (f, i) = (lines(&theirs, name), lines(&ours, name));
+                // fio's window at the end and its line for the rest.
+                assert!(
+                    f.len() == i.len() || f.len() == i.len() + 1,
+                    "{name}: {f:?}"
+                );
+                for (a, b) in f.iter().zip(&i) {
+                    assert_eq!(a.len(), b.len(), "{name}");
+                    assert!(a[0].abs_diff(b[0]) <= 10, "{name}: {} {}", a[0], b[0]);
+                    assert_eq!(a[2..].len(), b[2..].len());
+                }
+            }
+            let f = lines(&theirs, names[2]);
+            assert!(f.iter().all(|l| l[1] > 0), "fio's slat: {f:?}");
+        }
+        // No fio here: the shapes above, measured on fio 3.33, stand.
+        _ => eprintln!("fio not run: the logs are checked against iolab's shape only"),
+    }
+}
+
+/// fio's plotting scripts on iolab's logs, where they and gnuplot are
+/// installed: `fio_generate_plots` draws every log of a libaio job, its
+/// submission latency too, as non-empty SVG figures.
+#[test]
+fn fios_plot_script_draws_iolabs_logs() {
+    let have = |tool: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let dir = scratch("iolab-plots");
+    let job = dir.join("j.fio");
+    std::fs::write(
+        &job,
+        "[j]\nfilename=f\nsize=16m\nrw=randread\nbs=4k\ndirect=1\nioengine=libaio\niodepth=4\n\
+         runtime=2\ntime_based\nlog_avg_msec=100\nwrite_lat_log=j\nwrite_bw_log=j\n\
+         write_iops_log=j\n",
+    )
+    .expect("job");
+    let device = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../kernel/calibrated/loop-disk.toml"
+    );
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--device",
+        device,
+        "--log-dir",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    if !(have("fio_generate_plots") && have("gnuplot")) {
+        eprintln!("fio_generate_plots or gnuplot not installed: not run");
+        return;
+    }
+    let o = std::process::Command::new("fio_generate_plots")
+        .arg("j")
+        .current_dir(&dir)
+        .output()
+        .expect("fio_generate_plots");
+    assert!(o.status.success(), "{}", stderr(&o));
+    for kind in ["bw", "iops", "clat", "lat", "slat"] {
+        let svg = dir.join(format!("j-{kind}.svg"));
+        let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert!(text.matches("<path").count() > 10, "{kind}: no curve");
+    }
+}
