@@ -116,6 +116,31 @@ fn what_cannot_be_read_back_as_fio_does_is_refused() {
     }
 }
 
+/// A pass with holes, or random writes without a random map, read back
+/// one write at a time (`verify_backlog=1` at depth 1): every write is
+/// read back at once, as fio 3.33 does here (`rw=write:112k bs=16k
+/// size=16m`: 1,024 writes, 1,024 reads; `rw=randwrite norandommap`:
+/// the same). At depth fio's log can hold a block twice and reads it once
+/// (995 reads at iodepth=8): refused.
+#[test]
+fn holes_and_no_random_map_are_read_back_write_by_write() {
+    for rw in ["rw=write:112k", "rw=randwrite\nnorandommap"] {
+        let text = format!(
+            "[v]\nbs=16k\ndirect=1\nioengine=libaio\niodepth=1\nverify=crc32c\n\
+             verify_backlog=1\nsize=16m\n{rw}\n"
+        );
+        let out = run_none(&scenario(&text, "nvme", 1 << 30, 1));
+        let v = job(&out, "v");
+        assert_eq!(v.dir(Dir::Write).total_ios, 1024, "{rw}");
+        assert_eq!(v.dir(Dir::Read).total_ios, 1024, "{rw}");
+        let deep = text.replace("iodepth=1", "iodepth=8");
+        let s = scenario(&deep, "nvme", 1 << 30, 1);
+        let none = iolab_sim::parse_variant("none").expect("none parses");
+        let e = iolab_sim::run(&s, &none, &mut |_| {}).expect_err("refused at depth");
+        assert!(e.to_string().contains("iodepth=1"), "{rw}: {e}");
+    }
+}
+
 /// fio's `surface-scan.fio` in small: a writer fills the device
 /// (`fill_device=1`: its file takes the free space, and it ends full as
 /// fio's ends at ENOSPC, so its verify never reads back), then a reader of
