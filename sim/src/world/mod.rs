@@ -344,6 +344,8 @@ pub(crate) struct World<P: Policy> {
     /// (`u32::MAX`: not zoned; empty when no job is zoned).
     pub(crate) zoned: Vec<zbd::ZonedDisk>,
     pub(crate) zoned_of: Vec<u32>,
+    /// Contexts to wake for zones a placing freed (`world::zbd`).
+    pub(crate) zone_wakes: Vec<u32>,
     /// Device completions.
     pub events_dev: u64,
     watch_last: u64,
@@ -449,6 +451,7 @@ impl<P: Policy> World<P> {
             inode_locks: Vec::new(),
             zoned: Vec::new(),
             zoned_of: Vec::new(),
+            zone_wakes: Vec::new(),
             events_dev: 0,
             watch_last: 0,
             watch_idle: 0,

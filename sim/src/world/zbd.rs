@@ -418,6 +418,10 @@ impl<P: Policy> World<P> {
     pub(crate) fn zbd_issue(&mut self, now: Ns, c: u32, j: usize, io: PlannedIo) {
         let queued = self.ctxs[c as usize].zone_queued.take();
         let adjust = self.zbd_adjust_block(now, c, j, io);
+        // Zones the placing freed: the contexts first in their queues.
+        while let Some(w) = self.zone_wakes.pop() {
+            self.zone_wake(now, w);
+        }
         // Waiting for another zone now, or for none: its place in the old
         // zone's queue goes.
         if let Some(q) = queued
@@ -513,7 +517,9 @@ impl<P: Policy> World<P> {
                 let mut z = zb;
                 let mut range = disk.zones[z as usize].wp - disk.start(z);
                 if range < min_bs || (!random && io.offset + min_bs > disk.zones[z as usize].wp) {
-                    disk.unlock(z);
+                    if let Some(w) = disk.unlock(z) {
+                        self.zone_wakes.push(w);
+                    }
                     let Some(found) = disk.find_zone(zb, min_bs, r, random) else {
                         return Adjust::Eof;
                     };
@@ -546,14 +552,18 @@ impl<P: Policy> World<P> {
             Dir::Write => {
                 let disk = &mut self.zoned[d as usize];
                 if io.len > disk.zone_size {
-                    disk.unlock(zb);
+                    if let Some(w) = disk.unlock(zb) {
+                        self.zone_wakes.push(w);
+                    }
                     return Adjust::Fail(EINVAL);
                 }
                 let job = &mut self.jobs[j];
                 let job_max = plan.job_max_open_zones;
                 let mut z = zb;
                 if !disk.open_zone(zb, &mut job.open_zones, job_max) {
-                    disk.unlock(zb);
+                    if let Some(w) = disk.unlock(zb) {
+                        self.zone_wakes.push(w);
+                    }
                     match disk.convert(
                         j as u32,
                         io.offset,
@@ -594,7 +604,9 @@ impl<P: Policy> World<P> {
                 if disk.zones[z as usize].reset || disk.full(z, min_bs) {
                     // The reset waits for the job's IOs in flight.
                     if in_flight {
-                        disk.unlock(z);
+                        if let Some(w) = disk.unlock(z) {
+                            self.zone_wakes.push(w);
+                        }
                         return self.zone_wait(now, c, j, io, None, true);
                     }
                     disk.zones[z as usize].reset = false;
@@ -609,7 +621,9 @@ impl<P: Policy> World<P> {
                 io.offset = disk.zones[z as usize].wp;
                 let len = io.len.min(disk.cap_end(z) - io.offset) / min_bs * min_bs;
                 if len < min_bs {
-                    disk.unlock(z);
+                    if let Some(w) = disk.unlock(z) {
+                        self.zone_wakes.push(w);
+                    }
                     return Adjust::Fail(EIO);
                 }
                 io.len = len;
@@ -632,7 +646,9 @@ impl<P: Policy> World<P> {
                 let disk = &mut self.zoned[d as usize];
                 let mut z = zb;
                 if random && disk.zones[z as usize].wp == disk.start(z) {
-                    disk.unlock(z);
+                    if let Some(w) = disk.unlock(z) {
+                        self.zone_wakes.push(w);
+                    }
                     let Some(found) = disk.find_zone(zb, 1, r, random) else {
                         return Adjust::Eof;
                     };
@@ -783,5 +799,88 @@ impl<P: Policy> World<P> {
         self.start_direct(now, c, file, Dir::Trim, start, bytes);
         // Not an IO of the job's: nothing is counted for it.
         self.ctxs[c as usize].op = super::job::OpKind::None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk(max_open: u32) -> ZonedDisk {
+        ZonedDisk::new(
+            16 << 20,
+            &ZbdPlan {
+                zone_size: 1 << 20,
+                max_open_zones: max_open,
+                job_max_open_zones: 0,
+                read_beyond_wp: false,
+                reset_threshold: 0.0,
+                reset_frequency: 0.0,
+            },
+        )
+    }
+
+    #[test]
+    fn a_freed_zone_goes_to_the_context_that_waited_longest() {
+        let mut d = disk(0);
+        assert!(d.lock(3, 0, 10));
+        // The holder's job may hold it again; another job waits.
+        assert!(d.lock(3, 0, 11));
+        assert!(!d.lock(3, 1, 20));
+        d.zones[3].waiters.extend([20, 30]);
+        assert_eq!(d.unlock(3), None, "still held once");
+        assert_eq!(d.unlock(3), Some(20));
+        // Free, but context 30 is not first: it waits on.
+        assert!(!d.lock(3, 2, 30));
+        assert!(d.lock(3, 1, 20));
+        assert_eq!(d.zones[3].waiters, [30]);
+        assert_eq!(d.unlock(3), Some(30));
+        // The first waiter gives up: the next is woken.
+        d.zones[3].waiters.push(40);
+        assert_eq!(d.dequeue(3, 30), Some(40));
+    }
+
+    #[test]
+    fn open_zones_are_limited_per_device_and_per_job() {
+        let mut d = disk(2);
+        let (mut a, mut b) = (0u32, 0u32);
+        assert!(d.open_zone(0, &mut a, 1));
+        // The job's own limit of 1.
+        assert!(!d.open_zone(1, &mut a, 1));
+        assert!(d.open_zone(1, &mut b, 0));
+        // The device's limit of 2.
+        assert!(!d.open_zone(2, &mut b, 0));
+        assert_eq!(d.open, [0, 1]);
+        // A zone filled by writes in flight counts as full.
+        d.zones[1].wp = d.cap_end(1);
+        assert!(!d.open_zone(1, &mut b, 0));
+        d.close_zone(1, &mut b);
+        assert_eq!((d.open.clone(), b), (vec![0], 0));
+    }
+
+    #[test]
+    fn a_write_past_the_limit_goes_to_an_open_zone_or_waits_for_it() {
+        let mut d = disk(1);
+        let r = d.region(0, 16 << 20);
+        let mut open = 0;
+        assert!(d.open_zone(5, &mut open, 0));
+        // A write drawn for zone 9 goes to the open zone 5.
+        assert!(matches!(
+            d.convert(0, 9 << 20, r, 4096, &mut open, 0, false),
+            Convert::Zone(5)
+        ));
+        // Zone 5 held by job 1: job 0 waits for it before it looks.
+        assert!(d.lock(5, 1, 7));
+        assert!(matches!(
+            d.convert(0, 9 << 20, r, 4096, &mut open, 0, false),
+            Convert::WaitFor(5)
+        ));
+        // Zone 5 full and the limit reached: the IOs in flight first.
+        d.unlock(5);
+        d.zones[5].wp = d.cap_end(5);
+        assert!(matches!(
+            d.convert(0, 9 << 20, r, 4096, &mut open, 0, true),
+            Convert::Quiesce
+        ));
     }
 }
