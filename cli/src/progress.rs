@@ -1,7 +1,10 @@
 //! A progress bar on stderr for commands that take more than about a
 //! second; hidden when stderr is not a terminal. One bar covers every run
-//! of a command: the runs done of the total, the simulated time of the
-//! slowest run still going, and the time left at the rate so far.
+//! of a command: the share of their work done (each run's
+//! [`RunProgress`]: its stonewall sections in turn, its jobs' runtime or
+//! bytes, whichever they end by), the runs done of the total (or one
+//! run's simulated time), and the time left at the rate so far, on one
+//! line of at most 80 columns.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
@@ -9,19 +12,14 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
-use iolab_sim::Scenario;
+use iolab_sim::RunProgress;
 
 use crate::Eta;
 
-/// Simulated time the run is expected to last (the longest runtime plus
-/// ramp, summed over stonewall sections), for the bar's length.
-pub fn horizon(s: &Scenario) -> u64 {
-    s.jobs
-        .iter()
-        .map(|j| j.runtime_ns.unwrap_or(0) + j.ramp_time_ns)
-        .max()
-        .unwrap_or(0)
-}
+/// A run's work in the bar's units.
+const WHOLE: u64 = 1000;
+/// Characters of a run's label the bar shows.
+const LABEL: usize = 16;
 
 /// fio's `--eta-interval` and `--eta-newline`: how often the bar is
 /// drawn (default: as often as it changes on a terminal, once a second as
@@ -39,8 +37,6 @@ const IDLE: u64 = u64::MAX;
 pub struct Progress {
     label: String,
     runs: usize,
-    /// ms of simulated time one run is expected to last.
-    horizon_ms: u64,
     started: Instant,
     enabled: bool,
     /// Draw on stderr as lines, once a second (or as `--eta-newline` or
@@ -49,51 +45,49 @@ pub struct Progress {
     lines: bool,
     timing: EtaTiming,
     done: AtomicUsize,
-    /// Each worker's current run's simulated ms, or [`IDLE`].
+    /// Each worker's current run's share done (of [`WHOLE`]), or
+    /// [`IDLE`], and its simulated ms.
+    at: Vec<AtomicU64>,
     at_ms: Vec<AtomicU64>,
     bar: Mutex<Option<ProgressBar>>,
 }
 
 impl Progress {
-    /// A bar for `runs` runs of `horizon` ns each, run by `workers`
-    /// threads; `label` names a single run. `eta` as fio's `--eta`: auto
-    /// draws on a terminal, always draws anyway (one line a second when
-    /// stderr is not a terminal), never does not draw.
-    pub fn new(
-        label: &str,
-        runs: usize,
-        horizon: u64,
-        workers: usize,
-        eta: Eta,
-        timing: EtaTiming,
-    ) -> Self {
+    /// A bar for `runs` runs, run by `workers` threads; `label` names a
+    /// single run. `eta` as fio's `--eta`: auto draws on a terminal,
+    /// always draws anyway (one line a second when stderr is not a
+    /// terminal), never does not draw.
+    pub fn new(label: &str, runs: usize, workers: usize, eta: Eta, timing: EtaTiming) -> Self {
         let terminal = std::io::stderr().is_terminal();
         Self {
-            label: label.to_owned(),
+            label: label.chars().take(LABEL).collect(),
             runs,
-            horizon_ms: horizon / 1_000_000,
             started: Instant::now(),
-            enabled: horizon > 0
-                && match eta {
-                    Eta::Auto => terminal,
-                    Eta::Always => true,
-                    Eta::Never => false,
-                },
+            enabled: match eta {
+                Eta::Auto => terminal,
+                Eta::Always => true,
+                Eta::Never => false,
+            },
             lines: !terminal || timing.newline.is_some(),
             timing,
             done: AtomicUsize::new(0),
-            at_ms: (0..workers).map(|_| AtomicU64::new(IDLE)).collect(),
+            at: (0..workers).map(|_| AtomicU64::new(IDLE)).collect(),
+            at_ms: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             bar: Mutex::new(None),
         }
     }
 
-    /// Worker `w`'s run reached simulated time `t` (ns).
-    pub fn update(&self, w: usize, t: u64) {
+    /// Worker `w`'s run has come to `p`.
+    pub fn update(&self, w: usize, p: RunProgress) {
         if !self.enabled {
             return;
         }
-        if let Some(slot) = self.at_ms.get(w) {
-            slot.store((t / 1_000_000).min(self.horizon_ms), Ordering::Relaxed);
+        if let (Some(at), Some(ms)) = (self.at.get(w), self.at_ms.get(w)) {
+            at.store(
+                (p.done.clamp(0.0, 1.0) * WHOLE as f64) as u64,
+                Ordering::Relaxed,
+            );
+            ms.store(p.now / 1_000_000, Ordering::Relaxed);
         }
         self.redraw();
     }
@@ -101,7 +95,7 @@ impl Progress {
     /// Worker `w` finished a run.
     pub fn finished(&self, w: usize) {
         self.done.fetch_add(1, Ordering::Relaxed);
-        if let Some(slot) = self.at_ms.get(w) {
+        if let Some(slot) = self.at.get(w) {
             slot.store(IDLE, Ordering::Relaxed);
         }
         if self.enabled {
@@ -117,22 +111,32 @@ impl Progress {
             if self.started.elapsed() <= Duration::from_secs(1) {
                 return;
             }
-            let b = ProgressBar::new(self.horizon_ms.saturating_mul(self.runs as u64));
+            // Drawn first once it has its figures (a bar drawn at once
+            // would show 0 % with no message).
+            let b = ProgressBar::with_draw_target(
+                Some(WHOLE.saturating_mul(self.runs as u64)),
+                ProgressDrawTarget::hidden(),
+            );
             let t = self.timing;
-            if self.lines {
+            let target = if self.lines {
                 let every = t.newline.or(t.interval).unwrap_or(Duration::from_secs(1));
-                b.set_draw_target(ProgressDrawTarget::term_like_with_hz(
+                ProgressDrawTarget::term_like_with_hz(
                     Box::new(Lines {
                         every,
                         last: Mutex::new(None),
                     }),
                     hz(every),
-                ));
+                )
             } else if let Some(every) = t.interval {
-                b.set_draw_target(ProgressDrawTarget::stderr_with_hz(hz(every)));
-            }
+                ProgressDrawTarget::stderr_with_hz(hz(every))
+            } else {
+                ProgressDrawTarget::stderr()
+            };
+            // At most 80 columns: a label of 16, the bar's 20, 4 for the
+            // percent, what has run (at most 16) and the times (at most
+            // 20).
             if let Ok(style) =
-                ProgressStyle::with_template("{prefix} [{bar:30}] {msg} ({elapsed}, {eta} left)")
+                ProgressStyle::with_template("{prefix} [{bar:20}] {percent:>3}% {msg}")
             {
                 b.set_style(style.progress_chars("=> "));
             }
@@ -141,30 +145,42 @@ impl Progress {
             } else {
                 "runs".to_owned()
             });
+            self.set_figures(&b);
+            b.set_draw_target(target);
             *bar = Some(b);
         }
-        let Some(b) = bar.as_ref() else {
-            return;
-        };
+        if let Some(b) = bar.as_ref() {
+            self.set_figures(b);
+        }
+    }
+
+    /// The bar's position and message from the workers' figures.
+    fn set_figures(&self, b: &ProgressBar) {
         let done = self.done.load(Ordering::Relaxed);
-        let running: Vec<u64> = self
-            .at_ms
+        let running: u64 = self
+            .at
             .iter()
             .map(|a| a.load(Ordering::Relaxed))
             .filter(|&t| t != IDLE)
-            .collect();
-        let slowest = running.iter().min().copied();
-        b.set_position((done as u64 * self.horizon_ms).saturating_add(running.iter().sum::<u64>()));
-        let at = slowest.map_or(String::new(), |t| {
-            format!("{t}/{} ms simulated", self.horizon_ms)
-        });
-        b.set_message(if self.runs == 1 {
-            at
-        } else if at.is_empty() {
-            format!("{done}/{} runs done", self.runs)
+            .sum();
+        let position = (done as u64 * WHOLE).saturating_add(running);
+        b.set_position(position);
+        let what = if self.runs == 1 {
+            let ms = self.at_ms.first().map_or(0, |m| m.load(Ordering::Relaxed));
+            format!("{:.1} s sim", ms as f64 / 1000.0)
         } else {
-            format!("{done}/{} runs done, slowest at {at}", self.runs)
-        });
+            format!("{done}/{} runs", self.runs)
+        };
+        // The time left at the rate since the command started (the bar's
+        // own clock starts only when it is first drawn).
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let share = position as f64 / (WHOLE * self.runs.max(1) as u64) as f64;
+        let left = if share > 0.0 {
+            clock(elapsed * (1.0 - share) / share)
+        } else {
+            "?".to_owned()
+        };
+        b.set_message(format!("{what} ({}, {left} left)", clock(elapsed)));
     }
 
     /// Removes the bar.
@@ -174,6 +190,16 @@ impl Progress {
         {
             b.finish_and_clear();
         }
+    }
+}
+
+/// `s` seconds as `42s`, `3m05s` or `1h20m`.
+fn clock(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s / 60 % 60),
     }
 }
 

@@ -45,8 +45,7 @@ pub fn run_all(
 ) -> Result<Vec<RunOutput>, Failure> {
     let workers = jobs.clamp(1, plan.len().max(1));
     let label = plan.first().map_or("", |p| p.variant.spec.as_str());
-    let horizon = plan.first().map_or(0, |p| progress::horizon(&p.scenario));
-    let bar = Progress::new(label, plan.len(), horizon, workers, eta, timing_of_eta);
+    let bar = Progress::new(label, plan.len(), workers, eta, timing_of_eta);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let slots: Vec<Slot> = plan.iter().map(|_| Mutex::new(None)).collect();
@@ -117,14 +116,18 @@ pub fn run_all(
         }
     }
     if timing {
+        // The process's peak is one run's only when there is one run; with
+        // several it goes on the total's line.
+        let one = plan.len() == 1;
         for ((p, out), wall) in plan.iter().zip(&outs).zip(&walls) {
-            report_timing(p, out, *wall);
+            report_timing(p, out, *wall, one);
         }
-        if plan.len() > 1 {
+        if !one {
             eprintln!(
-                "iolab: {} runs on {workers} threads: {:.3} s wall",
+                "iolab: {} runs on {workers} threads: {:.3} s wall, peak RSS {}",
                 plan.len(),
-                started.elapsed().as_secs_f64()
+                started.elapsed().as_secs_f64(),
+                load::peak_rss().unwrap_or_else(|| "unknown".into()),
             );
         }
     }
@@ -157,7 +160,7 @@ fn run_one(p: &Planned<'_>, bar: &Progress, w: usize) -> Result<(RunOutput, f64)
     Ok((out, started.elapsed().as_secs_f64()))
 }
 
-fn report_timing(p: &Planned<'_>, out: &RunOutput, wall: f64) {
+fn report_timing(p: &Planned<'_>, out: &RunOutput, wall: f64, peak: bool) {
     let ios: u64 = out
         .report
         .jobs
@@ -166,7 +169,7 @@ fn report_timing(p: &Planned<'_>, out: &RunOutput, wall: f64) {
         .map(|d| d.total_ios)
         .sum();
     eprintln!(
-        "iolab: variant {}, seed {}: {:.3} s wall, {:.1} s simulated, {} events, {} IOs, {:.2} M IOs/s of wall time, peak RSS {}",
+        "iolab: variant {}, seed {}: {:.3} s wall, {:.1} s simulated, {} events, {} IOs, {:.2} M IOs/s of wall time{}",
         p.variant.spec,
         p.scenario.seed,
         wall,
@@ -174,6 +177,13 @@ fn report_timing(p: &Planned<'_>, out: &RunOutput, wall: f64) {
         out.events,
         ios,
         ios as f64 / wall / 1e6,
-        load::peak_rss().unwrap_or_else(|| "unknown".into()),
+        if peak {
+            format!(
+                ", peak RSS {}",
+                load::peak_rss().unwrap_or_else(|| "unknown".into())
+            )
+        } else {
+            String::new()
+        },
     );
 }

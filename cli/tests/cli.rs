@@ -388,6 +388,42 @@ fn devices_cite_only_sources_the_repository_lists() {
     }
 }
 
+/// The progress bar, as lines on stderr that is not a terminal (`--eta
+/// always`): one line of at most 80 columns a second, its share of the
+/// work growing across three stonewalled sections of jobs bound by their
+/// size (no runtime), never at 100 % before the end.
+#[test]
+fn the_progress_bar_counts_every_section_and_jobs_bound_by_size() {
+    let section = "rw=read\nbs=4k\nsize=32g\nfilename=/dev/nullb0\n";
+    let job = temp_job(
+        "progress.fio",
+        &format!("[a]\n{section}[b]\nstonewall\n{section}[c]\nstonewall\n{section}"),
+    );
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8 path"),
+        "--device",
+        "null",
+        "--eta",
+        "always",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let shares: Vec<u32> = err
+        .lines()
+        .filter(|l| l.starts_with("none ["))
+        .inspect(|l| assert!(l.chars().count() <= 80, "{l}"))
+        .map(|l| {
+            let pct = l.split("] ").nth(1).and_then(|r| r.split('%').next());
+            pct.and_then(|p| p.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no percent in {l}"))
+        })
+        .collect();
+    assert!(!shares.is_empty(), "no progress drawn: {err}");
+    assert!(shares.windows(2).all(|w| w[0] <= w[1]), "{shares:?}");
+    assert!(shares.iter().all(|&p| p < 100), "{shares:?}");
+}
+
 fn peak_rss_kb(o: &Output) -> u64 {
     let err = stderr(o);
     let tail = err

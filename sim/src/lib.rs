@@ -26,7 +26,7 @@ mod world;
 
 pub use iolab_tiering::{AllocHint, Profile};
 pub use scenario::{
-    DEFAULT_LOG_WINDOW_MS, FsKind, RunOutput, Scenario, SchedKind, SimError, VolumeSpec, Watch,
-    check_variant, run, run_watched,
+    DEFAULT_LOG_WINDOW_MS, FsKind, RunOutput, RunProgress, Scenario, SchedKind, SimError,
+    VolumeSpec, Watch, check_variant, run, run_watched,
 };
 pub use variant::{Variant, parse_policies, parse_variant};

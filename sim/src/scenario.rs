@@ -203,7 +203,7 @@ pub struct RunOutput {
 pub fn run(
     scenario: &Scenario,
     variant: &Variant,
-    progress: &mut dyn FnMut(Ns),
+    progress: &mut dyn FnMut(RunProgress),
 ) -> Result<RunOutput, SimError> {
     run_watched(scenario, variant, progress, None)
 }
@@ -213,7 +213,7 @@ pub fn run(
 pub fn run_watched(
     scenario: &Scenario,
     variant: &Variant,
-    progress: &mut dyn FnMut(Ns),
+    progress: &mut dyn FnMut(RunProgress),
     status_every: Option<Ns>,
 ) -> Result<RunOutput, SimError> {
     let watch = Watch {
@@ -1953,10 +1953,21 @@ fn btrfs_state(
     ))
 }
 
-/// What a run reports as it goes: the simulated time now and then, and
-/// the report every `status_every` ns.
+/// How far a run has come, for a progress bar: the simulated time, and
+/// the share of its work done, 0 to 1 (each stonewall section an equal
+/// part; in a section, the mean over its jobs of the larger of the share
+/// of their runtime passed and of their bytes issued; a job done counts
+/// whole).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunProgress {
+    pub now: Ns,
+    pub done: f64,
+}
+
+/// What a run reports as it goes: its progress now and then, and the
+/// report every `status_every` ns.
 pub struct Watch<'a> {
-    pub progress: &'a mut dyn FnMut(Ns),
+    pub progress: &'a mut dyn FnMut(RunProgress),
     pub status_every: Option<Ns>,
 }
 

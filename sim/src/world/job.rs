@@ -1457,3 +1457,31 @@ impl Job {
         }
     }
 }
+
+impl<P: Policy> World<P> {
+    /// The share of the run's work done at `now` (see
+    /// [`RunProgress`](crate::RunProgress)).
+    pub(crate) fn share_done(&self, now: Ns) -> f64 {
+        let sections = self.walls_left.len().max(1) as f64;
+        let (mut sum, mut n) = (0.0, 0u32);
+        for job in self.jobs.iter().filter(|j| j.plan.wall == self.cur_wall) {
+            n += 1;
+            sum += match job.state {
+                JobState::Waiting => 0.0,
+                JobState::Done => 1.0,
+                JobState::Running | JobState::Stopping => {
+                    let by_time = job.plan.runtime.map_or(0.0, |rt| {
+                        now.saturating_sub(job.start_ns) as f64 / (rt + job.plan.ramp).max(1) as f64
+                    });
+                    let by_bytes = job
+                        .plan
+                        .io_limit
+                        .map_or(0.0, |l| job.bytes_issued as f64 / l.max(1) as f64);
+                    by_time.max(by_bytes).min(1.0)
+                }
+            };
+        }
+        let section = if n == 0 { 1.0 } else { sum / f64::from(n) };
+        ((f64::from(self.cur_wall) + section) / sections).min(1.0)
+    }
+}

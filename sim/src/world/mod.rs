@@ -474,8 +474,12 @@ impl<P: Policy> World<P> {
     }
 
     /// Runs until every job ended; `cgroups` are the run's groups for the
-    /// policy. `progress` is called now and then with the simulated time.
-    pub fn run(&mut self, cgroups: &[crate::block::Cgroup], progress: &mut dyn FnMut(Ns)) {
+    /// policy. `progress` is called now and then with how far it has come.
+    pub fn run(
+        &mut self,
+        cgroups: &[crate::block::Cgroup],
+        progress: &mut dyn FnMut(crate::scenario::RunProgress),
+    ) {
         let info = self.device_info();
         self.policy.attach(0, &info);
         self.policy.cgroups(0, cgroups);
@@ -515,7 +519,10 @@ impl<P: Policy> World<P> {
                 self.same_instant = (now, 1);
             }
             if now >= next_progress {
-                progress(now);
+                progress(crate::scenario::RunProgress {
+                    now,
+                    done: self.share_done(now),
+                });
                 next_progress = now + crate::time::SEC;
             }
             self.dispatch_event(now, ev);
