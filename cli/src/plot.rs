@@ -26,7 +26,8 @@ use plotters::prelude::*;
 
 use crate::Failure;
 
-/// Series colours, one per variant in order (cycled past eight).
+/// Series colours, one per variant in order; past eight, [`colour`]
+/// draws more.
 const COLOURS: [RGBColor; 8] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xd6, 0x27, 0x28),
@@ -39,6 +40,23 @@ const COLOURS: [RGBColor; 8] = [
 ];
 
 const SIZE: (u32, u32) = (800, 500);
+
+/// Series `i`'s colour: the eight above, then hues a golden angle apart
+/// at two lightnesses, so no two of a sweep's series share one.
+fn colour(i: usize) -> RGBColor {
+    if let Some(&c) = COLOURS.get(i) {
+        return c;
+    }
+    let k = (i - COLOURS.len()) as f64;
+    let hue = (k * 0.618_033_988_75).fract();
+    let light = if (i - COLOURS.len()) % 2 == 0 {
+        0.35
+    } else {
+        0.55
+    };
+    let (r, g, b) = HSLColor(hue, 0.7, light).rgb();
+    RGBColor(r, g, b)
+}
 
 /// One figure's data: its series, one per variant, as (x, y) points.
 struct Figure {
@@ -417,7 +435,7 @@ fn draw(f: &Figure) -> DrawResult<String> {
                 }
                 mesh.draw().map_err(|e| err(&e))?;
                 for (i, (name, points)) in f.series.iter().enumerate() {
-                    let colour = COLOURS[i % COLOURS.len()];
+                    let colour = colour(i);
                     if let Some(bars) = f.bars.get(i) {
                         // A dot per point, with its bar where the
                         // interval is not zero.
@@ -497,7 +515,21 @@ pub fn write(
 
 #[cfg(test)]
 mod tests {
-    use super::binned;
+    use super::{binned, colour};
+
+    /// Forty series have forty colours.
+    #[test]
+    fn a_sweep_of_forty_variants_has_forty_colours() {
+        let mut seen: Vec<(u8, u8, u8)> = (0..40)
+            .map(|i| {
+                let c = colour(i);
+                (c.0, c.1, c.2)
+            })
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 40);
+    }
 
     /// Bins add whole windows up from the job's start: a bin's rate is
     /// its bytes and IOs over its length, and a bin between without a
