@@ -49,7 +49,7 @@ fn colour(i: usize) -> RGBColor {
     }
     let k = (i - COLOURS.len()) as f64;
     let hue = (k * 0.618_033_988_75).fract();
-    let light = if (i - COLOURS.len()) % 2 == 0 {
+    let light = if (i - COLOURS.len()).is_multiple_of(2) {
         0.35
     } else {
         0.55
