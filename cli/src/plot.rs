@@ -1,9 +1,13 @@
 //! `--plot DIR`: SVG figures of a run or a comparison, drawn with plotters'
 //! SVG backend alone (text is left to the viewer, so no font is needed):
 //!
-//! - `clat-cdf-ENTRY-DIR.svg`: each variant's completion-latency
-//!   distribution for one report entry and direction, from fio's
-//!   percentiles (1 % to 99.99 %) on a logarithmic latency axis;
+//! - `clat-pct-ENTRY-DIR.svg`: each variant's completion-latency
+//!   percentiles for one report entry and direction (fio's, 1 % to
+//!   99.99 %), drawn as HdrHistogram draws them: the percentile on a
+//!   log(1/(1 − p)) axis, so 90, 99, 99.9 and 99.99 % are evenly apart,
+//!   and the latency on a logarithmic axis;
+//! - `sync-pct-ENTRY.svg`: the same of its fsync/fdatasync latency, for
+//!   an entry that syncs;
 //! - `read-latency-JOB.svg`: each variant's read latency over time in the
 //!   10 ms windows mmtests' latency rows read, for one reading job;
 //! - `bw-JOB-DIR.svg` and `iops-JOB-DIR.svg`: each variant's bandwidth
@@ -65,6 +69,9 @@ struct Figure {
     x_desc: &'static str,
     y_desc: &'static str,
     log_x: bool,
+    /// The percentile axis: x is log10(1/(1 − p)), labelled as p; y is
+    /// log10 of the latency in µs, labelled as the latency.
+    percentile: bool,
     series: Vec<(String, Vec<(f64, f64)>)>,
     /// Per series, each point's confidence half-width (drawn as a bar),
     /// or empty: no bars.
@@ -116,7 +123,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                                 .clat
                                 .percentiles
                                 .iter()
-                                .map(|&(p, ns)| ((ns as f64 / 1e3).max(0.001), p / 100.0))
+                                .map(|&(p, ns)| (percentile_x(p), log_us(ns)))
                                 .collect()
                         })
                         .unwrap_or_default();
@@ -124,20 +131,55 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                 })
                 .collect();
             out.push(Figure {
-                file: format!("clat-cdf-{}-{}.svg", slug(&job.name), dir.name()),
+                file: format!("clat-pct-{}-{}.svg", slug(&job.name), dir.name()),
                 title: format!(
-                    "{} {}: completion latency distribution{of_seed}",
+                    "{} {}: completion latency percentiles{of_seed}",
                     job.name,
                     dir.name()
                 ),
-                x_desc: "completion latency (µs, log scale)",
-                y_desc: "fraction of IOs at or below",
-                log_x: true,
+                x_desc: "percentile",
+                y_desc: "completion latency (µs, log scale)",
+                log_x: false,
+                percentile: true,
                 series,
                 bars: Vec::new(),
                 x_names: Vec::new(),
             });
         }
+    }
+    for (e, job) in first.jobs.iter().enumerate() {
+        if job.sync.lat.percentiles.is_empty() {
+            continue;
+        }
+        let series = runs
+            .iter()
+            .map(|(name, r)| {
+                let points = r
+                    .jobs
+                    .get(e)
+                    .map(|j| {
+                        j.sync
+                            .lat
+                            .percentiles
+                            .iter()
+                            .map(|&(p, ns)| (percentile_x(p), log_us(ns)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                ((*name).to_owned(), points)
+            })
+            .collect();
+        out.push(Figure {
+            file: format!("sync-pct-{}.svg", slug(&job.name)),
+            title: format!("{}: fsync/fdatasync latency percentiles{of_seed}", job.name),
+            x_desc: "percentile",
+            y_desc: "sync latency (µs, log scale)",
+            log_x: false,
+            percentile: true,
+            series,
+            bars: Vec::new(),
+            x_names: Vec::new(),
+        });
     }
     let mut seen: Vec<&str> = Vec::new();
     for s in &first.series {
@@ -172,6 +214,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             x_desc: "time since the job started (s)",
             y_desc: "mean read latency in the window (ms)",
             log_x: false,
+            percentile: false,
             series,
             bars: Vec::new(),
             x_names: Vec::new(),
@@ -233,6 +276,7 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
                     x_desc: "time since the job started (s)",
                     y_desc: unit,
                     log_x: false,
+                    percentile: false,
                     series,
                     bars: Vec::new(),
                     x_names: Vec::new(),
@@ -358,6 +402,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                     x_desc: "sweep point",
                     y_desc: "bandwidth (MB/s)",
                     log_x: false,
+                    percentile: false,
                     series: vec![("MB/s".to_owned(), bw)],
                     bars: vec![bw_bars],
                     x_names: x_names.clone(),
@@ -368,6 +413,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                     x_desc: "sweep point",
                     y_desc: "completion latency (ms)",
                     log_x: false,
+                    percentile: false,
                     series: vec![("mean".to_owned(), avg), ("p99".to_owned(), p99)],
                     bars: vec![avg_bars, p99_bars],
                     x_names: x_names.clone(),
@@ -395,11 +441,73 @@ fn bounds(f: &Figure) -> ((f64, f64), (f64, f64)) {
     if x0 > x1 {
         (x0, x1) = (1.0, 10.0);
     }
+    if f.percentile {
+        // Up to p99.99 (x = 4); the latency's range with room above and
+        // below, a constant latency too.
+        let (mut lo, mut hi) = (f64::MAX, 0.0f64);
+        for (_, points) in &f.series {
+            for &(_, y) in points {
+                lo = lo.min(y);
+                hi = hi.max(y);
+            }
+        }
+        if lo > hi {
+            (lo, hi) = (0.0, 1.0);
+        }
+        // A factor of two of room each side (log10 2 = 0.301).
+        return ((0.0, x1.max(4.0)), (lo - 0.301, hi + 0.301));
+    }
     if f.log_x {
         ((x0 / 1.5, x1 * 1.5), (0.0, 1.0))
     } else {
         ((0.0, x1.max(x0 + 1e-3)), (0.0, (y1 * 1.1).max(1e-3)))
     }
+}
+
+/// A latency in ns as log10 of µs, the percentile figures' y (drawn on a
+/// linear axis, so ticks fall between the decades too).
+fn log_us(ns: u64) -> f64 {
+    (ns as f64 / 1e3).max(0.001).log10()
+}
+
+/// `v` to two significant figures: `0.63`, `35000`.
+fn two_figures(v: f64) -> String {
+    if v <= 0.0 {
+        return "0".to_owned();
+    }
+    // A hair up, so 10^0 computed as 0.99999… counts as 1.
+    let digits = (v * (1.0 + 1e-9)).log10().floor() as i32;
+    let step = 10f64.powi(digits - 1);
+    let r = (v / step).round() * step;
+    if digits >= 1 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.*}", (1 - digits) as usize)
+    }
+}
+
+/// Percentile `p` (of 100) on the log(1/(1 − p)) axis: 90 % at 1, 99 %
+/// at 2, 99.99 % at 4.
+fn percentile_x(p: f64) -> f64 {
+    let left = (1.0 - p / 100.0).max(1e-9);
+    (1.0 / left).log10()
+}
+
+/// The percentile at `x` on that axis, as a label: `0%`, `90%`, `99.9%`.
+fn percent_label(x: f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-x));
+    let decimals = if x.fract().abs() < 1e-9 && x >= 2.0 {
+        x as usize - 1
+    } else {
+        1
+    };
+    let text = format!("{p:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text
+    };
+    format!("{text}%")
 }
 
 type DrawResult<T> = Result<T, String>;
@@ -432,6 +540,14 @@ fn draw(f: &Figure) -> DrawResult<String> {
                 if !f.x_names.is_empty() {
                     mesh.x_labels(f.x_names.len() + 1)
                         .x_label_formatter(&name_of);
+                }
+                let as_percent = |x: &f64| percent_label(*x);
+                let as_number = |y: &f64| two_figures(10f64.powf(*y));
+                if f.percentile {
+                    mesh.x_labels(5)
+                        .x_label_formatter(&as_percent)
+                        .y_labels(10)
+                        .y_label_formatter(&as_number);
                 }
                 mesh.draw().map_err(|e| err(&e))?;
                 for (i, (name, points)) in f.series.iter().enumerate() {
@@ -516,6 +632,27 @@ pub fn write(
 #[cfg(test)]
 mod tests {
     use super::{binned, colour};
+
+    /// The percentile axis puts 90, 99, 99.9 and 99.99 % at 1 to 4 and
+    /// labels them so.
+    #[test]
+    fn percentiles_sit_a_decade_of_tail_apart() {
+        use super::{percent_label, percentile_x};
+        for (p, x) in [(90.0, 1.0), (99.0, 2.0), (99.9, 3.0), (99.99, 4.0)] {
+            assert!((percentile_x(p) - x).abs() < 1e-9, "{p}");
+        }
+        let labels: Vec<String> = (0..5).map(|x| percent_label(f64::from(x))).collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%"]);
+    }
+
+    #[test]
+    fn latency_labels_have_two_figures() {
+        use super::two_figures;
+        assert_eq!(two_figures(34_567.0), "35000");
+        assert_eq!(two_figures(0.6309), "0.63");
+        assert_eq!(two_figures(1.0), "1.0");
+        assert_eq!(two_figures(12.3), "12");
+    }
 
     /// Forty series have forty colours.
     #[test]

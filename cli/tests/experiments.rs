@@ -396,16 +396,24 @@ fn plots_render_one_series_per_variant() {
         [
             "bw-reader-read.svg",
             "bw-writer-write.svg",
-            "clat-cdf-reader-read.svg",
-            "clat-cdf-writer-write.svg",
+            "clat-pct-reader-read.svg",
+            "clat-pct-writer-write.svg",
             "iops-reader-read.svg",
             "iops-writer-write.svg",
-            "read-latency-reader.svg"
+            "read-latency-reader.svg",
+            "sync-pct-writer.svg"
         ]
     );
     for name in &names {
         let svg = std::fs::read_to_string(dir.join(name)).expect("svg");
         assert!(svg.contains("seed 1"), "{name}: the title names the seed");
+        // The percentile figures' axis: its percent labels, the tail's
+        // decades evenly apart, and the latency's label.
+        if name.contains("-pct-") {
+            for label in ["90%", "99%", "99.9%", "99.99%", "percentile", "log scale"] {
+                assert!(svg.contains(label), "{name}: {label}");
+            }
+        }
         // Each series is a line and its legend mark, in its own colour.
         for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
             let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
@@ -484,9 +492,9 @@ fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
         }
     }
     assert_eq!(sweeps, want);
-    // 7 one-seed figures and the 8 sweep figures, said on stderr.
+    // 8 one-seed figures and the 8 sweep figures, said on stderr.
     assert!(
-        stderr(&o).contains(&format!("--plot {d}: 15 figures written")),
+        stderr(&o).contains(&format!("--plot {d}: 16 figures written")),
         "{}",
         stderr(&o)
     );
