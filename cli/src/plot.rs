@@ -112,24 +112,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             if job.dir(dir).total_ios == 0 {
                 continue;
             }
-            let series = runs
-                .iter()
-                .map(|(name, r)| {
-                    let points = r
-                        .jobs
-                        .get(e)
-                        .map(|j| {
-                            j.dir(dir)
-                                .clat
-                                .percentiles
-                                .iter()
-                                .map(|&(p, ns)| (percentile_x(p), log_us(ns)))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    ((*name).to_owned(), points)
-                })
-                .collect();
+            let series = percentile_series(runs, e, |j| &j.dir(dir).clat.percentiles);
             out.push(Figure {
                 file: format!("clat-pct-{}-{}.svg", slug(&job.name), dir.name()),
                 title: format!(
@@ -151,24 +134,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
         if job.sync.lat.percentiles.is_empty() {
             continue;
         }
-        let series = runs
-            .iter()
-            .map(|(name, r)| {
-                let points = r
-                    .jobs
-                    .get(e)
-                    .map(|j| {
-                        j.sync
-                            .lat
-                            .percentiles
-                            .iter()
-                            .map(|&(p, ns)| (percentile_x(p), log_us(ns)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                ((*name).to_owned(), points)
-            })
-            .collect();
+        let series = percentile_series(runs, e, |j| &j.sync.lat.percentiles);
         out.push(Figure {
             file: format!("sync-pct-{}.svg", slug(&job.name)),
             title: format!("{}: fsync/fdatasync latency percentiles{of_seed}", job.name),
@@ -462,6 +428,30 @@ fn bounds(f: &Figure) -> ((f64, f64), (f64, f64)) {
     } else {
         ((0.0, x1.max(x0 + 1e-3)), (0.0, (y1 * 1.1).max(1e-3)))
     }
+}
+
+/// Each variant's points of report entry `e`'s percentiles `of` it, on
+/// the percentile figures' axes.
+fn percentile_series(
+    runs: &[(&str, &RunReport)],
+    e: usize,
+    of: impl Fn(&stats::JobReport) -> &Vec<(f64, u64)>,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    runs.iter()
+        .map(|(name, r)| {
+            let points = r
+                .jobs
+                .get(e)
+                .map(|j| {
+                    of(j)
+                        .iter()
+                        .map(|&(p, ns)| (percentile_x(p), log_us(ns)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            ((*name).to_owned(), points)
+        })
+        .collect()
 }
 
 /// A latency in ns as log10 of µs, the percentile figures' y (drawn on a

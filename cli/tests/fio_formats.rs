@@ -705,6 +705,24 @@ fn terse_versions_have_fios_fields() {
     }
 }
 
+/// Runs `job` on the device calibrated on this machine (its host time
+/// has fio's submission in it), its logs under `logs`.
+fn run_with_logs(job: &std::path::Path, logs: &std::path::Path) {
+    let device = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../kernel/calibrated/loop-disk.toml"
+    );
+    let o = iolab(&[
+        "run",
+        job.to_str().expect("utf-8"),
+        "--device",
+        device,
+        "--log-dir",
+        logs.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// The latency and histogram logs of a libaio job, fio's and iolab's
 /// (on the device calibrated on this machine, whose host time has fio's
 /// submission in it): the same files, `slat` logged, `lat` the sum of
@@ -727,19 +745,7 @@ fn latency_and_histogram_logs_have_fios_files_and_lines() {
     std::fs::create_dir_all(&ours).expect("dir");
     let job = dir.join("j.fio");
     std::fs::write(&job, text("f")).expect("job");
-    let device = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../kernel/calibrated/loop-disk.toml"
-    );
-    let o = iolab(&[
-        "run",
-        job.to_str().expect("utf-8"),
-        "--device",
-        device,
-        "--log-dir",
-        ours.to_str().expect("utf-8"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_with_logs(&job, &ours);
     let lines = |d: &std::path::Path, name: &str| -> Vec<Vec<u64>> {
         std::fs::read_to_string(d.join(name))
             .unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -826,19 +832,7 @@ fn fios_plot_script_draws_iolabs_logs() {
          write_iops_log=j\n",
     )
     .expect("job");
-    let device = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../kernel/calibrated/loop-disk.toml"
-    );
-    let o = iolab(&[
-        "run",
-        job.to_str().expect("utf-8"),
-        "--device",
-        device,
-        "--log-dir",
-        dir.to_str().expect("utf-8"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_with_logs(&job, &dir);
     if !(have("fio_generate_plots") && have("gnuplot")) {
         eprintln!("fio_generate_plots or gnuplot not installed: not run");
         return;

@@ -46,40 +46,36 @@ impl LatAcc {
     pub(crate) fn record_as(&mut self, v: u64, hist: bool) {
         if hist {
             self.record(v);
-            return;
-        }
-        if self.n == 0 {
-            self.min = v;
-            self.max = v;
         } else {
-            self.min = self.min.min(v);
-            self.max = self.max.max(v);
+            self.moments(v);
         }
-        self.n += 1;
-        let w = u128::from(v);
-        self.sum += w;
-        self.sumsq += w * w;
     }
 
     #[inline]
     pub(crate) fn record(&mut self, v: u64) {
-        if self.n == 0 {
-            self.min = v;
-            self.max = v;
-        } else {
-            self.min = self.min.min(v);
-            self.max = self.max.max(v);
-        }
-        self.n += 1;
-        let w = u128::from(v);
-        self.sum += w;
-        self.sumsq += w * w;
+        self.moments(v);
         if self.hist.is_none() {
             self.hist = new_histogram();
         }
         if let Some(h) = self.hist.as_mut() {
             h.saturating_record(v);
         }
+    }
+
+    /// Count, extremes and sums of `v`, without the histogram.
+    #[inline]
+    fn moments(&mut self, v: u64) {
+        if self.n == 0 {
+            self.min = v;
+            self.max = v;
+        } else {
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+        }
+        self.n += 1;
+        let w = u128::from(v);
+        self.sum += w;
+        self.sumsq += w * w;
     }
 
     /// Adds another accumulator (exact pooled statistics).
