@@ -66,7 +66,7 @@ fn colour(i: usize) -> RGBColor {
 struct Figure {
     file: String,
     title: String,
-    x_desc: &'static str,
+    x_desc: String,
     y_desc: &'static str,
     log_x: bool,
     /// The percentile axis: x is log10(1/(1 − p)), labelled as p; y is
@@ -120,7 +120,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                     job.name,
                     dir.name()
                 ),
-                x_desc: "percentile",
+                x_desc: "percentile".to_owned(),
                 y_desc: "completion latency (µs, log scale)",
                 log_x: false,
                 percentile: true,
@@ -138,7 +138,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
         out.push(Figure {
             file: format!("sync-pct-{}.svg", slug(&job.name)),
             title: format!("{}: fsync/fdatasync latency percentiles{of_seed}", job.name),
-            x_desc: "percentile",
+            x_desc: "percentile".to_owned(),
             y_desc: "sync latency (µs, log scale)",
             log_x: false,
             percentile: true,
@@ -177,7 +177,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                 s.name,
                 s.window_ns / 1_000_000
             ),
-            x_desc: "time since the job started (s)",
+            x_desc: "time since the job started (s)".to_owned(),
             y_desc: "mean read latency in the window (ms)",
             log_x: false,
             percentile: false,
@@ -239,7 +239,7 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
                 out.push(Figure {
                     file: format!("{kind}-{}-{}.svg", slug(name), dir.name()),
                     title: format!("{name} {}: {what}, {bin_ms} ms bins{of_seed}", dir.name()),
-                    x_desc: "time since the job started (s)",
+                    x_desc: "time since the job started (s)".to_owned(),
                     y_desc: unit,
                     log_x: false,
                     percentile: false,
@@ -319,7 +319,25 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
             continue;
         };
         let seeds = sw.points.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
-        let x_names: Vec<String> = sw.points.iter().map(|(v, _)| (*v).to_owned()).collect();
+        let names: Vec<String> = sw.points.iter().map(|(v, _)| (*v).to_owned()).collect();
+        // A numeric knob is drawn on its own axis (logarithmic where it
+        // spans a decade or more); another as named points.
+        let knob = numeric_knob(&names);
+        let (xs, x_names, x_desc, log_x) = match &knob {
+            Some((values, desc)) => {
+                let (lo, hi) = values
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+                let log = lo > 0.0 && hi / lo >= 10.0;
+                (values.clone(), Vec::new(), desc.clone(), log)
+            }
+            None => (
+                (0..names.len()).map(|i| i as f64).collect(),
+                names.clone(),
+                "sweep point".to_owned(),
+                false,
+            ),
+        };
         for (e, job) in first.jobs.iter().enumerate() {
             for dir in [Dir::Read, Dir::Write] {
                 if job.dir(dir).total_ios == 0 {
@@ -345,7 +363,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                             } else {
                                 0.0
                             };
-                            ((i as f64, c.mean), h)
+                            ((xs[i], c.mean), h)
                         })
                         .unzip::<_, _, Vec<_>, Vec<_>>()
                 };
@@ -365,9 +383,9 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                 out.push(Figure {
                     file: format!("{stem}-bw.svg"),
                     title: title("bandwidth"),
-                    x_desc: "sweep point",
+                    x_desc: x_desc.clone(),
                     y_desc: "bandwidth (MB/s)",
-                    log_x: false,
+                    log_x,
                     percentile: false,
                     series: vec![("MB/s".to_owned(), bw)],
                     bars: vec![bw_bars],
@@ -376,9 +394,9 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                 out.push(Figure {
                     file: format!("{stem}-lat.svg"),
                     title: title("completion latency"),
-                    x_desc: "sweep point",
+                    x_desc: x_desc.clone(),
                     y_desc: "completion latency (ms)",
-                    log_x: false,
+                    log_x,
                     percentile: false,
                     series: vec![("mean".to_owned(), avg), ("p99".to_owned(), p99)],
                     bars: vec![avg_bars, p99_bars],
@@ -424,7 +442,7 @@ fn bounds(f: &Figure) -> ((f64, f64), (f64, f64)) {
         return ((0.0, x1.max(4.0)), (lo - 0.301, hi + 0.301));
     }
     if f.log_x {
-        ((x0 / 1.5, x1 * 1.5), (0.0, 1.0))
+        ((x0 / 1.5, x1 * 1.5), (0.0, (y1 * 1.1).max(1e-3)))
     } else {
         ((0.0, x1.max(x0 + 1e-3)), (0.0, (y1 * 1.1).max(1e-3)))
     }
@@ -452,6 +470,40 @@ fn percentile_series(
             ((*name).to_owned(), points)
         })
         .collect()
+}
+
+/// A sweep's knob as numbers, when its points' names differ only in a
+/// number (`wbt:lat=2ms`, `wbt:lat=20ms`): each point's value, and the
+/// axis's name (`wbt:lat=…ms`).
+fn numeric_knob(names: &[String]) -> Option<(Vec<f64>, String)> {
+    let first = names.first()?;
+    if names.len() < 2 {
+        return None;
+    }
+    let common = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let number = |c: char| c.is_ascii_digit() || c == '.';
+    let mut pre = names.iter().map(|n| common(first, n)).min()?;
+    let rev: Vec<String> = names.iter().map(|n| n.chars().rev().collect()).collect();
+    let mut suf = rev.iter().map(|n| common(&rev[0], n)).min()?;
+    let chars: Vec<char> = first.chars().collect();
+    // Not into the number itself (2 and 20 share a 2).
+    while pre > 0 && number(chars[pre - 1]) {
+        pre -= 1;
+    }
+    while suf > 0 && number(chars[chars.len() - suf]) {
+        suf -= 1;
+    }
+    let values = names
+        .iter()
+        .map(|n| {
+            let c: Vec<char> = n.chars().collect();
+            let mid: String = c.get(pre..c.len().checked_sub(suf)?)?.iter().collect();
+            mid.parse::<f64>().ok().filter(|v| v.is_finite())
+        })
+        .collect::<Option<Vec<f64>>>()?;
+    let head: String = chars[..pre].iter().collect();
+    let tail: String = chars[chars.len() - suf..].iter().collect();
+    Some((values, format!("{head}…{tail}")))
 }
 
 /// A latency in ns as log10 of µs, the percentile figures' y (drawn on a
@@ -510,8 +562,11 @@ fn draw(f: &Figure) -> DrawResult<String> {
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let ((x0, x1), (y0, y1)) = bounds(f);
         let mut builder = ChartBuilder::on(&root);
+        // A long title in a smaller face, so it fits the width.
+        let chars = f.title.chars().count().max(1) as f64;
+        let face = (20.0 * 72.0 / chars).clamp(11.0, 20.0);
         builder
-            .caption(&f.title, ("sans-serif", 20))
+            .caption(&f.title, ("sans-serif", face))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(60);
@@ -526,7 +581,7 @@ fn draw(f: &Figure) -> DrawResult<String> {
                     }
                 };
                 let mut mesh = chart.configure_mesh();
-                mesh.x_desc(f.x_desc).y_desc(f.y_desc);
+                mesh.x_desc(f.x_desc.as_str()).y_desc(f.y_desc);
                 if !f.x_names.is_empty() {
                     mesh.x_labels(f.x_names.len() + 1)
                         .x_label_formatter(&name_of);
@@ -642,6 +697,20 @@ mod tests {
         assert_eq!(two_figures(0.6309), "0.63");
         assert_eq!(two_figures(1.0), "1.0");
         assert_eq!(two_figures(12.3), "12");
+    }
+
+    /// A knob that is a number is drawn on a numeric axis.
+    #[test]
+    fn a_numeric_knob_is_read_off_the_points_names() {
+        use super::numeric_knob;
+        let names = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let (values, desc) =
+            numeric_knob(&names(&["wbt:lat=2ms", "wbt:lat=20ms", "wbt:lat=0.5ms"]))
+                .expect("numbers");
+        assert_eq!(values, [2.0, 20.0, 0.5]);
+        assert_eq!(desc, "wbt:lat=…ms");
+        assert!(numeric_knob(&names(&["read=pid", "read=round-robin"])).is_none());
+        assert!(numeric_knob(&names(&["wbt"])).is_none());
     }
 
     /// Forty series have forty colours.

@@ -501,16 +501,19 @@ fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
     let mut bars_seen = 0;
     for name in &sweeps {
         let svg = std::fs::read_to_string(dir.join(name)).expect("svg");
-        let (points, names): (usize, &[&str]) = if name.starts_with("sweep-1") {
-            (2, &["wbt:lat=2ms", "wbt:lat=20ms"])
+        // The knob is a number: its own axis, named by the knob, and
+        // logarithmic as it spans a decade (1, 10 and 100 ms ticked).
+        let (points, axis, ticks): (usize, &str, &[&str]) = if name.starts_with("sweep-1") {
+            (2, "wbt:lat=…ms", &["10.0"])
         } else {
-            (
-                3,
-                &["wbt-v5:lat=1ms", "wbt-v5:lat=10ms", "wbt-v5:lat=100ms"],
-            )
+            (3, "wbt-v5:lat=…ms", &["1.0", "10.0", "100.0"])
         };
-        for n in names {
-            assert!(svg.contains(&format!("\n{n}\n")), "{name}: x label {n}");
+        assert!(
+            svg.contains(&format!("\n{axis}\n")),
+            "{name}: x axis {axis}"
+        );
+        for t in ticks {
+            assert!(svg.contains(&format!("\n{t}\n")), "{name}: x tick {t}");
         }
         assert!(svg.contains("over 2 seeds"), "{name}: the title");
         let series = if name.ends_with("-lat.svg") { 2 } else { 1 };
