@@ -18,8 +18,8 @@
 
 /// The engines iolab simulates, as `ioengine=` spells them.
 pub(crate) const SIMULATED: &str = "sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, null, \
-     cpp_null, posixaio, io_uring_cmd, mmap, sg, cpuio, falloc, ftruncate, e4defrag, filecreate, filestat, filedelete, dircreate, \
-     dirstat, dirdelete";
+     cpp_null, posixaio, io_uring_cmd, mmap, sg, cpuio, falloc, ftruncate, e4defrag, libzbc, \
+     filecreate, filestat, filedelete, dircreate, dirstat, dirdelete";
 
 /// `(engine, its own options)` for each fio 3.33 engine iolab does not
 /// simulate. Engines that share one array in fio repeat it here.
