@@ -79,6 +79,9 @@ struct Figure {
     /// Names of the x positions 0, 1, … (a sweep's points), or empty: a
     /// numeric axis.
     x_names: Vec<String>,
+    /// One panel per series, stacked on a shared scale (small multiples),
+    /// where drawn on one another they would hide each other.
+    panels: bool,
 }
 
 /// One knob sweep of `--policies`: its text, and each point's variant
@@ -127,6 +130,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                 series,
                 bars: Vec::new(),
                 x_names: Vec::new(),
+                panels: false,
             });
         }
     }
@@ -145,6 +149,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             series,
             bars: Vec::new(),
             x_names: Vec::new(),
+            panels: false,
         });
     }
     let mut seen: Vec<&str> = Vec::new();
@@ -184,6 +189,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             series,
             bars: Vec::new(),
             x_names: Vec::new(),
+            panels: true,
         });
     }
     out.extend(over_time_figures(runs, &of_seed));
@@ -246,6 +252,7 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
                     series,
                     bars: Vec::new(),
                     x_names: Vec::new(),
+                    panels: false,
                 });
             }
         }
@@ -390,6 +397,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                     series: vec![("MB/s".to_owned(), bw)],
                     bars: vec![bw_bars],
                     x_names: x_names.clone(),
+                    panels: false,
                 });
                 out.push(Figure {
                     file: format!("{stem}-lat.svg"),
@@ -401,6 +409,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                     series: vec![("mean".to_owned(), avg), ("p99".to_owned(), p99)],
                     bars: vec![avg_bars, p99_bars],
                     x_names: x_names.clone(),
+                    panels: false,
                 });
             }
         }
@@ -554,7 +563,68 @@ fn percent_label(x: f64) -> String {
 
 type DrawResult<T> = Result<T, String>;
 
+/// Small multiples: a panel per series, one above the other, on the same
+/// axes, each with its variant's name.
+fn draw_panels(f: &Figure) -> DrawResult<String> {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let n = f.series.len().max(1);
+    let height = (150 * n as u32 + 60).max(SIZE.1);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let chars = f.title.chars().count().max(1) as f64;
+        let face = (20.0 * 72.0 / chars).clamp(11.0, 20.0);
+        let body = root
+            .titled(&f.title, ("sans-serif", face))
+            .map_err(|e| err(&e))?;
+        let ((x0, x1), (y0, y1)) = bounds(f);
+        let panels = body.split_evenly((n, 1));
+        for (i, (panel, (name, points))) in panels.iter().zip(&f.series).enumerate() {
+            let last = i + 1 == n;
+            let mut chart = ChartBuilder::on(panel)
+                .margin(8)
+                .x_label_area_size(if last { 40 } else { 18 })
+                .y_label_area_size(60)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(|e| err(&e))?;
+            // The unit alone: the title says what, and a long name would
+            // run into the next panel's.
+            let unit = f
+                .y_desc
+                .rsplit_once('(')
+                .map_or(f.y_desc, |(_, u)| u.trim_end_matches(')'));
+            let mut mesh = chart.configure_mesh();
+            mesh.y_desc(unit).y_labels(4);
+            if last {
+                mesh.x_desc(f.x_desc.as_str());
+            }
+            mesh.draw().map_err(|e| err(&e))?;
+            let c = colour(i);
+            chart
+                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
 fn draw(f: &Figure) -> DrawResult<String> {
+    if f.panels && f.series.len() > 1 {
+        return draw_panels(f);
+    }
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let mut svg = String::new();
     {
