@@ -13,6 +13,8 @@
 //! - `bw-JOB-DIR.svg` and `iops-JOB-DIR.svg`: each variant's bandwidth
 //!   and IOPS over time, in bins of those windows (at most 200 bins), for
 //!   each job name (its clones summed) and direction with IO;
+//! - the figures over time are small multiples, a panel per variant on a
+//!   shared scale (drawn on one another the last would hide the rest);
 //! - `sweep-N-ENTRY-DIR-bw.svg` and `sweep-N-ENTRY-DIR-lat.svg`, for the
 //!   N-th knob sweep of `--policies` (from 1) and each report entry and
 //!   direction: its bandwidth, and its mean and 99th-percentile completion
@@ -252,7 +254,7 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
                     series,
                     bars: Vec::new(),
                     x_names: Vec::new(),
-                    panels: false,
+                    panels: true,
                 });
             }
         }
@@ -595,7 +597,7 @@ fn draw_panels(f: &Figure) -> DrawResult<String> {
                 .rsplit_once('(')
                 .map_or(f.y_desc, |(_, u)| u.trim_end_matches(')'));
             let mut mesh = chart.configure_mesh();
-            mesh.y_desc(unit).y_labels(4);
+            mesh.y_desc(unit).y_labels(6);
             if last {
                 mesh.x_desc(f.x_desc.as_str());
             }
