@@ -565,6 +565,13 @@ fn percent_label(x: f64) -> String {
 
 type DrawResult<T> = Result<T, String>;
 
+/// The title's face size: 20, smaller for a long title so it fits the
+/// figure's width (at most 72 characters at 20).
+fn title_face(title: &str) -> f64 {
+    let chars = title.chars().count().max(1) as f64;
+    (20.0 * 72.0 / chars).clamp(11.0, 20.0)
+}
+
 /// Small multiples: a panel per series, one above the other, on the same
 /// axes, each with its variant's name.
 fn draw_panels(f: &Figure) -> DrawResult<String> {
@@ -575,10 +582,8 @@ fn draw_panels(f: &Figure) -> DrawResult<String> {
     {
         let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let chars = f.title.chars().count().max(1) as f64;
-        let face = (20.0 * 72.0 / chars).clamp(11.0, 20.0);
         let body = root
-            .titled(&f.title, ("sans-serif", face))
+            .titled(&f.title, ("sans-serif", title_face(&f.title)))
             .map_err(|e| err(&e))?;
         let ((x0, x1), (y0, y1)) = bounds(f);
         let panels = body.split_evenly((n, 1));
@@ -634,11 +639,8 @@ fn draw(f: &Figure) -> DrawResult<String> {
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let ((x0, x1), (y0, y1)) = bounds(f);
         let mut builder = ChartBuilder::on(&root);
-        // A long title in a smaller face, so it fits the width.
-        let chars = f.title.chars().count().max(1) as f64;
-        let face = (20.0 * 72.0 / chars).clamp(11.0, 20.0);
         builder
-            .caption(&f.title, ("sans-serif", face))
+            .caption(&f.title, ("sans-serif", title_face(&f.title)))
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(60);
