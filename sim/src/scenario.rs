@@ -538,6 +538,14 @@ fn zbd_of(
              order, resetting zones before the pass)",
         ));
     }
+    if spec.zoneskip > 0 {
+        return Err(job_err(
+            spec,
+            "zoneskip",
+            "zoneskip with zonemode=zbd is not simulated (fio skips that much after each zone a \
+             sequential job finishes)",
+        ));
+    }
     if spec.job_max_open_zones > 0 && spec.max_open_zones == 0 {
         return Err(job_err(
             spec,

@@ -205,6 +205,7 @@ fn what_fio_refuses_on_a_zoned_disk_is_refused_naming_the_option() {
         ),
         ("[w]\nrw=write\nsize=32m\nverify=crc32c\n", "verify"),
         ("[w]\nrw=write\nsize=2m\n", "at least one zone"),
+        ("[w]\nrw=write\nsize=32m\nzoneskip=1z\n", "zoneskip"),
     ];
     for (job, says) in cases {
         let e = refusal(job);

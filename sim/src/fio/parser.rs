@@ -644,6 +644,13 @@ impl<'e, 'a> Parser<'e, 'a> {
                 }
             }
         }
+        if spec.zonemode == Some(super::ZoneMode::Zbd) && spec.zonerange > 0 {
+            notes.push((
+                "zonerange",
+                "has no effect with zonemode=zbd, as in fio (the device's zones are zonesize)"
+                    .to_owned(),
+            ));
+        }
         if spec.zonemode == Some(super::ZoneMode::Zbd)
             && spec.zonesize > 0
             && (spec.rw.mode.writes() || spec.rw.mode.trims())
