@@ -384,11 +384,23 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
             let mut out = Output::open(output.as_deref(), &mut claims)?;
             if let Some(dir) = &plot {
                 claims.dir("--plot", std::path::Path::new(dir), ".svg")?;
-                draw(dir, &m.policies, &m.variants, &m.outs, m.seeds.as_deref())?;
             }
-            let text =
-                render::render(m.kind, &m.policies, &m.variants, m.seeds, m.formats, m.outs)?;
-            out.write(&text)
+            let mut fold = render::Fold::new(
+                m.kind,
+                &m.policies,
+                &m.variants,
+                m.seeds,
+                m.formats,
+                plot.is_some(),
+            );
+            for o in m.outs.into_iter().flatten() {
+                fold.push(o, &mut |text| out.write(text))?;
+            }
+            if let Some(dir) = &plot {
+                draw(dir, &m.policies, &m.variants, &fold.plotted())?;
+            }
+            fold.finish(&mut |text| out.write(text))?;
+            out.finish()
         }
         Cmd::Run { mut common, policy } => {
             lift_fio_flags(&mut common)?;
@@ -512,58 +524,67 @@ fn run_or_compare(
     let per_variant = seeds.as_ref().map_or(1, Vec::len);
     let total = variants.len() * per_variant;
     let numbered = kind == render::Kind::Compare;
-    let mut outs = execute(
-        common,
-        &scenario,
+    let run = |each: &mut dyn FnMut(usize, iolab_sim::RunOutput) -> Result<(), Failure>,
+               claims: &mut outputs::Claims| {
+        execute(
+            common,
+            &scenario,
+            &variants,
+            seeds.as_deref(),
+            numbered,
+            slice,
+            &logs,
+            claims,
+            each,
+        )
+    };
+    if let Some((i, n)) = slice {
+        let mut outs = Vec::new();
+        run(
+            &mut |index, o| {
+                outs.push((index, o));
+                Ok(())
+            },
+            &mut claims,
+        )?;
+        // Every job file's bytes, each after its length, so two
+        // commands whose files split the same bytes differently differ.
+        let mut job = Vec::new();
+        for path in &common.job_files {
+            let bytes = std::fs::read(path).map_err(|e| Failure::input(format!("{path}: {e}")))?;
+            job.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            job.extend_from_slice(&bytes);
+        }
+        let cmd = shard::Command {
+            kind,
+            policies: policies.to_owned(),
+            seeds,
+            formats: formats_of(common),
+            identity: identity(common),
+            job_hash: shard::fnv_hex(&job),
+            inputs_digest: outputs::inputs_digest(),
+        };
+        out.write(&shard::document(&cmd, i, n, total, outs))?;
+        return out.finish();
+    }
+    // Each run folded in as it ends, its JSON written at once.
+    let mut fold = render::Fold::new(
+        kind,
+        policies,
         &variants,
-        seeds.as_deref(),
-        numbered,
-        slice,
-        &logs,
+        seeds.clone(),
+        formats_of(common),
+        common.plot.is_some(),
+    );
+    run(
+        &mut |_, o| fold.push(o, &mut |text| out.write(text)),
         &mut claims,
     )?;
-    let text = match slice {
-        Some((i, n)) => {
-            // Every job file's bytes, each after its length, so two
-            // commands whose files split the same bytes differently differ.
-            let mut job = Vec::new();
-            for path in &common.job_files {
-                let bytes =
-                    std::fs::read(path).map_err(|e| Failure::input(format!("{path}: {e}")))?;
-                job.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                job.extend_from_slice(&bytes);
-            }
-            let cmd = shard::Command {
-                kind,
-                policies: policies.to_owned(),
-                seeds,
-                formats: formats_of(common),
-                identity: identity(common),
-                job_hash: shard::fnv_hex(&job),
-                inputs_digest: outputs::inputs_digest(),
-            };
-            shard::document(&cmd, i, n, total, outs)
-        }
-        None => {
-            let mut flat = outs.drain(..).map(|(_, o)| o);
-            let grouped: Vec<Vec<iolab_sim::RunOutput>> = variants
-                .iter()
-                .map(|_| flat.by_ref().take(per_variant).collect())
-                .collect();
-            if let Some(dir) = &common.plot {
-                draw(dir, policies, &variants, &grouped, seeds.as_deref())?;
-            }
-            render::render(
-                kind,
-                policies,
-                &variants,
-                seeds,
-                formats_of(common),
-                grouped,
-            )?
-        }
-    };
-    out.write(&text)
+    if let Some(dir) = &common.plot {
+        draw(dir, policies, &variants, &fold.plotted())?;
+    }
+    fold.finish(&mut |text| out.write(text))?;
+    out.finish()
 }
 
 /// fio's own options among the job options after `--` (a pasted fio
@@ -846,10 +867,11 @@ fn jobs_flag(jobs: Option<usize>) -> Result<usize, Failure> {
 }
 
 /// Where a command's output goes: stdout, or the `--output` file,
-/// claimed before the runs and written whole at the end.
+/// claimed before the runs, written piece by piece beside it and put in
+/// place at [`Output::finish`] (left as it was if the command fails).
 enum Output {
     Stdout,
-    File(String),
+    File(String, Option<outputs::AtomicFile>),
 }
 
 impl Output {
@@ -860,44 +882,56 @@ impl Output {
             None => Ok(Output::Stdout),
             Some(p) => {
                 claims.file("--output", std::path::Path::new(p))?;
-                Ok(Output::File(p.to_owned()))
+                Ok(Output::File(p.to_owned(), None))
             }
         }
     }
 
+    /// Appends `text`.
     fn write(&mut self, text: &str) -> Result<(), Failure> {
+        let failed = |message: String| Failure {
+            code: 1,
+            message: format!("--output {message}"),
+        };
         match self {
             Output::Stdout => write_out(&mut std::io::stdout().lock(), text),
-            Output::File(p) => outputs::write_atomic(std::path::Path::new(p), text.as_bytes())
-                .map_err(|e| Failure {
-                    code: 1,
-                    message: format!("--output {e}"),
-                }),
+            Output::File(p, file) => {
+                let f = match file {
+                    Some(f) => f,
+                    None => file.insert(
+                        outputs::AtomicFile::create(std::path::Path::new(p)).map_err(failed)?,
+                    ),
+                };
+                f.write(text.as_bytes()).map_err(failed)
+            }
+        }
+    }
+
+    /// Puts the `--output` file in place (an empty one if nothing was
+    /// written).
+    fn finish(mut self) -> Result<(), Failure> {
+        if let Output::File(_, None) = self {
+            self.write("")?;
+        }
+        match self {
+            Output::Stdout | Output::File(_, None) => Ok(()),
+            Output::File(_, Some(f)) => f.commit().map_err(|message| Failure {
+                code: 1,
+                message: format!("--output {message}"),
+            }),
         }
     }
 }
 
-/// `--plot DIR`: the figures of each variant's first run (by variant,
-/// then seed), titled with that run's seed, and those of each knob sweep
-/// of `policies` over every seed.
+/// `--plot DIR`: the figures of each variant's first run, titled with the
+/// seed, and those of each knob sweep of `policies` over every seed.
 fn draw(
     dir: &str,
     policies: &str,
     variants: &[Variant],
-    outs: &[Vec<iolab_sim::RunOutput>],
-    seeds: Option<&[u64]>,
+    plotted: &render::Plotted<'_>,
 ) -> Result<(), Failure> {
-    let firsts: Vec<(&str, &iolab_sim::stats::RunReport)> = variants
-        .iter()
-        .zip(outs)
-        .filter_map(|(v, o)| o.first().map(|o| (v.spec.as_str(), &o.report)))
-        .collect();
-    let seed = seeds.and_then(|s| s.first().copied()).unwrap_or_else(|| {
-        outs.first()
-            .and_then(|o| o.first())
-            .and_then(|o| o.extra["seed"].as_u64())
-            .unwrap_or(0)
-    });
+    let figures = plotted.figures;
     let parts = iolab_sim::sweep::sweeps(policies)
         .map_err(|e| Failure::input(format!("--policies: {e}")))?;
     let sweeps: Vec<plot::Sweep<'_>> = parts
@@ -907,13 +941,18 @@ fn draw(
             points: range
                 .clone()
                 .filter_map(|i| {
-                    let runs = outs.get(i)?.iter().map(|o| &o.report).collect();
+                    let runs = figures.get(i)?.iter().collect();
                     Some((variants.get(i)?.spec.as_str(), runs))
                 })
                 .collect(),
         })
         .collect();
-    let written = plot::write(std::path::Path::new(dir), &firsts, seed, &sweeps)?;
+    let written = plot::write(
+        std::path::Path::new(dir),
+        &plotted.firsts,
+        plotted.seed,
+        &sweeps,
+    )?;
     // Say what was drawn, or that nothing was: a job without IO has no
     // figure to draw.
     match written.len() {
@@ -932,9 +971,9 @@ const MAX_JOBS: usize = 1024;
 /// Runs every variant over the seeds (the scenario's own seed without
 /// `--seeds`), or only slice `(I, N)` of those runs (the runs whose index
 /// is I modulo N), on `--jobs` threads, after checking every variant and
-/// claiming every trace and log file, and returns `(index, output)` in plan order:
-/// by variant, then seed. `numbered` names trace files by variant as a
-/// comparison does.
+/// claiming every trace and log file, and hands `(index, output)` to
+/// `each` in plan order (by variant, then seed), after writing the run's
+/// logs. `numbered` names trace files by variant as a comparison does.
 #[allow(clippy::too_many_arguments)]
 fn execute(
     c: &Common,
@@ -945,7 +984,8 @@ fn execute(
     slice: Option<(usize, usize)>,
     logs: &logs::Logs,
     claims: &mut outputs::Claims,
-) -> Result<Vec<(usize, iolab_sim::RunOutput)>, Failure> {
+    each: &mut dyn FnMut(usize, iolab_sim::RunOutput) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     let seed_list = seeds.map_or_else(|| vec![scenario.seed], <[u64]>::to_vec);
     let jobs = jobs_flag(c.jobs)?;
     let (take, of) = slice.unwrap_or((0, 1));
@@ -974,10 +1014,8 @@ fn execute(
                 log_dirs.push(logs.prepare(&suffix, claims)?);
             }
             plan.push(runs::Planned {
-                scenario: Scenario {
-                    seed,
-                    ..scenario.clone()
-                },
+                scenario,
+                seed,
                 variant: v,
                 trace,
                 status_every: c
@@ -989,24 +1027,27 @@ fn execute(
             });
         }
     }
-    let outs = runs::run_all(
+    let mut files = 0;
+    runs::run_all(
         &plan,
         jobs,
         c.timing,
         c.eta.unwrap_or(Eta::Auto),
         eta_timing(c)?,
+        &mut |k, out| {
+            if let Some(dir) = log_dirs.get(k) {
+                files += logs.write(dir, &out)?;
+            }
+            each(indices[k], out)
+        },
     )?;
     if logs.any() {
-        let mut files = 0;
-        for (dir, out) in log_dirs.iter().zip(&outs) {
-            files += logs.write(dir, out)?;
-        }
         eprintln!(
             "iolab: wrote {files} log file{}",
             if files == 1 { "" } else { "s" }
         );
     }
-    Ok(indices.into_iter().zip(outs).collect())
+    Ok(())
 }
 
 pub(crate) fn pretty(v: &serde_json::Value) -> String {

@@ -233,34 +233,79 @@ impl Claims {
 /// as it was until the rename; an input of the command is never
 /// replaced (checked again here).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    if let Some(i) = input_at(path) {
-        return Err(format!(
-            "{}: that is {}, an input of this command; not written",
-            path.display(),
-            i.display()
-        ));
-    }
-    // Through a symlink to the file it names: the link stays a link.
-    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| absolute(path));
-    let dir = abs.parent().unwrap_or(Path::new("/"));
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.iolab-{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut f = std::fs::OpenOptions::new()
+    let mut f = AtomicFile::create(path)?;
+    f.write(bytes)?;
+    f.commit()
+}
+
+/// A file written piece by piece and put in place whole at the end
+/// ([`AtomicFile::commit`]): until then the pieces go to a temporary file
+/// beside it, removed if the file is dropped uncommitted.
+pub struct AtomicFile {
+    shown: String,
+    tmp: PathBuf,
+    target: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl AtomicFile {
+    /// Starts `path` (refused if it is an input of the command).
+    pub fn create(path: &Path) -> Result<Self, String> {
+        if let Some(i) = input_at(path) {
+            return Err(format!(
+                "{}: that is {}, an input of this command; not written",
+                path.display(),
+                i.display()
+            ));
+        }
+        // Through a symlink to the file it names: the link stays a link.
+        let target = std::fs::canonicalize(path).unwrap_or_else(|_| absolute(path));
+        let dir = target.parent().unwrap_or(Path::new("/"));
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.iolab-{}.tmp", std::process::id()));
+        let shown = path.display().to_string();
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_data()?;
-        std::fs::rename(&tmp, &abs)
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
+            .open(&tmp)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        Ok(AtomicFile {
+            shown,
+            tmp,
+            target,
+            file: Some(file),
+        })
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let f = self
+            .file
+            .as_mut()
+            .ok_or_else(|| format!("{}: written after its end", self.shown))?;
+        f.write_all(bytes)
+            .map_err(|e| format!("{}: {e}", self.shown))
+    }
+
+    /// Syncs the pieces and renames the file into place.
+    pub fn commit(mut self) -> Result<(), String> {
+        let done = match self.file.take() {
+            Some(f) => f
+                .sync_data()
+                .and_then(|()| std::fs::rename(&self.tmp, &self.target)),
+            None => Ok(()),
+        };
+        done.map_err(|e| format!("{}: {e}", self.shown))
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Committed files have been renamed: there is nothing to remove.
+        let _ = std::fs::remove_file(&self.tmp);
+    }
 }
 
 #[cfg(test)]

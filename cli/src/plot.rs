@@ -87,10 +87,10 @@ struct Figure {
 }
 
 /// One knob sweep of `--policies`: its text, and each point's variant
-/// name with its reports, one per seed.
+/// name with its runs' figures, one per seed.
 pub struct Sweep<'a> {
     pub text: &'a str,
-    pub points: Vec<(&'a str, Vec<&'a RunReport>)>,
+    pub points: Vec<(&'a str, Vec<&'a stats::RunFigures>)>,
 }
 
 /// A file-name-safe form of `s`.
@@ -347,7 +347,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                 false,
             ),
         };
-        for (e, job) in first.jobs.iter().enumerate() {
+        for (e, job) in first.entries.iter().enumerate() {
             for dir in [Dir::Read, Dir::Write] {
                 if job.dir(dir).total_ios == 0 {
                     continue;

@@ -1,7 +1,11 @@
 //! What `run` and `compare` print, from their runs' outputs: fio's report
 //! or the comparison tables, as text or JSON, for one seed or several.
-//! `merge` prints through the same functions, so a merged sharded command
-//! prints what the unsharded one does.
+//! The runs are folded in one at a time as they end ([`Fold`]): each
+//! run's JSON document is written out at once and the run is dropped,
+//! keeping only what the tables need of it (its [`stats::RunFigures`],
+//! its variant's mmtests column), so memory does not grow with the
+//! number of runs. `merge` folds through the same code, so a merged
+//! sharded command prints what the unsharded one does.
 
 use iolab_sim::{RunOutput, Variant, stats};
 
@@ -24,58 +28,388 @@ impl Kind {
     }
 }
 
-/// The output of `kind` for `outs` (by variant, then seed): over `seeds`
-/// when `--seeds` was given, else the one run of each variant; a
-/// comparison's text ends with a table for each sweep of `policies`.
-/// Each of `formats` in fio's order: terse lines, JSON, normal text.
-pub fn render(
-    kind: Kind,
-    policies: &str,
-    variants: &[Variant],
-    seeds: Option<Vec<u64>>,
-    formats: Formats,
-    outs: Vec<Vec<RunOutput>>,
-) -> Result<String, Failure> {
-    let mut text = String::new();
-    // fio's --status-interval: the report as it stood at each status time,
-    // in the same formats, before the final one.
-    if let (Kind::Run, None) = (kind, &seeds) {
-        for o in outs.iter().flatten().take(1) {
-            for (t, report) in &o.status {
-                let extra = serde_json::json!({ "seed": o.extra["seed"], "sim_ns": t });
-                if formats.terse {
-                    let d = doc(report, extra.clone(), false);
-                    text.push_str(&stats::terse_output(&d, formats.terse_version));
-                }
-                if let Some(plus) = formats.json {
-                    text.push_str(&pretty(&doc(report, extra.clone(), plus)));
-                }
-                if formats.normal {
-                    text.push_str(&stats::normal_output(report));
-                    text.push('\n');
-                }
-            }
+/// Where folded text goes, piece by piece in order.
+pub type Sink<'s> = dyn FnMut(&str) -> Result<(), Failure> + 's;
+
+/// A JSON object written a piece at a time in serde_json's pretty layout
+/// (two spaces a level), so that an array of run documents is written
+/// item by item; the bytes are those of the whole object pretty-printed.
+#[derive(Default)]
+struct JsonPieces {
+    fields: usize,
+    items: usize,
+}
+
+/// `text` with every line after the first indented by `by`.
+fn indent_after_first(text: &str, by: &str) -> String {
+    text.replace('\n', &format!("\n{by}"))
+}
+
+fn pretty_bare(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+impl JsonPieces {
+    fn key(&mut self, key: &str) -> String {
+        let sep = if self.fields == 0 { "{\n" } else { ",\n" };
+        self.fields += 1;
+        format!("{sep}  {}: ", serde_json::Value::from(key))
+    }
+
+    fn field(&mut self, key: &str, v: &serde_json::Value) -> String {
+        let mut s = self.key(key);
+        s.push_str(&indent_after_first(&pretty_bare(v), "  "));
+        s
+    }
+
+    fn open_array(&mut self, key: &str) -> String {
+        self.items = 0;
+        let mut s = self.key(key);
+        s.push('[');
+        s
+    }
+
+    fn item(&mut self, v: &serde_json::Value) -> String {
+        let sep = if self.items == 0 { "\n    " } else { ",\n    " };
+        self.items += 1;
+        format!("{sep}{}", indent_after_first(&pretty_bare(v), "    "))
+    }
+
+    fn close_array(&mut self) -> String {
+        if self.items == 0 {
+            "]".to_owned()
+        } else {
+            "\n  ]".to_owned()
         }
     }
-    if formats.terse {
-        // One run of one variant (checked with the flags).
-        let o = outs.iter().flatten().next().ok_or_else(no_run)?;
-        let d = doc(&o.report, o.extra.clone(), false);
-        text.push_str(&stats::terse_output(&d, formats.terse_version));
+
+    fn end(self) -> String {
+        if self.fields == 0 {
+            "{}\n".to_owned()
+        } else {
+            "\n}\n".to_owned()
+        }
     }
-    if let Some(plus) = formats.json {
-        text.push_str(&match kind {
-            Kind::Run => json_run(variants, seeds.as_deref(), plus, &outs)?,
-            Kind::Compare => json_compare(variants, seeds.as_deref(), plus, &outs),
-        });
+}
+
+/// What `--plot` draws of a fold.
+pub struct Plotted<'f> {
+    /// Each variant's first report (kept when the fold was asked to).
+    pub firsts: Vec<(&'f str, &'f stats::RunReport)>,
+    /// The seed of the first run.
+    pub seed: u64,
+    /// Every run's figures, by variant, then seed.
+    pub figures: &'f [Vec<stats::RunFigures>],
+}
+
+/// The output of `kind` for its runs, folded in plan order (by variant,
+/// then seed): over `seeds` when `--seeds` was given, else the one run of
+/// each variant; a comparison's text ends with a table for each sweep of
+/// `policies`. Each of `formats` in fio's order: terse lines, JSON,
+/// normal text. A JSON document over several runs is written as they
+/// come; the rest at [`Fold::finish`].
+pub struct Fold<'v> {
+    kind: Kind,
+    policies: String,
+    variants: &'v [Variant],
+    seeds: Option<Vec<u64>>,
+    formats: Formats,
+    per_variant: usize,
+    /// `--plot`: keep each variant's first report whole.
+    keep_firsts: bool,
+    folded: usize,
+    /// `run` without seeds: its one run, whole.
+    single: Option<RunOutput>,
+    json: Option<JsonPieces>,
+    mm: Option<stats::MmtestsFold>,
+    columns: Vec<stats::MmtestsColumn>,
+    /// By variant, then seed.
+    figures: Vec<Vec<stats::RunFigures>>,
+    /// (label, the run's `btrfs` object, its simulated ns), runs with one.
+    btrfs: Vec<(String, serde_json::Value, u64)>,
+    volume: Vec<(String, serde_json::Value)>,
+    firsts: Vec<stats::RunReport>,
+    first_seed: Option<u64>,
+}
+
+impl<'v> Fold<'v> {
+    pub fn new(
+        kind: Kind,
+        policies: &str,
+        variants: &'v [Variant],
+        seeds: Option<Vec<u64>>,
+        formats: Formats,
+        keep_firsts: bool,
+    ) -> Self {
+        Fold {
+            kind,
+            policies: policies.to_owned(),
+            variants,
+            per_variant: seeds.as_ref().map_or(1, Vec::len).max(1),
+            seeds,
+            formats,
+            keep_firsts,
+            folded: 0,
+            single: None,
+            json: None,
+            mm: None,
+            columns: Vec::with_capacity(variants.len()),
+            figures: Vec::with_capacity(variants.len()),
+            btrfs: Vec::new(),
+            volume: Vec::new(),
+            firsts: Vec::new(),
+            first_seed: None,
+        }
     }
+
+    /// `run` without `--seeds`: one run, printed as fio prints it.
+    fn is_single(&self) -> bool {
+        self.kind == Kind::Run && self.seeds.is_none()
+    }
+
+    fn mm_options(&self) -> stats::MmtestsOptions {
+        stats::MmtestsOptions {
+            mark_significant: self.seeds.is_some(),
+            captions: true,
+            ..stats::MmtestsOptions::default()
+        }
+    }
+
+    /// Folds in the next run in plan order, writing what can be written
+    /// now to `sink`.
+    pub fn push(&mut self, o: RunOutput, sink: &mut Sink<'_>) -> Result<(), Failure> {
+        let v = self.folded / self.per_variant;
+        let k = self.folded % self.per_variant;
+        let variant = self.variants.get(v).ok_or_else(|| Failure {
+            code: 1,
+            message: "more runs than planned".to_owned(),
+        })?;
+        self.folded += 1;
+        if self.first_seed.is_none() {
+            self.first_seed = o.extra["seed"].as_u64();
+        }
+        if self.is_single() {
+            self.figures.push(vec![figures_of(&o)]);
+            if self.keep_firsts {
+                self.firsts.push(o.report.clone());
+            }
+            self.single = Some(o);
+            return Ok(());
+        }
+        let seed = self.seeds.as_ref().and_then(|s| s.get(k).copied());
+        if let Some(plus) = self.formats.json {
+            let mut text = String::new();
+            let j = match &mut self.json {
+                Some(j) => j,
+                None => {
+                    let mut j = JsonPieces::default();
+                    match (self.kind, &self.seeds) {
+                        (Kind::Run, seeds) => {
+                            text.push_str(&j.field("variant", &variant.spec.as_str().into()));
+                            text.push_str(&j.field("seeds", &serde_json::json!(seeds)));
+                        }
+                        (Kind::Compare, seeds) => {
+                            text.push_str(
+                                &j.field("baseline", &self.variants[0].spec.as_str().into()),
+                            );
+                            if let Some(seeds) = seeds {
+                                text.push_str(&j.field("seeds", &serde_json::json!(seeds)));
+                            }
+                        }
+                    }
+                    text.push_str(&j.open_array("runs"));
+                    self.json.insert(j)
+                }
+            };
+            let result = doc(&o.report, o.extra.clone(), plus);
+            let item = match (self.kind, seed) {
+                (Kind::Run, _) => serde_json::json!({ "seed": seed, "result": result }),
+                (Kind::Compare, None) => {
+                    serde_json::json!({ "variant": variant.spec, "result": result })
+                }
+                (Kind::Compare, Some(seed)) => serde_json::json!({
+                    "variant": variant.spec,
+                    "seed": seed,
+                    "result": result,
+                }),
+            };
+            text.push_str(&j.item(&item));
+            sink(&text)?;
+        }
+        if k == 0 {
+            self.figures.push(Vec::with_capacity(self.per_variant));
+            if self.keep_firsts {
+                self.firsts.push(o.report.clone());
+            }
+        }
+        if let Some(f) = self.figures.last_mut() {
+            f.push(figures_of(&o));
+        }
+        if self.kind == Kind::Compare {
+            let opts = self.mm_options();
+            self.mm
+                .get_or_insert_with(|| stats::MmtestsFold::new(&variant.spec, &opts))
+                .push(&o.report);
+            if k + 1 == self.per_variant
+                && let Some(mm) = self.mm.take()
+            {
+                self.columns.push(mm.finish());
+            }
+        }
+        let label = match seed {
+            Some(s) => format!("{} seed {s}", variant.spec),
+            None => variant.spec.clone(),
+        };
+        if o.extra["btrfs"].is_object() {
+            self.btrfs
+                .push((label.clone(), o.extra["btrfs"].clone(), o.sim_ns));
+        }
+        if o.extra["volume"].is_object() {
+            self.volume.push((label, o.extra["volume"].clone()));
+        }
+        Ok(())
+    }
+
+    /// What `--plot` draws.
+    pub fn plotted(&self) -> Plotted<'_> {
+        let firsts = self
+            .variants
+            .iter()
+            .zip(&self.firsts)
+            .map(|(v, r)| (v.spec.as_str(), r))
+            .collect();
+        let seed = self
+            .seeds
+            .as_ref()
+            .and_then(|s| s.first().copied())
+            .or(self.first_seed)
+            .unwrap_or(0);
+        Plotted {
+            firsts,
+            seed,
+            figures: &self.figures,
+        }
+    }
+
+    /// Writes the rest: the single run's report, or the JSON document's
+    /// end and the tables.
+    pub fn finish(mut self, sink: &mut Sink<'_>) -> Result<(), Failure> {
+        if self.folded == 0 {
+            return Err(no_run());
+        }
+        if self.folded != self.variants.len() * self.per_variant {
+            return Err(Failure {
+                code: 1,
+                message: format!(
+                    "{} runs folded of {} planned",
+                    self.folded,
+                    self.variants.len() * self.per_variant
+                ),
+            });
+        }
+        if let Some(o) = &self.single {
+            return sink(&single_text(o, self.formats));
+        }
+        let mut text = String::new();
+        if let Some(mut j) = self.json.take() {
+            text.push_str(&j.close_array());
+            if self.seeds.is_some() {
+                let aggregates: Vec<serde_json::Value> = self
+                    .variants
+                    .iter()
+                    .zip(&self.figures)
+                    .map(|(v, f)| {
+                        let mut a = stats::aggregate_json(&summary_runs(v, f));
+                        if self.kind == Kind::Compare {
+                            a["variant"] = serde_json::Value::from(v.spec.as_str());
+                        }
+                        a
+                    })
+                    .collect();
+                text.push_str(&match self.kind {
+                    Kind::Run => j.field("aggregate", &aggregates[0]),
+                    Kind::Compare => j.field("aggregates", &serde_json::Value::Array(aggregates)),
+                });
+            }
+            text.push_str(&j.end());
+        }
+        sink(&text)?;
+        if self.formats.normal {
+            self.tables(sink)?;
+        }
+        Ok(())
+    }
+
+    /// The normal text over several runs, a table at a time.
+    fn tables(&self, sink: &mut Sink<'_>) -> Result<(), Failure> {
+        if self.kind == Kind::Compare {
+            let mut text = stats::mmtests_table_of_columns(&self.columns, &self.mm_options());
+            if let Some(seeds) = &self.seeds {
+                text.push_str(&format!(
+                    "\n{} seeds pooled as mmtests pools iterations; *  x%* differs from the baseline by Welch's t-test at 95 % over the seeds' values of that row\n",
+                    seeds.len()
+                ));
+            }
+            sink(&text)?;
+        }
+        let summaries: Vec<Vec<stats::SummaryRun<'_>>> = self
+            .variants
+            .iter()
+            .zip(&self.figures)
+            .map(|(v, f)| summary_runs(v, f))
+            .collect();
+        if self.seeds.is_some() {
+            let slices: Vec<&[stats::SummaryRun<'_>]> =
+                summaries.iter().map(Vec::as_slice).collect();
+            sink(&stats::summary_table_over_seeds(&slices))?;
+        } else {
+            let ones: Vec<stats::SummaryRun<'_>> = summaries.into_iter().flatten().collect();
+            sink(&stats::summary_table(&ones))?;
+        }
+        let mut text = String::new();
+        let btrfs: Vec<stats::BtrfsRun<'_>> = self
+            .btrfs
+            .iter()
+            .map(|(l, b, ns)| (l.as_str(), b, *ns))
+            .collect();
+        text.push_str(&stats::btrfs_table(&btrfs));
+        let volume: Vec<stats::VolumeRun<'_>> =
+            self.volume.iter().map(|(l, b)| (l.as_str(), b)).collect();
+        text.push_str(&stats::volume_table(&volume));
+        if self.kind == Kind::Compare {
+            text.push_str(&sweep_tables(&self.policies, self.variants, &self.figures)?);
+        }
+        sink(&text)
+    }
+}
+
+/// One run of `run` as fio prints it: fio's --status-interval reports (the
+/// report as it stood at each status time, in the same formats), then the
+/// final one.
+fn single_text(o: &RunOutput, formats: Formats) -> String {
+    let mut text = String::new();
+    let one = |text: &mut String, report: &stats::RunReport, extra: serde_json::Value| {
+        if formats.terse {
+            let d = doc(report, extra.clone(), false);
+            text.push_str(&stats::terse_output(&d, formats.terse_version));
+        }
+        if let Some(plus) = formats.json {
+            text.push_str(&pretty(&doc(report, extra, plus)));
+        }
+    };
+    for (t, report) in &o.status {
+        let extra = serde_json::json!({ "seed": o.extra["seed"], "sim_ns": t });
+        one(&mut text, report, extra);
+        if formats.normal {
+            text.push_str(&stats::normal_output(report));
+            text.push('\n');
+        }
+    }
+    one(&mut text, &o.report, o.extra.clone());
     if formats.normal {
-        text.push_str(&match kind {
-            Kind::Run => normal_run(variants, seeds.as_deref(), &outs)?,
-            Kind::Compare => normal_compare(policies, variants, seeds.as_deref(), &outs)?,
-        });
+        text.push_str(&stats::normal_output(&o.report));
     }
-    Ok(text)
+    text
 }
 
 /// fio's JSON document of a report (`json+` when `plus`).
@@ -91,147 +425,19 @@ fn doc(report: &stats::RunReport, extra: serde_json::Value, plus: bool) -> serde
 fn sweep_tables(
     policies: &str,
     variants: &[Variant],
-    outs: &[Vec<RunOutput>],
+    figures: &[Vec<stats::RunFigures>],
 ) -> Result<String, Failure> {
     let mut text = String::new();
     for (part, range) in iolab_sim::sweep::sweeps(policies)
         .map_err(|e| Failure::input(format!("--policies: {e}")))?
     {
         let points: Vec<Vec<stats::SummaryRun<'_>>> = range
-            .filter_map(|i| Some(summary_runs(variants.get(i)?, outs.get(i)?)))
+            .filter_map(|i| Some(summary_runs(variants.get(i)?, figures.get(i)?)))
             .collect();
         let slices: Vec<&[stats::SummaryRun<'_>]> = points.iter().map(Vec::as_slice).collect();
         text.push_str(&stats::sweep_table(&part, &slices));
     }
     Ok(text)
-}
-
-fn normal_run(
-    variants: &[Variant],
-    seeds: Option<&[u64]>,
-    outs: &[Vec<RunOutput>],
-) -> Result<String, Failure> {
-    Ok(match seeds {
-        None => {
-            let out = outs.iter().flatten().next().ok_or_else(no_run)?;
-            stats::normal_output(&out.report)
-        }
-        Some(seeds) => over_seeds_text(variants, outs, seeds, false),
-    })
-}
-
-fn json_run(
-    variants: &[Variant],
-    seeds: Option<&[u64]>,
-    plus: bool,
-    outs: &[Vec<RunOutput>],
-) -> Result<String, Failure> {
-    Ok(match seeds {
-        None => {
-            let o = outs.iter().flatten().next().ok_or_else(no_run)?;
-            pretty(&doc(&o.report, o.extra.clone(), plus))
-        }
-        Some(seeds) => {
-            let aggregate = stats::aggregate_json(&summary_runs(&variants[0], &outs[0]));
-            let runs: Vec<serde_json::Value> = seeds
-                .iter()
-                .zip(outs.iter().flatten())
-                .map(|(seed, o)| serde_json::json!({ "seed": seed, "result": doc(&o.report, o.extra.clone(), plus) }))
-                .collect();
-            pretty(&serde_json::json!({
-                "variant": variants[0].spec,
-                "seeds": seeds,
-                "runs": runs,
-                "aggregate": aggregate,
-            }))
-        }
-    })
-}
-
-fn normal_compare(
-    policies: &str,
-    variants: &[Variant],
-    seeds: Option<&[u64]>,
-    outs: &[Vec<RunOutput>],
-) -> Result<String, Failure> {
-    let Some(seeds) = seeds else {
-        // One run per variant.
-        let ones: Vec<&RunOutput> = outs.iter().flatten().collect();
-        let runs: Vec<(&str, &stats::RunReport)> = variants
-            .iter()
-            .zip(&ones)
-            .map(|(v, o)| (v.spec.as_str(), &o.report))
-            .collect();
-        let opts = stats::MmtestsOptions {
-            captions: true,
-            ..stats::MmtestsOptions::default()
-        };
-        let mut text = stats::mmtests_table_of_runs(&runs, &opts);
-        let summary: Vec<stats::SummaryRun<'_>> = variants
-            .iter()
-            .zip(&ones)
-            .map(|(v, o)| summary_run(v, o))
-            .collect();
-        text.push_str(&stats::summary_table(&summary));
-        let btrfs: Vec<stats::BtrfsRun<'_>> = variants
-            .iter()
-            .zip(&ones)
-            .map(|(v, o)| (v.spec.as_str(), &o.extra["btrfs"], o.sim_ns))
-            .collect();
-        text.push_str(&stats::btrfs_table(&btrfs));
-        let volume: Vec<stats::VolumeRun<'_>> = variants
-            .iter()
-            .zip(&ones)
-            .map(|(v, o)| (v.spec.as_str(), &o.extra["volume"]))
-            .collect();
-        text.push_str(&stats::volume_table(&volume));
-        text.push_str(&sweep_tables(policies, variants, outs)?);
-        return Ok(text);
-    };
-    let mut text = over_seeds_text(variants, outs, seeds, true);
-    text.push_str(&sweep_tables(policies, variants, outs)?);
-    Ok(text)
-}
-
-fn json_compare(
-    variants: &[Variant],
-    seeds: Option<&[u64]>,
-    plus: bool,
-    outs: &[Vec<RunOutput>],
-) -> String {
-    let Some(seeds) = seeds else {
-        let runs: Vec<serde_json::Value> = variants
-            .iter()
-            .zip(outs.iter().flatten())
-            .map(|(v, o)| serde_json::json!({ "variant": v.spec, "result": doc(&o.report, o.extra.clone(), plus) }))
-            .collect();
-        return pretty(&serde_json::json!({ "baseline": variants[0].spec, "runs": runs }));
-    };
-    let aggregates: Vec<serde_json::Value> = variants
-        .iter()
-        .zip(outs)
-        .map(|(v, o)| {
-            let mut a = stats::aggregate_json(&summary_runs(v, o));
-            a["variant"] = serde_json::Value::from(v.spec.as_str());
-            a
-        })
-        .collect();
-    let mut runs = Vec::with_capacity(variants.len() * seeds.len());
-    for (v, per_seed) in variants.iter().zip(outs) {
-        for (seed, o) in seeds.iter().zip(per_seed) {
-            runs.push(serde_json::json!({
-                "variant": v.spec,
-                "seed": seed,
-                "result": doc(&o.report, o.extra.clone(), plus),
-            }));
-        }
-    }
-    pretty(&serde_json::json!({
-        "baseline": variants[0].spec,
-        "seeds": seeds,
-        "runs": runs,
-        "aggregates": aggregates,
-    }))
 }
 
 fn no_run() -> Failure {
@@ -241,78 +447,18 @@ fn no_run() -> Failure {
     }
 }
 
-fn summary_run<'a>(v: &'a Variant, o: &'a RunOutput) -> stats::SummaryRun<'a> {
-    stats::SummaryRun {
-        variant: v.spec.as_str(),
-        report: &o.report,
-        device_bytes: device_bytes(&o.extra),
-        sim_ns: o.sim_ns,
-    }
+/// What the tables keep of a run.
+fn figures_of(o: &RunOutput) -> stats::RunFigures {
+    stats::RunFigures::of(&o.report, device_bytes(&o.extra), o.sim_ns)
 }
 
-fn summary_runs<'a>(v: &'a Variant, outs: &'a [RunOutput]) -> Vec<stats::SummaryRun<'a>> {
-    outs.iter().map(|o| summary_run(v, o)).collect()
-}
-
-/// The text of a run or a comparison over seeds: for a comparison the
-/// mmtests table over the pooled seeds with significant differences
-/// starred and a legend; then every variant's figures as mean ± 95 % CI;
-/// then the btrfs and volume blocks with a row per variant and seed.
-fn over_seeds_text(
-    variants: &[Variant],
-    outs: &[Vec<RunOutput>],
-    seeds: &[u64],
-    compare: bool,
-) -> String {
-    let mut text = String::new();
-    if compare {
-        let reports: Vec<Vec<&stats::RunReport>> = outs
-            .iter()
-            .map(|per_seed| per_seed.iter().map(|o| &o.report).collect())
-            .collect();
-        let runs: Vec<(&str, &[&stats::RunReport])> = variants
-            .iter()
-            .zip(&reports)
-            .map(|(v, r)| (v.spec.as_str(), r.as_slice()))
-            .collect();
-        let opts = stats::MmtestsOptions {
-            mark_significant: true,
-            captions: true,
-            ..stats::MmtestsOptions::default()
-        };
-        text.push_str(&stats::mmtests_table_with(&runs, &opts));
-        text.push_str(&format!(
-            "\n{} seeds pooled as mmtests pools iterations; *  x%* differs from the baseline by Welch's t-test at 95 % over the seeds' values of that row\n",
-            seeds.len()
-        ));
-    }
-    let summaries: Vec<Vec<stats::SummaryRun<'_>>> = variants
-        .iter()
-        .zip(outs)
-        .map(|(v, o)| summary_runs(v, o))
-        .collect();
-    let slices: Vec<&[stats::SummaryRun<'_>]> = summaries.iter().map(Vec::as_slice).collect();
-    text.push_str(&stats::summary_table_over_seeds(&slices));
-    let labels: Vec<Vec<String>> = variants
-        .iter()
-        .map(|v| {
-            seeds
-                .iter()
-                .map(|s| format!("{} seed {s}", v.spec))
-                .collect()
+fn summary_runs<'a>(v: &'a Variant, f: &'a [stats::RunFigures]) -> Vec<stats::SummaryRun<'a>> {
+    f.iter()
+        .map(|f| stats::SummaryRun {
+            variant: v.spec.as_str(),
+            figures: f,
         })
-        .collect();
-    let mut btrfs: Vec<stats::BtrfsRun<'_>> = Vec::new();
-    let mut volume: Vec<stats::VolumeRun<'_>> = Vec::new();
-    for (names, per_seed) in labels.iter().zip(outs) {
-        for (name, o) in names.iter().zip(per_seed) {
-            btrfs.push((name.as_str(), &o.extra["btrfs"], o.sim_ns));
-            volume.push((name.as_str(), &o.extra["volume"]));
-        }
-    }
-    text.push_str(&stats::btrfs_table(&btrfs));
-    text.push_str(&stats::volume_table(&volume));
-    text
+        .collect()
 }
 
 /// Bytes read and written by every device of a run, from its report.
@@ -324,4 +470,36 @@ fn device_bytes(extra: &serde_json::Value) -> [u64; 2] {
         }
     }
     sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JsonPieces;
+
+    /// The pieces make the bytes serde_json's pretty printer makes of the
+    /// whole object, with an empty array and with items.
+    #[test]
+    fn pieces_are_the_pretty_printed_object() {
+        let a = serde_json::json!({ "x": 1, "nested": { "s": "two\nlines", "v": [1, 2] } });
+        let b = serde_json::json!([{ "deep": { "er": [] } }, "s"]);
+        for items in [vec![], vec![a.clone()], vec![a.clone(), b.clone()]] {
+            let whole = serde_json::json!({
+                "baseline": "none",
+                "seeds": [1, 2],
+                "runs": items,
+                "aggregates": [b.clone(), {}],
+            });
+            let mut j = JsonPieces::default();
+            let mut text = j.field("baseline", &whole["baseline"]);
+            text.push_str(&j.field("seeds", &whole["seeds"]));
+            text.push_str(&j.open_array("runs"));
+            for it in &items {
+                text.push_str(&j.item(it));
+            }
+            text.push_str(&j.close_array());
+            text.push_str(&j.field("aggregates", &whole["aggregates"]));
+            text.push_str(&j.end());
+            assert_eq!(text, crate::pretty(&whole));
+        }
+    }
 }

@@ -196,7 +196,7 @@ fn bad_seed_lists_and_thread_counts_exit_2() {
         (vec!["--seeds", "0"], "at least one seed"),
         (vec!["--seeds", "3..1"], "empty"),
         (vec!["--seeds", "1,1"], "given twice"),
-        (vec!["--seeds", "2000"], "more than 1000"),
+        (vec!["--seeds", "20000"], "more than 10000"),
         (vec!["--jobs", "0"], "--jobs 0"),
         (vec!["--jobs", "5000"], "at most 1024"),
         (vec!["--seeds", "2", "--seed", "4"], "cannot be used with"),

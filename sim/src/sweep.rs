@@ -9,7 +9,7 @@
 use crate::variant::VariantError;
 
 /// The most variants one `--policies` list may expand to.
-pub const MAX_VARIANTS: usize = 256;
+pub const MAX_VARIANTS: usize = 10_000;
 
 /// Splits `list` at the commas outside braces.
 fn top_level_parts(list: &str) -> Result<Vec<&str>, VariantError> {
@@ -143,19 +143,19 @@ mod tests {
         assert!(err("wbt:lat=1}ms").contains("without its '{'"));
         assert!(err("wbt:lat={1,{2}}").contains("inside a brace"));
         assert!(err("wbt:lat={1,,2}ms").contains("empty choice"));
-        // 17 × 16 = 272 points.
+        // 101 × 100 = 10,100 points.
         let grid = format!(
             "iocost:rlat={{{}}}:wlat={{{}}}",
-            (1..=17)
+            (1..=101)
                 .map(|i| (i * 100).to_string())
                 .collect::<Vec<_>>()
                 .join(","),
-            (1..=16)
+            (1..=100)
                 .map(|i| (i * 100).to_string())
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        assert!(err(&grid).contains("more than 256"), "{}", err(&grid));
+        assert!(err(&grid).contains("more than 10000"), "{}", err(&grid));
         assert!(expand("none").is_ok());
     }
 }

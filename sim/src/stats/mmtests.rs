@@ -292,6 +292,14 @@ pub fn kbsec_samples(iterations: &[&RunReport]) -> Vec<(String, Vec<f64>)> {
     sets
 }
 
+/// A latency-log window's mean as the table reads it: whole µs, or ns.
+fn window_value(ns: u64, unit: LatencyUnit) -> u64 {
+    match unit {
+        LatencyUnit::Usec => ns.saturating_add(500) / 1000,
+        LatencyUnit::Nsec => ns,
+    }
+}
+
 /// `latency-read|write` samples of one variant: every 10 ms window average
 /// of every job (see module docs).
 pub fn latency_samples(iterations: &[&RunReport], unit: LatencyUnit) -> Vec<(String, Vec<f64>)> {
@@ -300,10 +308,12 @@ pub fn latency_samples(iterations: &[&RunReport], unit: LatencyUnit) -> Vec<(Str
         let mut xs = Vec::new();
         for r in iterations {
             for s in &r.series {
-                xs.extend(s.dirs[d.index()].values().iter().map(|&ns| match unit {
-                    LatencyUnit::Usec => (ns.saturating_add(500) / 1000) as f64,
-                    LatencyUnit::Nsec => ns as f64,
-                }));
+                xs.extend(
+                    s.dirs[d.index()]
+                        .values()
+                        .iter()
+                        .map(|&ns| window_value(ns, unit) as f64),
+                );
             }
         }
         if !xs.is_empty() {
@@ -335,36 +345,229 @@ fn cell(v: f64, base: f64, cmp: Cmp, significant: bool, opts: &MmtestsOptions) -
     )
 }
 
-/// Each iteration's value of `stat` for `op`, leaving out iterations where
-/// it is undefined.
-fn per_iteration(
-    iterations: &[SampleSets],
-    op: &str,
-    stat: Stat,
-    opts: &MmtestsOptions,
-) -> Vec<f64> {
-    iterations
-        .iter()
-        .filter_map(|sets| sets.iter().find(|(name, _)| name == op))
-        .map(|(_, xs)| compute(stat, xs, opts.stddev))
-        .filter(|v| !v.is_nan())
-        .collect()
+/// A variant's latency windows of one direction pooled over its
+/// iterations, as a count of each value: the values are whole µs or ns,
+/// so the rows of [`LATENCY_ROWS`] come out as they would from the
+/// samples in a row (their sum is exact), in memory that grows with the
+/// distinct values only.
+#[derive(Clone, Debug, Default)]
+struct Counts {
+    of: std::collections::BTreeMap<u64, u64>,
+    n: u64,
+}
+
+impl Counts {
+    fn add(&mut self, v: u64) {
+        *self.of.entry(v).or_insert(0) += 1;
+        self.n += 1;
+    }
+
+    /// The `i`-th smallest value.
+    fn nth(&self, i: u64) -> f64 {
+        let mut seen = 0;
+        for (&v, &c) in &self.of {
+            seen += c;
+            if i < seen {
+                return v as f64;
+            }
+        }
+        f64::NAN
+    }
+
+    fn compute(&self, stat: Stat, form: StddevForm) -> f64 {
+        if self.n == 0 {
+            return f64::NAN;
+        }
+        match stat {
+            Stat::Min => self.of.keys().next().map_or(f64::NAN, |&v| v as f64),
+            Stat::Max => self.of.keys().next_back().map_or(f64::NAN, |&v| v as f64),
+            // Whole numbers below 2^53 add up exactly in any order.
+            Stat::Amean => {
+                self.of
+                    .iter()
+                    .map(|(&v, &c)| v as f64 * c as f64)
+                    .sum::<f64>()
+                    / self.n as f64
+            }
+            Stat::Quantile(p) => self.nth(quantile_index(self.n as usize, p) as u64),
+            Stat::Hmean | Stat::Stddev | Stat::CoeffVar => {
+                let xs: Vec<f64> = self
+                    .of
+                    .iter()
+                    .flat_map(|(&v, &c)| std::iter::repeat_n(v as f64, c as usize))
+                    .collect();
+                compute(stat, &xs, form)
+            }
+        }
+    }
+}
+
+/// One operation's cells in one variant's column: each row's value over
+/// the pooled samples, then (for the significance marks) each
+/// iteration's value of every row, NaN where it is undefined, in one
+/// run of numbers.
+#[derive(Clone, Debug, Default)]
+struct OpCells {
+    op: String,
+    rows: usize,
+    cells: Vec<f64>,
+}
+
+impl OpCells {
+    fn pooled(&self, row: usize) -> f64 {
+        self.cells[row]
+    }
+
+    /// Row `row`'s values in the iterations where it is defined.
+    fn each(&self, row: usize) -> Vec<f64> {
+        self.cells[self.rows..]
+            .chunks(self.rows)
+            .map(|c| c[row])
+            .filter(|v| !v.is_nan())
+            .collect()
+    }
+}
+
+/// What one variant puts in an mmtests table: its name and, per block,
+/// its cells. Built by [`MmtestsFold`] one iteration at a time, so a
+/// variant's iterations need not be held together.
+#[derive(Clone, Debug, Default)]
+pub struct MmtestsColumn {
+    pub name: String,
+    tput: Vec<OpCells>,
+    lat: Vec<OpCells>,
+}
+
+/// Appends one iteration's value of each of `rows`.
+fn push_each(each: &mut Vec<f64>, rows: &[(&str, Stat, Cmp)], value: impl Fn(Stat) -> f64) {
+    each.extend(rows.iter().map(|&(_, stat, _)| value(stat)));
+}
+
+/// Pooled row values then the iterations' ones, as [`OpCells`] holds them.
+fn cells(pooled: impl Iterator<Item = f64>, each: &[f64]) -> Vec<f64> {
+    let mut c: Vec<f64> = pooled.collect();
+    c.extend_from_slice(each);
+    c
+}
+
+/// One variant's column of an mmtests table, fed one iteration (run) at a
+/// time: throughput samples (one per entry and run) are kept, latency
+/// windows counted by value; each iteration's own row values are kept for
+/// the significance marks.
+#[derive(Clone, Debug)]
+pub struct MmtestsFold {
+    name: String,
+    opts: MmtestsOptions,
+    /// Per operation: its samples, and each iteration's row values.
+    tput: Vec<(String, Vec<f64>, Vec<f64>)>,
+    /// Read, write.
+    lat: [Option<(Counts, Vec<f64>)>; 2],
+}
+
+impl MmtestsFold {
+    pub fn new(name: &str, opts: &MmtestsOptions) -> Self {
+        MmtestsFold {
+            name: name.to_owned(),
+            opts: *opts,
+            tput: Vec::new(),
+            lat: [None, None],
+        }
+    }
+
+    /// Adds one iteration.
+    pub fn push(&mut self, report: &RunReport) {
+        let form = self.opts.stddev;
+        for (op, xs) in kbsec_samples(&[report]) {
+            let k = match self.tput.iter().position(|(name, _, _)| *name == op) {
+                Some(k) => k,
+                None => {
+                    self.tput.push((op, Vec::new(), Vec::new()));
+                    self.tput.len() - 1
+                }
+            };
+            let (_, pooled, each) = &mut self.tput[k];
+            pooled.extend_from_slice(&xs);
+            push_each(each, &THROUGHPUT_ROWS, |stat| compute(stat, &xs, form));
+        }
+        for (i, d) in [Dir::Read, Dir::Write].into_iter().enumerate() {
+            let xs: Vec<f64> = report
+                .series
+                .iter()
+                .flat_map(|s| s.dirs[d.index()].values().iter())
+                .map(|&ns| window_value(ns, self.opts.latency_unit) as f64)
+                .collect();
+            if xs.is_empty() {
+                continue;
+            }
+            let (counts, each) = self.lat[i].get_or_insert_with(Default::default);
+            for &x in &xs {
+                counts.add(x as u64);
+            }
+            push_each(each, &LATENCY_ROWS, |stat| compute(stat, &xs, form));
+        }
+    }
+
+    /// The column, each row computed over the pooled samples.
+    pub fn finish(self) -> MmtestsColumn {
+        let form = self.opts.stddev;
+        let tput = self
+            .tput
+            .into_iter()
+            .map(|(op, xs, each)| OpCells {
+                cells: cells(
+                    THROUGHPUT_ROWS
+                        .iter()
+                        .map(|&(_, stat, _)| compute(stat, &xs, form)),
+                    &each,
+                ),
+                rows: THROUGHPUT_ROWS.len(),
+                op,
+            })
+            .collect();
+        let lat = self
+            .lat
+            .into_iter()
+            .zip([Dir::Read, Dir::Write])
+            .filter_map(|(l, d)| {
+                let (counts, each) = l?;
+                Some(OpCells {
+                    op: format!("latency-{}", d.name()),
+                    rows: LATENCY_ROWS.len(),
+                    cells: cells(
+                        LATENCY_ROWS
+                            .iter()
+                            .map(|&(_, stat, _)| counts.compute(stat, form)),
+                        &each,
+                    ),
+                })
+            })
+            .collect();
+        MmtestsColumn {
+            name: self.name,
+            tput,
+            lat,
+        }
+    }
+}
+
+/// Which block of a column.
+fn block_of(c: &MmtestsColumn, latency: bool) -> &[OpCells] {
+    if latency { &c.lat } else { &c.tput }
 }
 
 fn render_block(
     out: &mut String,
-    names: &[&str],
-    per_variant: &[SampleSets],
-    per_iteration_sets: &[Vec<SampleSets>],
+    columns: &[MmtestsColumn],
+    latency: bool,
     rows: &[(&str, Stat, Cmp)],
     opts: &MmtestsOptions,
 ) {
     // Union of operations, baseline first.
     let mut ops: Vec<&str> = Vec::new();
-    for sets in per_variant {
-        for (op, _) in sets {
-            if !ops.contains(&op.as_str()) {
-                ops.push(op);
+    for c in columns {
+        for cells in block_of(c, latency) {
+            if !ops.contains(&cells.op.as_str()) {
+                ops.push(&cells.op);
             }
         }
     }
@@ -375,34 +578,35 @@ fn render_block(
     let ow = ops.iter().map(|o| o.len()).max().unwrap_or(0);
     let cellw = opts.field_width + opts.compare_width + 4;
     let _ = write!(out, "{:w$}", "", w = sw + 1 + ow);
-    for n in names {
-        let _ = write!(out, "{n:>cellw$}");
+    for c in columns {
+        let _ = write!(out, "{:>cellw$}", c.name);
     }
     out.push('\n');
-    for &(label, stat, cmp) in rows {
+    for (k, &(label, _, cmp)) in rows.iter().enumerate() {
         for op in &ops {
-            let vals: Vec<f64> = per_variant
+            let found: Vec<Option<&OpCells>> = columns
                 .iter()
-                .map(|sets| {
-                    sets.iter()
-                        .find(|(name, _)| name == op)
-                        .map_or(f64::NAN, |(_, xs)| compute(stat, xs, opts.stddev))
-                })
+                .map(|c| block_of(c, latency).iter().find(|cells| cells.op == *op))
+                .collect();
+            let vals: Vec<f64> = found
+                .iter()
+                .map(|f| f.map_or(f64::NAN, |cells| cells.pooled(k)))
                 .collect();
             let base = vals.first().copied().unwrap_or(f64::NAN);
-            let marks: Vec<bool> = if opts.mark_significant {
-                let each: Vec<Vec<f64>> = per_iteration_sets
+            let each: Vec<Vec<f64>> = if opts.mark_significant {
+                found
                     .iter()
-                    .map(|its| per_iteration(its, op, stat, opts))
-                    .collect();
-                each.iter()
-                    .map(|xs| each.first().is_some_and(|b| welch_differs(xs, b)))
+                    .map(|f| f.map_or_else(Vec::new, |cells| cells.each(k)))
                     .collect()
             } else {
-                vec![false; vals.len()]
+                Vec::new()
             };
             let _ = write!(out, "{label:<sw$} {op:<ow$}");
-            for (&v, &marked) in vals.iter().zip(&marks) {
+            for (i, &v) in vals.iter().enumerate() {
+                let marked = match (each.get(i), each.first()) {
+                    (Some(xs), Some(b)) => welch_differs(xs, b),
+                    _ => false,
+                };
                 out.push_str(&cell(v, base, cmp, marked, opts));
             }
             out.push('\n');
@@ -430,32 +634,25 @@ pub fn mmtests_table_of_runs(runs: &[(&str, &RunReport)], opts: &MmtestsOptions)
 /// samples pool, as mmtests pools iterations). Throughput block first, then
 /// a blank line and the latency block; empty blocks are left out.
 pub fn mmtests_table_with(runs: &[(&str, &[&RunReport])], opts: &MmtestsOptions) -> String {
-    let names: Vec<&str> = runs.iter().map(|(n, _)| *n).collect();
-    let tput: Vec<SampleSets> = runs.iter().map(|(_, it)| kbsec_samples(it)).collect();
-    let lat: Vec<SampleSets> = runs
+    let columns: Vec<MmtestsColumn> = runs
         .iter()
-        .map(|(_, it)| latency_samples(it, opts.latency_unit))
+        .map(|(name, its)| {
+            let mut fold = MmtestsFold::new(name, opts);
+            for r in *its {
+                fold.push(r);
+            }
+            fold.finish()
+        })
         .collect();
-    // Each iteration's own samples, for the significance marks.
-    let (tput_each, lat_each): (Vec<Vec<SampleSets>>, Vec<Vec<SampleSets>>) =
-        if opts.mark_significant {
-            runs.iter()
-                .map(|(_, it)| {
-                    let t = it.iter().map(|r| kbsec_samples(&[*r])).collect();
-                    let l = it
-                        .iter()
-                        .map(|r| latency_samples(&[*r], opts.latency_unit))
-                        .collect();
-                    (t, l)
-                })
-                .unzip()
-        } else {
-            (Vec::new(), Vec::new())
-        };
+    mmtests_table_of_columns(&columns, opts)
+}
+
+/// The table of variants' columns, the first the baseline.
+pub fn mmtests_table_of_columns(columns: &[MmtestsColumn], opts: &MmtestsOptions) -> String {
     let mut out = String::new();
-    render_block(&mut out, &names, &tput, &tput_each, &THROUGHPUT_ROWS, opts);
+    render_block(&mut out, columns, false, &THROUGHPUT_ROWS, opts);
     let mut lat_out = String::new();
-    render_block(&mut lat_out, &names, &lat, &lat_each, &LATENCY_ROWS, opts);
+    render_block(&mut lat_out, columns, true, &LATENCY_ROWS, opts);
     if opts.captions {
         if !out.is_empty() {
             out.insert_str(0, &throughput_caption());
@@ -495,6 +692,39 @@ mod tests {
     use super::*;
     use crate::stats::{GroupBwMode, JobInput, JobStats};
     use crate::time::{MS, SEC, US};
+
+    /// Counting the windows by value gives every row what the windows in
+    /// a row give, bit for bit.
+    #[test]
+    fn counted_windows_give_the_rows_of_the_samples() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut counts = Counts::default();
+        let mut xs = Vec::new();
+        for _ in 0..2_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let v = (state >> 33) % 5_000 + 100;
+            counts.add(v);
+            xs.push(v as f64);
+        }
+        for &(_, stat, _) in &LATENCY_ROWS {
+            let want = compute(stat, &xs, StddevForm::Sample);
+            let got = counts.compute(stat, StddevForm::Sample);
+            assert_eq!(got.to_bits(), want.to_bits(), "{stat:?}");
+        }
+        // The others sum in another order: the same to rounding.
+        for &(_, stat, _) in &THROUGHPUT_ROWS {
+            let want = compute(stat, &xs, StddevForm::Sample);
+            let got = counts.compute(stat, StddevForm::Sample);
+            assert!((got - want).abs() <= want.abs() * 1e-12, "{stat:?}");
+        }
+        assert!(
+            Counts::default()
+                .compute(Stat::Max, StddevForm::Sample)
+                .is_nan()
+        );
+    }
 
     #[test]
     fn quantile_rule_on_known_vectors() {

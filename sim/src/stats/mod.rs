@@ -29,6 +29,7 @@
 mod btrfs;
 mod collect;
 mod columns;
+mod figures;
 mod fio_log;
 mod fio_out;
 mod fio_plat;
@@ -46,13 +47,14 @@ use serde::{Deserialize, Serialize};
 pub use btrfs::{BtrfsRun, btrfs_table};
 pub(crate) use collect::LatAcc;
 pub use collect::{Before, HistLine, JobStats, RunningStat, Window, WindowSeries, histogram_bytes};
+pub use figures::{DirFigures, EntryFigures, LatFigures, RunFigures};
 pub use fio_log::{LogKind, log_file_name, write_log};
 pub use fio_out::{N2sUnit, json_output, json_plus_output, lat_log_json, normal_output, num2str};
 pub use fio_terse::terse_output;
 pub use mmtests::{
-    LatencyUnit, MmtestsOptions, StddevForm, amean, coeffvar, hmean, kbsec_samples,
-    latency_samples, mmtests_table, mmtests_table_of_runs, mmtests_table_with, pdiff, pndiff,
-    quantile, quantile_index, stddev,
+    LatencyUnit, MmtestsColumn, MmtestsFold, MmtestsOptions, StddevForm, amean, coeffvar, hmean,
+    kbsec_samples, latency_samples, mmtests_table, mmtests_table_of_columns, mmtests_table_of_runs,
+    mmtests_table_with, pdiff, pndiff, quantile, quantile_index, stddev,
 };
 pub use occupancy::{Occupancy, OccupancySummary};
 pub use report::{

@@ -9,21 +9,16 @@ use std::fmt::Write;
 
 use super::Dir;
 use super::columns::variant_width;
-use super::report::{DirReport, RunReport};
+use super::figures::{DirFigures, LatFigures, RunFigures};
 use super::spread::MeanCi;
 use crate::time::Ns;
 
-/// One variant's inputs to the summary.
+/// One run's inputs to the summary: its variant and its figures.
 #[derive(Clone, Copy, Debug)]
 pub struct SummaryRun<'a> {
     /// Column name (the variant spec).
     pub variant: &'a str,
-    /// The run's report.
-    pub report: &'a RunReport,
-    /// Bytes every device completed, read and written.
-    pub device_bytes: [u64; 2],
-    /// Simulated duration of the run.
-    pub sim_ns: Ns,
+    pub figures: &'a RunFigures,
 }
 
 fn mb_per_s(bytes: u64, ns: Ns) -> f64 {
@@ -57,13 +52,13 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
             out,
             "{:<width$}  {:>13.2}  {:>14.2}",
             r.variant,
-            mb_per_s(r.device_bytes[0], r.sim_ns),
-            mb_per_s(r.device_bytes[1], r.sim_ns)
+            mb_per_s(r.figures.device_bytes[0], r.figures.sim_ns),
+            mb_per_s(r.figures.device_bytes[1], r.figures.sim_ns)
         );
     }
     let name_w = runs
         .iter()
-        .flat_map(|r| r.report.jobs.iter().map(|j| j.name.len()))
+        .flat_map(|r| r.figures.entries.iter().map(|j| j.name.len()))
         .chain(std::iter::once(5))
         .max()
         .unwrap_or(5);
@@ -76,13 +71,13 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
     let Some(first) = runs.first() else {
         return out;
     };
-    for (e, job) in first.report.jobs.iter().enumerate() {
+    for (e, job) in first.figures.entries.iter().enumerate() {
         for dir in Dir::ALL {
             if job.dir(dir).total_ios == 0 {
                 continue;
             }
             for r in runs {
-                let Some(j) = r.report.jobs.get(e) else {
+                let Some(j) = r.figures.entries.get(e) else {
                     continue;
                 };
                 let d = j.dir(dir);
@@ -101,14 +96,14 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
                 );
             }
         }
-        if job.sync.lat.n == 0 {
+        if job.sync.n == 0 {
             continue;
         }
         for r in runs {
-            let Some(j) = r.report.jobs.get(e) else {
+            let Some(j) = r.figures.entries.get(e) else {
                 continue;
             };
-            let s = &j.sync.lat;
+            let s = &j.sync;
             let ms = |ns: f64| ns / 1e6;
             let _ = writeln!(
                 out,
@@ -129,25 +124,17 @@ pub fn summary_table(runs: &[SummaryRun<'_>]) -> String {
 
 /// Entry `e`'s direction `dir` in each of `runs` (one per seed), leaving
 /// out runs without that entry.
-pub(crate) fn entry_dirs<'r>(runs: &[SummaryRun<'r>], e: usize, dir: Dir) -> Vec<&'r DirReport> {
+pub(crate) fn entry_dirs<'r>(runs: &[SummaryRun<'r>], e: usize, dir: Dir) -> Vec<&'r DirFigures> {
     runs.iter()
-        .filter_map(|r| r.report.jobs.get(e))
+        .filter_map(|r| r.figures.entries.get(e))
         .map(|j| j.dir(dir))
         .collect()
 }
 
 /// The 99th-percentile completion latency (ns) of each of `ds`, or `None`
 /// when one of them has no such percentile.
-pub(crate) fn clat_p99_ns(ds: &[&DirReport]) -> Option<Vec<f64>> {
-    ds.iter()
-        .map(|d| {
-            d.clat
-                .percentiles
-                .iter()
-                .find(|(p, _)| *p == 99.0)
-                .map(|&(_, ns)| ns as f64)
-        })
-        .collect()
+pub(crate) fn clat_p99_ns(ds: &[&DirFigures]) -> Option<Vec<f64>> {
+    ds.iter().map(|d| d.clat.p99.map(|ns| ns as f64)).collect()
 }
 
 /// Left-aligned first columns and right-aligned rest, each column as wide
@@ -205,7 +192,7 @@ pub fn summary_table_over_seeds(variants: &[&[SummaryRun<'_>]]) -> String {
     for v in variants {
         let rate = |i: usize| -> Vec<f64> {
             v.iter()
-                .map(|r| mb_per_s(r.device_bytes[i], r.sim_ns))
+                .map(|r| mb_per_s(r.figures.device_bytes[i], r.figures.sim_ns))
                 .collect()
         };
         dev.push(vec![name(v), ci(rate(0), 2), ci(rate(1), 2)]);
@@ -231,14 +218,14 @@ pub fn summary_table_over_seeds(variants: &[&[SummaryRun<'_>]]) -> String {
         return out;
     };
     let ms = |ns: f64| ns / 1e6;
-    for (e, job) in first.report.jobs.iter().enumerate() {
+    for (e, job) in first.figures.entries.iter().enumerate() {
         for dir in Dir::ALL {
             if job.dir(dir).total_ios == 0 {
                 continue;
             }
             for v in variants {
                 let ds = entry_dirs(v, e, dir);
-                let of = |f: &dyn Fn(&DirReport) -> f64| -> String {
+                let of = |f: &dyn Fn(&DirFigures) -> f64| -> String {
                     ci(ds.iter().map(|d| f(d)).collect(), 3)
                 };
                 rows.push(vec![
@@ -253,16 +240,16 @@ pub fn summary_table_over_seeds(variants: &[&[SummaryRun<'_>]]) -> String {
                 ]);
             }
         }
-        if job.sync.lat.n == 0 {
+        if job.sync.n == 0 {
             continue;
         }
         for v in variants {
-            let ss: Vec<&super::report::LatSummary> = v
+            let ss: Vec<&LatFigures> = v
                 .iter()
-                .filter_map(|r| r.report.jobs.get(e))
-                .map(|j| &j.sync.lat)
+                .filter_map(|r| r.figures.entries.get(e))
+                .map(|j| &j.sync)
                 .collect();
-            let of = |f: &dyn Fn(&super::report::LatSummary) -> f64| -> String {
+            let of = |f: &dyn Fn(&LatFigures) -> f64| -> String {
                 ci(ss.iter().map(|s| f(s)).collect(), 3)
             };
             rows.push(vec![
@@ -301,18 +288,18 @@ fn mean_ci_json(xs: &[f64]) -> serde_json::Value {
 pub fn aggregate_json(runs: &[SummaryRun<'_>]) -> serde_json::Value {
     let rate = |i: usize| -> Vec<f64> {
         runs.iter()
-            .map(|r| mb_per_s(r.device_bytes[i], r.sim_ns))
+            .map(|r| mb_per_s(r.figures.device_bytes[i], r.figures.sim_ns))
             .collect()
     };
     let mut entries = Vec::new();
     if let Some(first) = runs.first() {
-        for (e, job) in first.report.jobs.iter().enumerate() {
+        for (e, job) in first.figures.entries.iter().enumerate() {
             for dir in Dir::ALL {
                 if job.dir(dir).total_ios == 0 {
                     continue;
                 }
                 let ds = entry_dirs(runs, e, dir);
-                let of = |f: &dyn Fn(&DirReport) -> f64| {
+                let of = |f: &dyn Fn(&DirFigures) -> f64| {
                     mean_ci_json(&ds.iter().map(|d| f(d)).collect::<Vec<f64>>())
                 };
                 let mut entry = serde_json::json!({
@@ -343,7 +330,7 @@ pub fn aggregate_json(runs: &[SummaryRun<'_>]) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::report::{DirReport, JobReport, LatSummary};
+    use crate::stats::report::{DirReport, JobReport, LatSummary, RunReport};
 
     fn report(bw_bytes: u64, mean_ns: f64) -> RunReport {
         let mut read = DirReport {
@@ -373,19 +360,24 @@ mod tests {
 
     #[test]
     fn rows_give_device_rates_and_entry_latencies_in_ms() {
-        let (a, b) = (report(657_000, 6_237_300.0), report(4_780_000, 860_000.0));
+        let a = RunFigures::of(
+            &report(657_000, 6_237_300.0),
+            [10_928_435_200, 0],
+            20_000_000_000,
+        );
+        let b = RunFigures::of(
+            &report(4_780_000, 860_000.0),
+            [8_584_000_000, 0],
+            20_000_000_000,
+        );
         let t = summary_table(&[
             SummaryRun {
                 variant: "none",
-                report: &a,
-                device_bytes: [10_928_435_200, 0],
-                sim_ns: 20_000_000_000,
+                figures: &a,
             },
             SummaryRun {
                 variant: "iocost",
-                report: &b,
-                device_bytes: [8_584_000_000, 0],
-                sim_ns: 20_000_000_000,
+                figures: &b,
             },
         ]);
         assert!(t.contains("none            546.42            0.00"), "{t}");
@@ -420,11 +412,10 @@ mod tests {
             buckets: Vec::new(),
             bins: Vec::new(),
         };
+        let a = RunFigures::of(&a, [0, 0], 1);
         let t = summary_table(&[SummaryRun {
             variant: "alloc=stock",
-            report: &a,
-            device_bytes: [0, 0],
-            sim_ns: 1,
+            figures: &a,
         }]);
         assert!(
             t.contains(
@@ -434,22 +425,28 @@ mod tests {
         );
     }
 
-    /// Each report as one seed of `none`, at 200 MB/s of device reads.
-    fn as_seeds(reports: &[RunReport]) -> Vec<SummaryRun<'_>> {
+    /// Each report's figures as one seed, at 200 MB/s of device reads.
+    fn figures(reports: &[RunReport]) -> Vec<RunFigures> {
         reports
             .iter()
-            .map(|r| SummaryRun {
+            .map(|r| RunFigures::of(r, [2_000_000_000, 0], 10_000_000_000))
+            .collect()
+    }
+
+    /// Each run as one seed of `none`.
+    fn as_seeds(figures: &[RunFigures]) -> Vec<SummaryRun<'_>> {
+        figures
+            .iter()
+            .map(|f| SummaryRun {
                 variant: "none",
-                report: r,
-                device_bytes: [2_000_000_000, 0],
-                sim_ns: 10_000_000_000,
+                figures: f,
             })
             .collect()
     }
 
     #[test]
     fn over_seeds_every_figure_is_a_mean_with_its_interval() {
-        let seeds = [report(600_000, 6_000_000.0), report(700_000, 7_000_000.0)];
+        let seeds = figures(&[report(600_000, 6_000_000.0), report(700_000, 7_000_000.0)]);
         let runs = as_seeds(&seeds);
         let t = summary_table_over_seeds(&[&runs, &runs[..1]]);
         assert!(t.contains("over 2 seeds"), "{t}");
@@ -468,7 +465,7 @@ mod tests {
 
     #[test]
     fn the_aggregate_json_holds_each_figure_with_its_interval() {
-        let seeds = [report(600_000, 6_000_000.0), report(700_000, 7_000_000.0)];
+        let seeds = figures(&[report(600_000, 6_000_000.0), report(700_000, 7_000_000.0)]);
         let runs = as_seeds(&seeds);
         let j = aggregate_json(&runs);
         assert_eq!(j["seeds"], 2);

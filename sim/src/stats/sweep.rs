@@ -6,7 +6,7 @@
 //! metric reads down a column against the knob.
 
 use super::Dir;
-use super::report::{DirReport, RunReport};
+use super::figures::{DirFigures, RunFigures};
 use super::spread::MeanCi;
 use super::summary::{SummaryRun, aligned, clat_p99_ns};
 
@@ -27,17 +27,17 @@ pub struct PointFigures {
 /// leaving out runs without that entry. The sweep table prints them, and
 /// `--plot` draws them.
 pub fn point_figures<'r>(
-    runs: impl IntoIterator<Item = &'r RunReport>,
+    runs: impl IntoIterator<Item = &'r RunFigures>,
     e: usize,
     dir: Dir,
 ) -> PointFigures {
-    let ds: Vec<&DirReport> = runs
+    let ds: Vec<&DirFigures> = runs
         .into_iter()
-        .filter_map(|r| r.jobs.get(e))
+        .filter_map(|r| r.entries.get(e))
         .map(|j| j.dir(dir))
         .collect();
     let ci =
-        |f: &dyn Fn(&DirReport) -> f64| MeanCi::of(&ds.iter().map(|d| f(d)).collect::<Vec<_>>());
+        |f: &dyn Fn(&DirFigures) -> f64| MeanCi::of(&ds.iter().map(|d| f(d)).collect::<Vec<_>>());
     PointFigures {
         bw_mb_s: ci(&|d| d.bw_bytes as f64 / 1e6),
         lat_avg_ms: ci(&|d| d.clat.mean / 1e6),
@@ -59,7 +59,7 @@ pub fn sweep_table(text: &str, points: &[&[SummaryRun<'_>]]) -> String {
     };
     // (entry index, direction, header) of each column group.
     let mut cols: Vec<(usize, Dir, String)> = Vec::new();
-    for (e, job) in first.report.jobs.iter().enumerate() {
+    for (e, job) in first.figures.entries.iter().enumerate() {
         for dir in [Dir::Read, Dir::Write, Dir::Trim] {
             if job.dir(dir).total_ios > 0 {
                 cols.push((e, dir, format!("{} {}", job.name, dir.name())));
@@ -76,7 +76,7 @@ pub fn sweep_table(text: &str, points: &[&[SummaryRun<'_>]]) -> String {
     for p in points {
         let mut row = vec![p.first().map_or("", |r| r.variant).to_owned()];
         for &(e, dir, _) in &cols {
-            let f = point_figures(p.iter().map(|r| r.report), e, dir);
+            let f = point_figures(p.iter().map(|r| r.figures), e, dir);
             row.push(f.bw_mb_s.format(3));
             row.push(f.lat_avg_ms.format(3));
             row.push(f.lat_p99_ms.map_or_else(|| "-".to_owned(), |c| c.format(3)));
@@ -121,13 +121,9 @@ mod tests {
             report(1_000_000, 4_000_000),
             report(3_000_000, 6_000_000),
             report(5_000_000, 9_000_000),
-        ];
-        let run = |variant, r| SummaryRun {
-            variant,
-            report: r,
-            device_bytes: [0, 0],
-            sim_ns: 1,
-        };
+        ]
+        .map(|r| RunFigures::of(&r, [0, 0], 1));
+        let run = |variant, figures| SummaryRun { variant, figures };
         let a = [run("wbt:lat=1ms", &reps[0]), run("wbt:lat=1ms", &reps[1])];
         let b = [run("wbt:lat=5ms", &reps[2])];
         let t = sweep_table("wbt:lat={1,5}ms", &[&a, &b]);
