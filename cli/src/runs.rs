@@ -336,7 +336,11 @@ mod tests {
             let ahead = i - handed.load(Ordering::SeqCst);
             furthest.fetch_max(ahead, Ordering::SeqCst);
             // Early runs slow, so later ones would race ahead unbounded.
-            std::thread::sleep(Duration::from_micros(if i % 7 == 0 { 3_000 } else { 100 }));
+            std::thread::sleep(Duration::from_micros(if i.is_multiple_of(7) {
+                3_000
+            } else {
+                100
+            }));
             Ok(i * 10)
         };
         let mut got = Vec::new();
