@@ -1,13 +1,15 @@
-//! btrfs delayed-ref flushing costs (issue 6, part 6): adding a ref,
-//! running the refs of 32 heads (at a commit), granting a ticket, and one flush decision of
-//! the reclaim worker.
+//! btrfs delayed-ref flushing costs, each for every named variant of the
+//! `flush=` grammar (the catch-up and on-demand eras, the 2021 preemptive
+//! worker) and on-demand without preemption as a control: adding a ref,
+//! running the refs of 32 heads (at a commit), granting a ticket, and one
+//! flush decision of the reclaim worker.
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use iolab_flush::{
-    Config, Decision, FlushKind, FlushModel, HandleKind, Params, Policy, Preempt, RefBatch,
-    Reserve, Start,
+    Config, Decision, FlushKind, FlushModel, HandleKind, Params, Policy, RefBatch, Reserve, Start,
+    parse_policy,
 };
 
 const MIB: u64 = 1024 * 1024;
@@ -39,12 +41,18 @@ fn tight(room: u64) -> Params {
     }
 }
 
-/// On-demand without the preemptive worker, so only tickets drive flushing.
-fn on_demand() -> Policy {
-    Policy {
-        preempt: Preempt::Off,
-        ..Policy::on_demand()
-    }
+/// The variants by their `flush=` names; `on-demand:preempt=off` is the
+/// control where only tickets drive flushing.
+const VARIANTS: [&str; 5] = [
+    "catch-up:run-at-end=on",
+    "catch-up",
+    "on-demand",
+    "on-demand:preempt=2021",
+    "on-demand:preempt=off",
+];
+
+fn policy(name: &str) -> Policy {
+    parse_policy(name).expect("a variant of the grammar")
 }
 
 /// Completes every job and commit the model hands out.
@@ -63,9 +71,16 @@ fn settle(fs: &mut FlushModel, now: u64) {
 
 fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("flush");
+    for name in VARIANTS {
+        variant(&mut g, name);
+    }
+    g.finish();
+}
 
-    g.bench_function("add_ref", |b| {
-        let mut fs = model(on_demand(), roomy());
+/// The four operations under the variant `name`.
+fn variant(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, name: &str) {
+    g.bench_function(BenchmarkId::new("add_ref", name), |b| {
+        let mut fs = model(policy(name), roomy());
         let mut now = 1_000u64;
         let mut h = match fs.on_handle_start(now, HandleKind::Join, 0) {
             Ok(Start::Ready(h)) => h,
@@ -97,10 +112,10 @@ fn benches(c: &mut Criterion) {
         });
     });
 
-    g.bench_function("run_32_heads_at_commit", |b| {
+    g.bench_function(BenchmarkId::new("run_32_heads_at_commit", name), |b| {
         // The commit's pre-flush runs every pending ref: 32 heads queued by
         // one handle come back as RunRefs decisions, then the commit IO.
-        let mut fs = model(on_demand(), roomy());
+        let mut fs = model(policy(name), roomy());
         let mut now = 1_000u64;
         let mut refs_run = 0u64;
         let mut rounds = 0u64;
@@ -146,8 +161,8 @@ fn benches(c: &mut Criterion) {
         );
     });
 
-    g.bench_function("ticket_queue_and_grant", |b| {
-        let mut fs = model(on_demand(), tight(100));
+    g.bench_function(BenchmarkId::new("ticket_queue_and_grant", name), |b| {
+        let mut fs = model(policy(name), tight(100));
         let mut now = 1_000u64;
         assert_eq!(
             fs.on_reserve(now, 1, 100, FlushKind::FlushAll),
@@ -176,8 +191,8 @@ fn benches(c: &mut Criterion) {
         });
     });
 
-    g.bench_function("reclaim_flush_decision", |b| {
-        let mut fs = model(on_demand(), tight(100));
+    g.bench_function(BenchmarkId::new("reclaim_flush_decision", name), |b| {
+        let mut fs = model(policy(name), tight(100));
         let mut now = 1_000u64;
         fs.on_reserve(now, 1, 100, FlushKind::FlushAll)
             .expect("room for the first");
@@ -222,7 +237,6 @@ fn benches(c: &mut Criterion) {
             while fs.poll_trace().is_some() {}
         });
     });
-    g.finish();
 }
 
 criterion_group!(flush_benches, benches);

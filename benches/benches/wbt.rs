@@ -1,8 +1,8 @@
-//! blk-wbt costs: the pure core's admit+complete pair, the userspace
-//! `Throttle` uncontended and with two threads, and beside them a
-//! `Mutex`+`Condvar` counting semaphore and a bare atomic pair (issue 3,
-//! part 6); the async face polled once (a future that is ready at once)
-//! beside tokio's `Semaphore` doing the same (issue 19, part 3).
+//! blk-wbt costs, each for both variants (`modern`, `v5`): the pure
+//! core's admit+complete pair, the userspace `Throttle` uncontended and
+//! with two threads, its async face polled once (a future that is ready
+//! at once); and beside them tokio's `Semaphore` doing the same, a
+//! `Mutex`+`Condvar` counting semaphore and a bare atomic pair.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use iolab_wbt::{
     Admit, DeviceParams, ManualClock, Op, OpFlags, Options, Rq, Throttle, Variant, Wbt,
 };
@@ -46,10 +46,14 @@ impl Semaphore {
     }
 }
 
-fn core_pair(c: &mut Criterion) {
-    let mut g = c.benchmark_group("wbt");
-    g.bench_function("core_admit_complete", |b| {
-        let mut w = Wbt::new(DEV, Variant::Modern);
+/// The costs of one variant.
+fn variant_pair(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    variant: Variant,
+) {
+    g.bench_function(BenchmarkId::new("core_admit_complete", name), |b| {
+        let mut w = Wbt::new(DEV, variant);
         let mut now = 1_000_000_000u64;
         let mut id = 0u64;
         b.iter(|| {
@@ -73,10 +77,10 @@ fn core_pair(c: &mut Criterion) {
         });
     });
 
-    g.bench_function("throttle_uncontended", |b| {
+    g.bench_function(BenchmarkId::new("throttle_uncontended", name), |b| {
         let t = Throttle::with_clock(
             DEV,
-            Variant::Modern,
+            variant,
             Options::default(),
             ManualClock::new(1_000_000_000),
         );
@@ -86,10 +90,10 @@ fn core_pair(c: &mut Criterion) {
         });
     });
 
-    g.bench_function("throttle_two_threads", |b| {
+    g.bench_function(BenchmarkId::new("throttle_two_threads", name), |b| {
         let t = Arc::new(Throttle::with_clock(
             DEV,
-            Variant::Modern,
+            variant,
             Options::default(),
             ManualClock::new(1_000_000_000),
         ));
@@ -116,10 +120,10 @@ fn core_pair(c: &mut Criterion) {
         });
     });
 
-    g.bench_function("throttle_async_uncontended", |b| {
+    g.bench_function(BenchmarkId::new("throttle_async_uncontended", name), |b| {
         let t = Throttle::with_clock(
             DEV,
-            Variant::Modern,
+            variant,
             Options::default(),
             ManualClock::new(1_000_000_000),
         );
@@ -132,7 +136,16 @@ fn core_pair(c: &mut Criterion) {
             p.expect("open").complete();
         });
     });
+}
 
+/// The variants, as the simulator's `--policies` names them.
+const VARIANTS: [(&str, Variant); 2] = [("modern", Variant::Modern), ("v5", Variant::V5_2016)];
+
+fn core_pair(c: &mut Criterion) {
+    let mut g = c.benchmark_group("wbt");
+    for (name, variant) in VARIANTS {
+        variant_pair(&mut g, name, variant);
+    }
     g.bench_function("tokio_semaphore_uncontended", |b| {
         let s = tokio::sync::Semaphore::new(16);
         let mut cx = Context::from_waker(Waker::noop());

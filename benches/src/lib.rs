@@ -1,1 +1,5 @@
-//! Benchmarks live in benches/.
+//! Benchmarks live in `benches/`. This library holds [`page`], which
+//! writes `docs/benchmarks.md` from what criterion measured
+//! (`scripts/benchmarks.sh` runs both).
+
+pub mod page;

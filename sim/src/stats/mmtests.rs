@@ -43,7 +43,7 @@ use std::fmt::Write as _;
 
 use super::Dir;
 use super::report::RunReport;
-use super::spread::welch_differs;
+use super::spread::{hedges_g, welch_differs};
 
 /// Index of mmtests' quantile rule: element `int((n−1)·p + 0.5)` of the
 /// ascending samples (`n ≥ 1`), computed in `f64` like Perl.
@@ -555,14 +555,42 @@ fn block_of(c: &MmtestsColumn, latency: bool) -> &[OpCells] {
     if latency { &c.lat } else { &c.tput }
 }
 
+/// The value every window of every column of a latency operation takes,
+/// when it takes one only (every column has it, its Min equal to its
+/// Max, and the same in each): a row of it says nothing.
+fn constant_value(columns: &[MmtestsColumn], op: &str) -> Option<f64> {
+    let (min, max) = (0, LATENCY_ROWS.len() - 2);
+    let mut value = None;
+    for c in columns {
+        let cells = c.lat.iter().find(|cells| cells.op == op)?;
+        let (lo, hi) = (cells.pooled(min), cells.pooled(max));
+        if lo != hi || value.is_some_and(|v| v != lo) {
+            return None;
+        }
+        value = Some(lo);
+    }
+    value
+}
+
+/// What the table says below its blocks: latency operations left out as
+/// constant, and each starred cell's effect size.
+#[derive(Default)]
+struct Notes {
+    constant: Vec<(String, f64)>,
+    /// (row label, operation, column, Hedges' g).
+    effects: Vec<(String, String, String, f64)>,
+}
+
 fn render_block(
     out: &mut String,
     columns: &[MmtestsColumn],
     latency: bool,
     rows: &[(&str, Stat, Cmp)],
     opts: &MmtestsOptions,
+    notes: &mut Notes,
 ) {
-    // Union of operations, baseline first.
+    // Union of operations, baseline first; a latency constant in every
+    // window of every column left out (said below the table).
     let mut ops: Vec<&str> = Vec::new();
     for c in columns {
         for cells in block_of(c, latency) {
@@ -570,6 +598,15 @@ fn render_block(
                 ops.push(&cells.op);
             }
         }
+    }
+    if latency {
+        ops.retain(|op| match constant_value(columns, op) {
+            Some(v) => {
+                notes.constant.push(((*op).to_owned(), v));
+                false
+            }
+            None => true,
+        });
     }
     if ops.is_empty() {
         return;
@@ -607,6 +644,17 @@ fn render_block(
                     (Some(xs), Some(b)) => welch_differs(xs, b),
                     _ => false,
                 };
+                if marked
+                    && let (Some(xs), Some(b)) = (each.get(i), each.first())
+                    && let Some(g) = hedges_g(xs, b)
+                {
+                    notes.effects.push((
+                        label.to_owned(),
+                        (*op).to_owned(),
+                        columns[i].name.clone(),
+                        g,
+                    ));
+                }
                 out.push_str(&cell(v, base, cmp, marked, opts));
             }
             out.push('\n');
@@ -650,9 +698,10 @@ pub fn mmtests_table_with(runs: &[(&str, &[&RunReport])], opts: &MmtestsOptions)
 /// The table of variants' columns, the first the baseline.
 pub fn mmtests_table_of_columns(columns: &[MmtestsColumn], opts: &MmtestsOptions) -> String {
     let mut out = String::new();
-    render_block(&mut out, columns, false, &THROUGHPUT_ROWS, opts);
+    let mut notes = Notes::default();
+    render_block(&mut out, columns, false, &THROUGHPUT_ROWS, opts, &mut notes);
     let mut lat_out = String::new();
-    render_block(&mut lat_out, columns, true, &LATENCY_ROWS, opts);
+    render_block(&mut lat_out, columns, true, &LATENCY_ROWS, opts, &mut notes);
     if opts.captions {
         if !out.is_empty() {
             out.insert_str(0, &throughput_caption());
@@ -665,6 +714,30 @@ pub fn mmtests_table_of_columns(columns: &[MmtestsColumn], opts: &MmtestsOptions
         out.push('\n');
     }
     out.push_str(&lat_out);
+    let unit = match opts.latency_unit {
+        LatencyUnit::Usec => "us",
+        LatencyUnit::Nsec => "ns",
+    };
+    for (op, v) in &notes.constant {
+        let _ = writeln!(
+            out,
+            "{op}: {v:.2} {unit} in every window of every column, a constant such as buffered writes completing in the page cache give: its rows are left out"
+        );
+    }
+    if !notes.effects.is_empty() {
+        let _ = writeln!(
+            out,
+            "\neffect size of each starred cell: Hedges' g of the column's values over the iterations against the first column's (|g| 0.2 small, 0.5 medium, 0.8 large)"
+        );
+        let rows: Vec<Vec<String>> = notes
+            .effects
+            .iter()
+            .map(|(label, op, name, g)| {
+                vec![label.clone(), op.clone(), name.clone(), format!("{g:+.2}")]
+            })
+            .collect();
+        out.push_str(&super::summary::aligned(&rows, 3));
+    }
     out
 }
 
@@ -833,10 +906,17 @@ mod tests {
         let t = mmtests_table(&[("baseline", &a), ("same", &b)]);
         let cells = t.matches('(').count();
         assert_eq!(cells, t.matches("(   0.00%)").count());
-        // 5 throughput rows x 2 ops + 10 latency rows x 2 ops, 2 columns each.
-        assert_eq!(cells, (5 * 2 + 10 * 2) * 2);
+        // 5 throughput rows x 2 ops + 10 latency rows of the reader, 2
+        // columns each: the writer's latency is 50 µs in every window of
+        // both, so its rows are left out and said so.
+        assert_eq!(cells, (5 * 2 + 10) * 2);
         assert!(t.contains("Hmean    kb/sec-writer-write"), "{t}");
         assert!(t.contains("Max-99%   latency-read "), "{t}");
+        assert!(!t.contains("Max-99%   latency-write"), "{t}");
+        assert!(
+            t.contains("latency-write: 50.00 us in every window of every column"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -868,14 +948,11 @@ mod tests {
         // Window 1 holds IOs 0 and 1: (100 + 101)/2 = 100.5 µs -> 101 (rounded).
         assert_eq!(
             min_line,
-            "Min       latency-read       101.00 (   0.00%)      201.00 ( -99.01%)"
+            "Min       latency-read      101.00 (   0.00%)      201.00 ( -99.01%)"
         );
-        let max_line = lines
-            .iter()
-            .find(|l| l.starts_with("Max       latency-write"))
-            .copied()
-            .unwrap_or("");
-        assert!(max_line.contains("50.00 (   0.00%)"), "{max_line}");
+        // The writer's 50 µs in every window of both: said, not tabled.
+        assert!(!t.contains("Max       latency-write"), "{t}");
+        assert!(t.contains("latency-write: 50.00 us in every window"), "{t}");
         assert!(t.contains("\n\n"));
     }
 
@@ -966,7 +1043,56 @@ mod tests {
             &MmtestsOptions::default(),
         );
         assert!(!plain.contains('*'));
-        assert_eq!(plain.len(), t.len());
+        assert!(!plain.contains("effect size"));
+        // Each starred cell's effect size, below: 12800 ± 800 against
+        // 6400 ± 800 KiB/s over three iterations, d = −8, g = −8 · 0.8.
+        assert!(
+            t.contains("effect size of each starred cell: Hedges' g"),
+            "{t}"
+        );
+        assert!(
+            t.lines().any(|l| l.starts_with("Hmean")
+                && l.contains("kb/sec-writer-write")
+                && l.contains("half")
+                && l.ends_with("-6.40")),
+            "{t}"
+        );
+        assert!(
+            !t.lines()
+                .any(|l| l.contains("near") && l.ends_with('0') && l.starts_with("Hmean")),
+            "{t}"
+        );
+    }
+
+    /// A latency that changes in one column is kept, even where the other
+    /// column holds one value in every window.
+    #[test]
+    fn a_latency_that_varies_somewhere_keeps_its_rows() {
+        let a = run(1, 65536);
+        let mut b = run(1, 65536);
+        // The variant's writer windows: one of them slower.
+        let mut w = JobStats::new(0, 10 * MS, 500 * MS);
+        for i in 0..200u64 {
+            let lat = if i == 7 { 90 * US } else { 50 * US };
+            w.record(Dir::Write, i * 5 * MS, lat, 65536);
+        }
+        w.finish(SEC);
+        let slow = RunReport::build(
+            vec![JobInput {
+                name: "writer".into(),
+                groupid: 0,
+                group_reporting: true,
+                options: vec![],
+                percentiles: Default::default(),
+                unified: Default::default(),
+                stats: w,
+            }],
+            GroupBwMode::Sum,
+        );
+        b.series[0] = slow.series[0].clone();
+        let t = mmtests_table(&[("a", &a), ("b", &b)]);
+        assert!(t.contains("Max       latency-write"), "{t}");
+        assert!(!t.contains("in every window"), "{t}");
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub use report::{
     JobSeries, LAT_BUCKETS, LatSummary, Percentiles, RunReport, SampleSummary, Shown, SteadyReport,
     SyncReport, Unified, lat_bucket,
 };
-pub use spread::{MeanCi, t975, welch_differs};
+pub use spread::{MeanCi, hedges_g, t975, welch_differs};
 pub use summary::{SummaryRun, aggregate_json, summary_table, summary_table_over_seeds};
 pub use sweep::{PointFigures, point_figures, sweep_table};
 pub use volume::{VolumeRun, volume_table};
