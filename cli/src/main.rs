@@ -575,7 +575,8 @@ fn run_or_compare(
         seeds.clone(),
         formats_of(common),
         common.plot.is_some(),
-    );
+    )
+    .traces_for_plot_only(common.plot.is_some() && common.trace.is_none());
     run(
         &mut |_, o| fold.push(o, &mut |text| out.write(text)),
         &mut claims,
@@ -950,6 +951,7 @@ fn draw(
     let written = plot::write(
         std::path::Path::new(dir),
         &plotted.firsts,
+        &plotted.policies,
         plotted.seed,
         &sweeps,
     )?;
@@ -1180,7 +1182,8 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
             Scheduler::SqNoop => SchedKind::SqNoop,
             Scheduler::SqDeadline => SchedKind::SqDeadline,
         },
-        trace: c.trace.is_some(),
+        // --plot draws the policies' traces too.
+        trace: c.trace.is_some() || c.plot.is_some(),
         volume,
         cpus: c.cpus,
     })

@@ -15,6 +15,9 @@
 //!   each job name (its clones summed) and direction with IO;
 //! - the figures over time are small multiples, a panel per variant on a
 //!   shared scale (drawn on one another the last would hide the rest);
+//! - `policy-wbt.svg` and `policy-iocost.svg`: the policies' own state
+//!   over time from each variant's trace, a panel per variant with that
+//!   policy ([`policy_figures`]);
 //! - `sweep-N-ENTRY-DIR-bw.svg` and `sweep-N-ENTRY-DIR-lat.svg`, for the
 //!   N-th knob sweep of `--policies` (from 1) and each report entry and
 //!   direction: its bandwidth, and its mean and 99th-percentile completion
@@ -84,6 +87,9 @@ struct Figure {
     /// One panel per series, stacked on a shared scale (small multiples),
     /// where drawn on one another they would hide each other.
     panels: bool,
+    /// With `panels`: the panel of each series (several lines a panel,
+    /// coloured by their place in it), or empty: a panel per series.
+    panel_of: Vec<usize>,
 }
 
 /// One knob sweep of `--policies`: its text, and each point's variant
@@ -133,6 +139,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                 bars: Vec::new(),
                 x_names: Vec::new(),
                 panels: false,
+                panel_of: Vec::new(),
             });
         }
     }
@@ -152,6 +159,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             bars: Vec::new(),
             x_names: Vec::new(),
             panels: false,
+            panel_of: Vec::new(),
         });
     }
     let mut seen: Vec<&str> = Vec::new();
@@ -192,6 +200,7 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
             bars: Vec::new(),
             x_names: Vec::new(),
             panels: true,
+            panel_of: Vec::new(),
         });
     }
     out.extend(over_time_figures(runs, &of_seed));
@@ -255,6 +264,7 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
                     bars: Vec::new(),
                     x_names: Vec::new(),
                     panels: true,
+                    panel_of: Vec::new(),
                 });
             }
         }
@@ -400,6 +410,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                     bars: vec![bw_bars],
                     x_names: x_names.clone(),
                     panels: false,
+                    panel_of: Vec::new(),
                 });
                 out.push(Figure {
                     file: format!("{stem}-lat.svg"),
@@ -412,6 +423,7 @@ fn sweep_figures(sweeps: &[Sweep<'_>]) -> Vec<Figure> {
                     bars: vec![avg_bars, p99_bars],
                     x_names: x_names.clone(),
                     panels: false,
+                    panel_of: Vec::new(),
                 });
             }
         }
@@ -576,7 +588,20 @@ fn title_face(title: &str) -> f64 {
 /// axes, each with its variant's name.
 fn draw_panels(f: &Figure) -> DrawResult<String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
-    let n = f.series.len().max(1);
+    // Each panel's series, by their index.
+    let groups: Vec<Vec<usize>> = if f.panel_of.is_empty() {
+        (0..f.series.len()).map(|i| vec![i]).collect()
+    } else {
+        let n = f.panel_of.iter().max().map_or(0, |&m| m + 1);
+        (0..n)
+            .map(|p| {
+                (0..f.series.len())
+                    .filter(|&i| f.panel_of[i] == p)
+                    .collect()
+            })
+            .collect()
+    };
+    let n = groups.len().max(1);
     let height = (150 * n as u32 + 60).max(SIZE.1);
     let mut svg = String::new();
     {
@@ -587,7 +612,7 @@ fn draw_panels(f: &Figure) -> DrawResult<String> {
             .map_err(|e| err(&e))?;
         let ((x0, x1), (y0, y1)) = bounds(f);
         let panels = body.split_evenly((n, 1));
-        for (i, (panel, (name, points))) in panels.iter().zip(&f.series).enumerate() {
+        for (i, (panel, members)) in panels.iter().zip(&groups).enumerate() {
             let last = i + 1 == n;
             let mut chart = ChartBuilder::on(panel)
                 .margin(8)
@@ -607,14 +632,24 @@ fn draw_panels(f: &Figure) -> DrawResult<String> {
                 mesh.x_desc(f.x_desc.as_str());
             }
             mesh.draw().map_err(|e| err(&e))?;
-            let c = colour(i);
-            chart
-                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+            for (k, &s) in members.iter().enumerate() {
+                let (name, points) = &f.series[s];
+                // A panel per variant: its colour; several lines a
+                // panel: each line's colour by its place, alike in every
+                // panel.
+                let c = if f.panel_of.is_empty() {
+                    colour(i)
+                } else {
+                    colour(k)
+                };
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+                    .map_err(|e| err(&e))?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    });
+            }
             chart
                 .configure_series_labels()
                 .position(SeriesLabelPosition::UpperRight)
@@ -626,6 +661,152 @@ fn draw_panels(f: &Figure) -> DrawResult<String> {
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
+}
+
+/// `(t, value)` changes as a step line: each value held until the next.
+fn steps(changes: &[(f64, f64)], end: f64) -> Vec<(f64, f64)> {
+    let mut pts = Vec::with_capacity(changes.len() * 2 + 1);
+    for (i, &(t, v)) in changes.iter().enumerate() {
+        if i > 0 {
+            pts.push((t, changes[i - 1].1));
+        }
+        pts.push((t, v));
+    }
+    if let Some(&(t, v)) = changes.last()
+        && end > t
+    {
+        pts.push((end, v));
+    }
+    pts
+}
+
+/// The records of `event` in a trace, in order.
+fn records<'t>(trace: &'t serde_json::Value, event: &str) -> Vec<&'t serde_json::Value> {
+    trace
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["event"] == event)
+        .collect()
+}
+
+/// The policies' own state over time, from each variant's policy report
+/// and trace: a figure per policy family, a panel per variant that has
+/// it.
+///
+/// - `policy-wbt.svg`: the three request limits (max, normal,
+///   background) each `wbt_step` sets (the report's, all along, when the
+///   step never changed), and how many windows' verdict was that reads
+///   missed the target (`wbt_timer`'s `LAT_EXCEEDED`);
+/// - `policy-iocost.svg`: the device's vrate (`iocost_ioc_vrate_adj`), in
+///   % of the nominal rate.
+fn policy_figures(
+    runs: &[(&str, &RunReport)],
+    policies: &[&serde_json::Value],
+    of_seed: &str,
+) -> Vec<Figure> {
+    let traces: Vec<&serde_json::Value> = policies.iter().map(|p| &p["trace"]).collect();
+    let end_s = |r: &RunReport| {
+        r.series
+            .iter()
+            .map(|s| s.end_ms as f64 / 1e3)
+            .fold(0.0, f64::max)
+    };
+    let mut out = Vec::new();
+    let secs = |rec: &serde_json::Value| rec["t_ns"].as_f64().unwrap_or(0.0) / 1e9;
+    // WBT: limits and verdicts.
+    let mut series = Vec::new();
+    let mut panel_of = Vec::new();
+    for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(policies) {
+        let timers = records(trace, "wbt_timer");
+        if timers.is_empty() {
+            continue;
+        }
+        let step_recs = records(trace, "wbt_step");
+        // Never stepped: the report's limits held all along.
+        let constant = serde_json::json!({
+            "t_ns": 0,
+            "max": policy["max_depth"],
+            "normal": policy["normal"],
+            "bg": policy["background"],
+        });
+        let step_recs = if step_recs.is_empty() && policy["step_changes"] == 0 {
+            vec![&constant]
+        } else {
+            step_recs
+        };
+        let exceeded = timers.iter().filter(|r| r["status"] == 4).count();
+        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        for (key, what) in [("max", "max"), ("normal", "normal"), ("bg", "background")] {
+            let changes: Vec<(f64, f64)> = step_recs
+                .iter()
+                .map(|r| (secs(r), r[key].as_f64().unwrap_or(0.0)))
+                .collect();
+            let label = if key == "max" {
+                format!(
+                    "{name}: {what} ({exceeded} of {} windows over the target)",
+                    timers.len()
+                )
+            } else {
+                format!("{name}: {what}")
+            };
+            series.push((label, steps(&changes, end_s(report))));
+            panel_of.push(panel);
+        }
+    }
+    if !series.is_empty() {
+        out.push(Figure {
+            file: "policy-wbt.svg".to_owned(),
+            title: format!("wbt: request limits each scaling step sets{of_seed}"),
+            x_desc: "time since the run started (s)".to_owned(),
+            y_desc: "requests in flight allowed (requests)",
+            log_x: false,
+            percentile: false,
+            series,
+            bars: Vec::new(),
+            x_names: Vec::new(),
+            panels: true,
+            panel_of,
+        });
+    }
+    // iocost: vrate. The kernel's nominal rate is 2^37 / 10^6 vtime a µs.
+    let nominal = (1u64 << 37) as f64 / 1e6;
+    let series: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
+        .zip(&traces)
+        .filter_map(|((name, report), trace)| {
+            let recs = records(trace, "iocost_ioc_vrate_adj");
+            if recs.is_empty() {
+                return None;
+            }
+            let changes: Vec<(f64, f64)> = recs
+                .iter()
+                .map(|r| {
+                    (
+                        secs(r),
+                        r["vrate"].as_f64().unwrap_or(0.0) / nominal * 100.0,
+                    )
+                })
+                .collect();
+            Some(((*name).to_owned(), steps(&changes, end_s(report))))
+        })
+        .collect();
+    if !series.is_empty() {
+        out.push(Figure {
+            file: "policy-iocost.svg".to_owned(),
+            title: format!("iocost: the device's vrate at each period{of_seed}"),
+            x_desc: "time since the run started (s)".to_owned(),
+            y_desc: "vrate (% of nominal)",
+            log_x: false,
+            percentile: false,
+            series,
+            bars: Vec::new(),
+            x_names: Vec::new(),
+            panels: true,
+            panel_of: Vec::new(),
+        });
+    }
+    out
 }
 
 fn draw(f: &Figure) -> DrawResult<String> {
@@ -724,6 +905,7 @@ fn draw(f: &Figure) -> DrawResult<String> {
 pub fn write(
     dir: &Path,
     runs: &[(&str, &RunReport)],
+    policies: &[&serde_json::Value],
     seed: u64,
     sweeps: &[Sweep<'_>],
 ) -> Result<Vec<PathBuf>, Failure> {
@@ -733,7 +915,12 @@ pub fn write(
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut written = Vec::new();
-    for f in figures(runs, seed).into_iter().chain(sweep_figures(sweeps)) {
+    let policy = policy_figures(runs, policies, &format!(", seed {seed}"));
+    for f in figures(runs, seed)
+        .into_iter()
+        .chain(policy)
+        .chain(sweep_figures(sweeps))
+    {
         let svg = draw(&f).map_err(|e| Failure {
             code: 1,
             message: format!("--plot: drawing {}: {e}", f.file),

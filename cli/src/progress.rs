@@ -83,8 +83,9 @@ impl Progress {
             return;
         }
         if let (Some(at), Some(ms)) = (self.at.get(w), self.at_ms.get(w)) {
+            // A run still going is not done, whatever its share says.
             at.store(
-                (p.done.clamp(0.0, 1.0) * WHOLE as f64) as u64,
+                ((p.done.clamp(0.0, 1.0) * WHOLE as f64) as u64).min(WHOLE - 1),
                 Ordering::Relaxed,
             );
             ms.store(p.now / 1_000_000, Ordering::Relaxed);
@@ -94,11 +95,13 @@ impl Progress {
 
     /// Worker `w` finished a run.
     pub fn finished(&self, w: usize) {
-        self.done.fetch_add(1, Ordering::Relaxed);
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(slot) = self.at.get(w) {
             slot.store(IDLE, Ordering::Relaxed);
         }
-        if self.enabled {
+        // The last run's end is the bar's: it is cleared, not drawn at
+        // 100 % (a line drawn then would only repeat what the output says).
+        if self.enabled && done < self.runs {
             self.redraw();
         }
     }

@@ -96,6 +96,9 @@ impl JsonPieces {
 pub struct Plotted<'f> {
     /// Each variant's first report (kept when the fold was asked to).
     pub firsts: Vec<(&'f str, &'f stats::RunReport)>,
+    /// Each variant's first run's policy report (the JSON's
+    /// `iolab.policy_report`) with its trace records.
+    pub policies: Vec<&'f serde_json::Value>,
     /// The seed of the first run.
     pub seed: u64,
     /// Every run's figures, by variant, then seed.
@@ -117,6 +120,9 @@ pub struct Fold<'v> {
     per_variant: usize,
     /// `--plot`: keep each variant's first report whole.
     keep_firsts: bool,
+    /// The policy traces were recorded for `--plot` alone: left out of
+    /// the JSON (`null`, as without `--trace`).
+    traces_for_plot_only: bool,
     folded: usize,
     /// `run` without seeds: its one run, whole.
     single: Option<RunOutput>,
@@ -129,6 +135,7 @@ pub struct Fold<'v> {
     btrfs: Vec<(String, serde_json::Value, u64)>,
     volume: Vec<(String, serde_json::Value)>,
     firsts: Vec<stats::RunReport>,
+    first_policies: Vec<serde_json::Value>,
     first_seed: Option<u64>,
 }
 
@@ -149,6 +156,7 @@ impl<'v> Fold<'v> {
             seeds,
             formats,
             keep_firsts,
+            traces_for_plot_only: false,
             folded: 0,
             single: None,
             json: None,
@@ -158,8 +166,16 @@ impl<'v> Fold<'v> {
             btrfs: Vec::new(),
             volume: Vec::new(),
             firsts: Vec::new(),
+            first_policies: Vec::new(),
             first_seed: None,
         }
+    }
+
+    /// Says that the policy traces were recorded only for `--plot`'s
+    /// figures, so the JSON leaves them out.
+    pub fn traces_for_plot_only(mut self, only: bool) -> Self {
+        self.traces_for_plot_only = only;
+        self
     }
 
     /// `run` without `--seeds`: one run, printed as fio prints it.
@@ -177,7 +193,7 @@ impl<'v> Fold<'v> {
 
     /// Folds in the next run in plan order, writing what can be written
     /// now to `sink`.
-    pub fn push(&mut self, o: RunOutput, sink: &mut Sink<'_>) -> Result<(), Failure> {
+    pub fn push(&mut self, mut o: RunOutput, sink: &mut Sink<'_>) -> Result<(), Failure> {
         let v = self.folded / self.per_variant;
         let k = self.folded % self.per_variant;
         let variant = self.variants.get(v).ok_or_else(|| Failure {
@@ -188,10 +204,24 @@ impl<'v> Fold<'v> {
         if self.first_seed.is_none() {
             self.first_seed = o.extra["seed"].as_u64();
         }
+        let policy = if self.keep_firsts {
+            o.extra["policy_report"].clone()
+        } else {
+            serde_json::Value::Null
+        };
+        if self.traces_for_plot_only
+            && let Some(t) = o
+                .extra
+                .get_mut("policy_report")
+                .and_then(|r| r.get_mut("trace"))
+        {
+            *t = serde_json::Value::Null;
+        }
         if self.is_single() {
             self.figures.push(vec![figures_of(&o)]);
             if self.keep_firsts {
                 self.firsts.push(o.report.clone());
+                self.first_policies.push(policy);
             }
             self.single = Some(o);
             return Ok(());
@@ -240,6 +270,7 @@ impl<'v> Fold<'v> {
             self.figures.push(Vec::with_capacity(self.per_variant));
             if self.keep_firsts {
                 self.firsts.push(o.report.clone());
+                self.first_policies.push(policy);
             }
         }
         if let Some(f) = self.figures.last_mut() {
@@ -286,6 +317,7 @@ impl<'v> Fold<'v> {
             .unwrap_or(0);
         Plotted {
             firsts,
+            policies: self.first_policies.iter().collect(),
             seed,
             figures: &self.figures,
         }

@@ -400,6 +400,7 @@ fn plots_render_one_series_per_variant() {
             "clat-pct-writer-write.svg",
             "iops-reader-read.svg",
             "iops-writer-write.svg",
+            "policy-wbt.svg",
             "read-latency-reader.svg",
             "sync-pct-writer.svg"
         ]
@@ -407,6 +408,27 @@ fn plots_render_one_series_per_variant() {
     for name in &names {
         let svg = std::fs::read_to_string(dir.join(name)).expect("svg");
         assert!(svg.contains("seed 1"), "{name}: the title names the seed");
+        // The policy's own state: a panel per wbt variant (none has
+        // none), its three limits in the same three colours in each.
+        if name.starts_with("policy-") {
+            for label in [
+                "wbt: max (",
+                "wbt-v5: max (",
+                "windows over the target)",
+                "wbt: background",
+                "requests",
+                "time since the run started (s)",
+            ] {
+                assert!(svg.contains(label), "{name}: {label}");
+            }
+            assert!(!svg.contains("none:"), "{name}");
+            for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+                let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+                let want = if k < 3 { 4 } else { 0 };
+                assert_eq!(svg.matches(&stroke).count(), want, "{name}: colour {k}");
+            }
+            continue;
+        }
         // The percentile figures' axis: its percent labels, the tail's
         // decades evenly apart, and the latency's label.
         if name.contains("-pct-") {
@@ -453,7 +475,9 @@ fn plots_render_one_series_per_variant() {
     let m = merged_dir.to_str().expect("utf-8");
     let o = iolab(&["merge", &docs[0], &docs[1], "--plot", m]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for name in &names {
+    // The shards ran without --trace: no policy trace to draw.
+    assert!(!merged_dir.join("policy-wbt.svg").exists());
+    for name in names.iter().filter(|n| !n.starts_with("policy-")) {
         assert_eq!(
             std::fs::read(merged_dir.join(name)).expect("merged figure"),
             std::fs::read(dir.join(name)).expect("figure"),
@@ -492,9 +516,10 @@ fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
         }
     }
     assert_eq!(sweeps, want);
-    // 8 one-seed figures and the 8 sweep figures, said on stderr.
+    // 8 one-seed figures, the wbt variants' policy figure and the 8
+    // sweep figures, said on stderr.
     assert!(
-        stderr(&o).contains(&format!("--plot {d}: 16 figures written")),
+        stderr(&o).contains(&format!("--plot {d}: 17 figures written")),
         "{}",
         stderr(&o)
     );
@@ -538,4 +563,43 @@ fn sweep_plots_draw_each_metric_against_the_knob_with_bars() {
     }
     // The seeds differ somewhere: some interval is drawn.
     assert!(bars_seen > 0, "no bar in any sweep figure");
+}
+
+/// iocost's own state: its vrate at each period, a panel per iocost
+/// variant; the traces recorded for the figure stay out of the JSON.
+#[test]
+fn the_iocost_figure_draws_each_variants_vrate() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-policy-plot");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let job = dir.join("two-tenants.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=16\nruntime=1\ntime_based=1\nsize=1g\n\
+         [a]\nrw=randread\ncgroup=a\ncgroup_weight=100\n\
+         [b]\nrw=randread\ncgroup=b\ncgroup_weight=300\n",
+    )
+    .expect("job");
+    let j = job.to_str().expect("utf-8");
+    let plots = dir.join("plots");
+    let p = plots.to_str().expect("utf-8");
+    let policies = "none,iocost,iocost-v5.4";
+    let with = compare(j, policies, &["--plot", p, "--output-format", "json"]);
+    assert!(with.status.success(), "{}", stderr(&with));
+    let without = compare(j, policies, &["--output-format", "json"]);
+    assert_eq!(with.stdout, without.stdout, "--plot changes no output");
+    let svg = std::fs::read_to_string(plots.join("policy-iocost.svg")).expect("figure");
+    for label in ["vrate", "% of nominal", "seed 1"] {
+        assert!(svg.contains(label), "{label}");
+    }
+    // The legends: a line of text each.
+    let line = |text: &str| svg.lines().any(|l| l.trim() == text);
+    assert!(line("iocost") && line("iocost-v5.4") && !line("none"));
+    // Two panels, a line and a legend mark each, in two colours.
+    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+        let want = if k < 2 { 2 } else { 0 };
+        assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
+    }
+    assert!(!plots.join("policy-wbt.svg").exists());
 }
