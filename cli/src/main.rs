@@ -951,7 +951,7 @@ fn draw(
     let written = plot::write(
         std::path::Path::new(dir),
         &plotted.firsts,
-        &plotted.policies,
+        &plotted.states,
         plotted.seed,
         &sweeps,
     )?;

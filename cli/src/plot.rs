@@ -15,7 +15,7 @@
 //!   each job name (its clones summed) and direction with IO;
 //! - the figures over time are small multiples, a panel per variant on a
 //!   shared scale (drawn on one another the last would hide the rest);
-//! - `policy-wbt.svg` and `policy-iocost.svg`: the policies' own state
+//! - `policy-wbt.svg`, `policy-iocost.svg`, `policy-btrfs.svg`: the policies' own state
 //!   over time from each variant's trace, a panel per variant with that
 //!   policy ([`policy_figures`]);
 //! - `sweep-N-ENTRY-DIR-bw.svg` and `sweep-N-ENTRY-DIR-lat.svg`, for the
@@ -690,21 +690,26 @@ fn records<'t>(trace: &'t serde_json::Value, event: &str) -> Vec<&'t serde_json:
         .collect()
 }
 
-/// The policies' own state over time, from each variant's policy report
-/// and trace: a figure per policy family, a panel per variant that has
-/// it.
+/// The policies' own state over time, from each variant's first run's
+/// state (`{"policy_report", "btrfs"}`: the policy report with its
+/// trace, btrfs's space series): a figure per policy family, a panel per
+/// variant that has it.
 ///
 /// - `policy-wbt.svg`: the three request limits (max, normal,
 ///   background) each `wbt_step` sets (the report's, all along, when the
 ///   step never changed), and how many windows' verdict was that reads
 ///   missed the target (`wbt_timer`'s `LAT_EXCEEDED`);
 /// - `policy-iocost.svg`: the device's vrate (`iocost_ioc_vrate_adj`), in
-///   % of the nominal rate.
+///   % of the nominal rate;
+/// - `policy-btrfs.svg`: the metadata space's `may_use` and the delayed
+///   refs' reserve each second, with the most tickets waiting at a
+///   sample and the commits in the legend.
 fn policy_figures(
     runs: &[(&str, &RunReport)],
-    policies: &[&serde_json::Value],
+    states: &[&serde_json::Value],
     of_seed: &str,
 ) -> Vec<Figure> {
+    let policies: Vec<&serde_json::Value> = states.iter().map(|s| &s["policy_report"]).collect();
     let traces: Vec<&serde_json::Value> = policies.iter().map(|p| &p["trace"]).collect();
     let end_s = |r: &RunReport| {
         r.series
@@ -717,7 +722,7 @@ fn policy_figures(
     // WBT: limits and verdicts.
     let mut series = Vec::new();
     let mut panel_of = Vec::new();
-    for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(policies) {
+    for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(&policies) {
         let timers = records(trace, "wbt_timer");
         if timers.is_empty() {
             continue;
@@ -804,6 +809,59 @@ fn policy_figures(
             x_names: Vec::new(),
             panels: true,
             panel_of: Vec::new(),
+        });
+    }
+    // btrfs: the metadata space and the delayed refs over time.
+    let mut series = Vec::new();
+    let mut panel_of = Vec::new();
+    for ((name, _), state) in runs.iter().zip(states) {
+        let b = &state["btrfs"];
+        let (Some(cols), Some(rows)) = (b["series_columns"].as_array(), b["series"].as_array())
+        else {
+            continue;
+        };
+        let col = |key: &str| cols.iter().position(|c| c == key);
+        let (Some(ms), Some(may_use), Some(refs), Some(tickets)) = (
+            col("ms"),
+            col("may_use"),
+            col("delayed_refs_size"),
+            col("tickets_waiting"),
+        ) else {
+            continue;
+        };
+        let at = |r: &serde_json::Value, k: usize| r[k].as_f64().unwrap_or(0.0);
+        let most_waiting = rows.iter().map(|r| at(r, tickets)).fold(0.0, f64::max);
+        let commits = b["commits"].as_u64().unwrap_or(0);
+        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        for (k, what) in [(may_use, "may_use"), (refs, "delayed refs")] {
+            let points = rows
+                .iter()
+                .map(|r| (at(r, ms) / 1e3, at(r, k) / f64::from(1u32 << 20)))
+                .collect();
+            let label = if k == may_use {
+                format!(
+                    "{name}: {what} ({most_waiting} tickets waiting at most, {commits} commits)"
+                )
+            } else {
+                format!("{name}: {what}")
+            };
+            series.push((label, points));
+            panel_of.push(panel);
+        }
+    }
+    if !series.is_empty() {
+        out.push(Figure {
+            file: "policy-btrfs.svg".to_owned(),
+            title: format!("btrfs: metadata space reserved and delayed refs, each second{of_seed}"),
+            x_desc: "time since the run started (s)".to_owned(),
+            y_desc: "bytes (MiB)",
+            log_x: false,
+            percentile: false,
+            series,
+            bars: Vec::new(),
+            x_names: Vec::new(),
+            panels: true,
+            panel_of,
         });
     }
     out
@@ -905,7 +963,7 @@ fn draw(f: &Figure) -> DrawResult<String> {
 pub fn write(
     dir: &Path,
     runs: &[(&str, &RunReport)],
-    policies: &[&serde_json::Value],
+    states: &[&serde_json::Value],
     seed: u64,
     sweeps: &[Sweep<'_>],
 ) -> Result<Vec<PathBuf>, Failure> {
@@ -915,7 +973,7 @@ pub fn write(
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let mut written = Vec::new();
-    let policy = policy_figures(runs, policies, &format!(", seed {seed}"));
+    let policy = policy_figures(runs, states, &format!(", seed {seed}"));
     for f in figures(runs, seed)
         .into_iter()
         .chain(policy)

@@ -96,9 +96,10 @@ impl JsonPieces {
 pub struct Plotted<'f> {
     /// Each variant's first report (kept when the fold was asked to).
     pub firsts: Vec<(&'f str, &'f stats::RunReport)>,
-    /// Each variant's first run's policy report (the JSON's
-    /// `iolab.policy_report`) with its trace records.
-    pub policies: Vec<&'f serde_json::Value>,
+    /// Each variant's first run's policy state: `{"policy_report",
+    /// "btrfs"}`, the JSON's `iolab` objects of those names, the policy
+    /// report with its trace records.
+    pub states: Vec<&'f serde_json::Value>,
     /// The seed of the first run.
     pub seed: u64,
     /// Every run's figures, by variant, then seed.
@@ -135,7 +136,7 @@ pub struct Fold<'v> {
     btrfs: Vec<(String, serde_json::Value, u64)>,
     volume: Vec<(String, serde_json::Value)>,
     firsts: Vec<stats::RunReport>,
-    first_policies: Vec<serde_json::Value>,
+    first_states: Vec<serde_json::Value>,
     first_seed: Option<u64>,
 }
 
@@ -166,7 +167,7 @@ impl<'v> Fold<'v> {
             btrfs: Vec::new(),
             volume: Vec::new(),
             firsts: Vec::new(),
-            first_policies: Vec::new(),
+            first_states: Vec::new(),
             first_seed: None,
         }
     }
@@ -204,8 +205,11 @@ impl<'v> Fold<'v> {
         if self.first_seed.is_none() {
             self.first_seed = o.extra["seed"].as_u64();
         }
-        let policy = if self.keep_firsts {
-            o.extra["policy_report"].clone()
+        let state = if self.keep_firsts {
+            serde_json::json!({
+                "policy_report": o.extra["policy_report"],
+                "btrfs": o.extra["btrfs"],
+            })
         } else {
             serde_json::Value::Null
         };
@@ -221,7 +225,7 @@ impl<'v> Fold<'v> {
             self.figures.push(vec![figures_of(&o)]);
             if self.keep_firsts {
                 self.firsts.push(o.report.clone());
-                self.first_policies.push(policy);
+                self.first_states.push(state);
             }
             self.single = Some(o);
             return Ok(());
@@ -270,7 +274,7 @@ impl<'v> Fold<'v> {
             self.figures.push(Vec::with_capacity(self.per_variant));
             if self.keep_firsts {
                 self.firsts.push(o.report.clone());
-                self.first_policies.push(policy);
+                self.first_states.push(state);
             }
         }
         if let Some(f) = self.figures.last_mut() {
@@ -317,7 +321,7 @@ impl<'v> Fold<'v> {
             .unwrap_or(0);
         Plotted {
             firsts,
-            policies: self.first_policies.iter().collect(),
+            states: self.first_states.iter().collect(),
             seed,
             figures: &self.figures,
         }

@@ -603,3 +603,49 @@ fn the_iocost_figure_draws_each_variants_vrate() {
     }
     assert!(!plots.join("policy-wbt.svg").exists());
 }
+
+/// btrfs's own state: the metadata space's may_use and the delayed refs
+/// each second, a panel per variant, two lines each.
+#[test]
+fn the_btrfs_figure_draws_each_variants_space() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-btrfs-plot");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let job = dir.join("fsync-writers.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=psync\nbs=4k\nruntime=2\ntime_based=1\nsize=64m\nfsync=8\n\
+         [w]\nrw=randwrite\nnumjobs=2\n",
+    )
+    .expect("job");
+    let plots = dir.join("plots");
+    let o = iolab(&[
+        "compare",
+        job.to_str().expect("utf-8"),
+        "--device",
+        "nvme",
+        "--fs",
+        "btrfs",
+        "--memory",
+        "4g",
+        "--policies",
+        "flush=catch-up,flush=on-demand",
+        "--plot",
+        plots.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(plots.join("policy-btrfs.svg")).expect("figure");
+    for label in [
+        "flush=catch-up: may_use (",
+        "flush=on-demand: delayed refs",
+        "tickets waiting at most",
+        "MiB",
+    ] {
+        assert!(svg.contains(label), "{label}");
+    }
+    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+        let want = if k < 2 { 4 } else { 0 };
+        assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
+    }
+}
