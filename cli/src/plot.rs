@@ -700,7 +700,8 @@ fn records<'t>(trace: &'t serde_json::Value, event: &str) -> Vec<&'t serde_json:
 ///   step never changed), and how many windows' verdict was that reads
 ///   missed the target (`wbt_timer`'s `LAT_EXCEEDED`);
 /// - `policy-iocost.svg`: the device's vrate (`iocost_ioc_vrate_adj`), in
-///   % of the nominal rate;
+///   % of the nominal rate, and each group's hierarchical inuse weight at
+///   each period's end, in % of the device;
 /// - `policy-btrfs.svg`: the metadata space's `may_use` and the delayed
 ///   refs' reserve each second, with the most tickets waiting at a
 ///   sample and the commits in the legend.
@@ -774,41 +775,77 @@ fn policy_figures(
             panel_of,
         });
     }
-    // iocost: vrate. The kernel's nominal rate is 2^37 / 10^6 vtime a µs.
+    // iocost: vrate, and each group's inuse share of the device. The
+    // kernel's nominal rate is 2^37 / 10^6 vtime a µs.
     let nominal = (1u64 << 37) as f64 / 1e6;
-    let series: Vec<(String, Vec<(f64, f64)>)> = runs
-        .iter()
-        .zip(&traces)
-        .filter_map(|((name, report), trace)| {
-            let recs = records(trace, "iocost_ioc_vrate_adj");
-            if recs.is_empty() {
-                return None;
+    let mut series = Vec::new();
+    let mut panel_of = Vec::new();
+    for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(&policies) {
+        let recs = records(trace, "iocost_ioc_vrate_adj");
+        if recs.is_empty() {
+            continue;
+        }
+        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        let changes: Vec<(f64, f64)> = recs
+            .iter()
+            .map(|r| {
+                (
+                    secs(r),
+                    r["vrate"].as_f64().unwrap_or(0.0) / nominal * 100.0,
+                )
+            })
+            .collect();
+        series.push((
+            format!("{name}: vrate, % of nominal"),
+            steps(&changes, end_s(report)),
+        ));
+        panel_of.push(panel);
+        // Each group's hweight (inuse) at each period's end, by name.
+        let periods = policy["group_periods"]
+            .as_array()
+            .map_or(&[][..], Vec::as_slice);
+        let mut names: Vec<&str> = Vec::new();
+        for p in periods {
+            for g in p["groups"].as_array().into_iter().flatten() {
+                let n = g["name"].as_str().unwrap_or("");
+                if !names.contains(&n) {
+                    names.push(n);
+                }
             }
-            let changes: Vec<(f64, f64)> = recs
+        }
+        for group in names {
+            let changes: Vec<(f64, f64)> = periods
                 .iter()
-                .map(|r| {
-                    (
-                        secs(r),
-                        r["vrate"].as_f64().unwrap_or(0.0) / nominal * 100.0,
-                    )
+                .filter_map(|p| {
+                    let g = p["groups"]
+                        .as_array()?
+                        .iter()
+                        .find(|g| g["name"].as_str() == Some(group))?;
+                    Some((secs(p), g["hwi_pct"].as_f64()?))
                 })
                 .collect();
-            Some(((*name).to_owned(), steps(&changes, end_s(report))))
-        })
-        .collect();
+            let shown = if group.is_empty() { "root" } else { group };
+            // The panel's first line names the variant.
+            series.push((
+                format!("{shown}: hweight (inuse), % of the device"),
+                steps(&changes, end_s(report)),
+            ));
+            panel_of.push(panel);
+        }
+    }
     if !series.is_empty() {
         out.push(Figure {
             file: "policy-iocost.svg".to_owned(),
-            title: format!("iocost: the device's vrate at each period{of_seed}"),
+            title: format!("iocost: vrate and each group's share at each period{of_seed}"),
             x_desc: "time since the run started (s)".to_owned(),
-            y_desc: "vrate (% of nominal)",
+            y_desc: "percent (%)",
             log_x: false,
             percentile: false,
             series,
             bars: Vec::new(),
             x_names: Vec::new(),
             panels: true,
-            panel_of: Vec::new(),
+            panel_of,
         });
     }
     // btrfs: the metadata space and the delayed refs over time.

@@ -213,13 +213,18 @@ impl<'v> Fold<'v> {
         } else {
             serde_json::Value::Null
         };
+        // What the trace added to the report, taken back out: `trace`
+        // is null and `group_periods` absent without it.
         if self.traces_for_plot_only
-            && let Some(t) = o
+            && let Some(r) = o
                 .extra
                 .get_mut("policy_report")
-                .and_then(|r| r.get_mut("trace"))
+                .and_then(serde_json::Value::as_object_mut)
         {
-            *t = serde_json::Value::Null;
+            if let Some(t) = r.get_mut("trace") {
+                *t = serde_json::Value::Null;
+            }
+            r.shift_remove("group_periods");
         }
         if self.is_single() {
             self.figures.push(vec![figures_of(&o)]);

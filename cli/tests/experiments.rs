@@ -587,18 +587,23 @@ fn the_iocost_figure_draws_each_variants_vrate() {
     let with = compare(j, policies, &["--plot", p, "--output-format", "json"]);
     assert!(with.status.success(), "{}", stderr(&with));
     let without = compare(j, policies, &["--output-format", "json"]);
-    assert_eq!(with.stdout, without.stdout, "--plot changes no output");
+    assert!(with.stdout == without.stdout, "--plot changes no output");
     let svg = std::fs::read_to_string(plots.join("policy-iocost.svg")).expect("figure");
-    for label in ["vrate", "% of nominal", "seed 1"] {
+    for label in ["vrate", "seed 1", "a: hweight (inuse), % of the device"] {
         assert!(svg.contains(label), "{label}");
     }
     // The legends: a line of text each.
     let line = |text: &str| svg.lines().any(|l| l.trim() == text);
-    assert!(line("iocost") && line("iocost-v5.4") && !line("none"));
-    // Two panels, a line and a legend mark each, in two colours.
+    assert!(
+        line("iocost: vrate, % of nominal")
+            && line("iocost-v5.4: vrate, % of nominal")
+            && !svg.contains("none:")
+    );
+    // Two panels, each with vrate and the two groups' shares: three
+    // colours, a line and a legend mark each in both panels.
     for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
         let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-        let want = if k < 2 { 2 } else { 0 };
+        let want = if k < 3 { 4 } else { 0 };
         assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
     }
     assert!(!plots.join("policy-wbt.svg").exists());

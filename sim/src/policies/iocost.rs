@@ -144,7 +144,12 @@ pub struct IocostPolicy {
     untracked: u64,
     summary: PeriodSummary,
     trace: Vec<Value>,
+    /// With the trace: each group's state at the end of each period.
+    periods: Vec<(Ns, Vec<GroupAtPeriod>)>,
 }
+
+/// A group at a period's end: `(cgroup, hwi, abs_vdebt)`.
+type GroupAtPeriod = (u64, u32, u64);
 
 impl IocostPolicy {
     /// A policy with `knobs`; the core is built when it is attached.
@@ -168,6 +173,7 @@ impl IocostPolicy {
             untracked: 0,
             summary: PeriodSummary::default(),
             trace: Vec::new(),
+            periods: Vec::new(),
         }
     }
 
@@ -264,6 +270,17 @@ impl IocostPolicy {
                 }
                 if stats.nr_surpluses > 0 {
                     s.periods_idle_low += 1;
+                }
+                if self.knobs.trace
+                    && let Some(core) = self.core.as_ref()
+                {
+                    let groups = core
+                        .snapshot(self.now)
+                        .groups
+                        .iter()
+                        .map(|g| (g.cgroup, g.hwi, g.abs_vdebt))
+                        .collect();
+                    self.periods.push((self.now, groups));
                 }
             }
             if self.knobs.trace {
@@ -591,7 +608,7 @@ impl Policy for IocostPolicy {
             .collect();
         let p = &self.summary;
         let lp = &s.last_period;
-        json!({
+        let mut report = json!({
             "name": self.name(),
             "enabled": core.enabled(),
             "qos": core.qos_line().to_string(),
@@ -627,7 +644,30 @@ impl Policy for IocostPolicy {
             "io_stat": s.to_string(),
             "errors": self.errors,
             "trace": if self.knobs.trace { Value::Array(self.trace.clone()) } else { Value::Null },
-        })
+        });
+        // With the trace: each group's state at the end of each period.
+        if self.knobs.trace {
+            let periods: Vec<Value> = self
+                .periods
+                .iter()
+                .map(|(t, groups)| {
+                    let groups: Vec<Value> = groups
+                        .iter()
+                        .map(|&(cg, hwi, debt)| {
+                            json!({
+                                "cgroup": cg,
+                                "name": name_of(cg),
+                                "hwi_pct": f64::from(hwi) * 100.0 / 65_536.0,
+                                "debt": debt,
+                            })
+                        })
+                        .collect();
+                    json!({ "t_ns": t, "groups": groups })
+                })
+                .collect();
+            report["group_periods"] = Value::Array(periods);
+        }
+        report
     }
 }
 
