@@ -205,7 +205,9 @@ impl<'v> Fold<'v> {
         if self.first_seed.is_none() {
             self.first_seed = o.extra["seed"].as_u64();
         }
-        let state = if self.keep_firsts {
+        // A variant's first run's state, for --plot (taken before the
+        // trace leaves the report).
+        let state = if self.keep_firsts && (k == 0 || self.is_single()) {
             serde_json::json!({
                 "policy_report": o.extra["policy_report"],
                 "btrfs": o.extra["btrfs"],
