@@ -97,8 +97,8 @@ pub struct Plotted<'f> {
     /// Each variant's first report (kept when the fold was asked to).
     pub firsts: Vec<(&'f str, &'f stats::RunReport)>,
     /// Each variant's first run's policy state: `{"policy_report",
-    /// "btrfs"}`, the JSON's `iolab` objects of those names, the policy
-    /// report with its trace records.
+    /// "btrfs", "volume"}`, the JSON's `iolab` objects of those names, the
+    /// policy report with its trace records.
     pub states: Vec<&'f serde_json::Value>,
     /// The seed of the first run.
     pub seed: u64,
@@ -211,6 +211,7 @@ impl<'v> Fold<'v> {
             serde_json::json!({
                 "policy_report": o.extra["policy_report"],
                 "btrfs": o.extra["btrfs"],
+                "volume": o.extra["volume"],
             })
         } else {
             serde_json::Value::Null

@@ -654,3 +654,45 @@ fn the_btrfs_figure_draws_each_variants_space() {
         assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
     }
 }
+
+/// RAID1's reads: the reads each device got each second, a panel per
+/// read policy, a line per device.
+#[test]
+fn the_raid1_figure_draws_where_each_policy_sent_the_reads() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-raid1-plot");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let job = dir.join("randread.fio");
+    let text = std::fs::read_to_string(root().join("kernel/jobs/raid1-ram-disk-randread.fio"))
+        .expect("job")
+        .replace("runtime=10", "runtime=3");
+    std::fs::write(&job, text).expect("job");
+    let plots = dir.join("plots");
+    let o = iolab(&[
+        "compare",
+        job.to_str().expect("utf-8"),
+        "--volume",
+        "raid1:nvme,nvme",
+        "--memory",
+        "4g",
+        "--policies",
+        "read=round-robin,read=latency",
+        "--plot",
+        plots.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(plots.join("policy-raid1.svg")).expect("figure");
+    for label in [
+        "read=round-robin: devid 1",
+        "read=latency: devid 1",
+        "devid 2",
+        "reads/s",
+    ] {
+        assert!(svg.contains(label), "{label}");
+    }
+    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+        let want = if k < 2 { 4 } else { 0 };
+        assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
+    }
+}

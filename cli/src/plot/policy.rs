@@ -1,5 +1,6 @@
 //! The policies' own state over time, from each variant's first run:
-//! `policy-wbt.svg`, `policy-iocost.svg`, `policy-btrfs.svg`.
+//! `policy-wbt.svg`, `policy-iocost.svg`, `policy-btrfs.svg`,
+//! `policy-raid1.svg`.
 
 use iolab_sim::stats::RunReport;
 
@@ -69,7 +70,9 @@ fn records<'t>(trace: &'t serde_json::Value, event: &str) -> Vec<&'t serde_json:
 ///   each period's end, in % of the device;
 /// - `policy-btrfs.svg`: the metadata space's `may_use` and the delayed
 ///   refs' reserve each second, with the most tickets waiting at a
-///   sample and the commits in the legend.
+///   sample and the commits in the legend;
+/// - `policy-raid1.svg`: on a volume, the reads the read policy sent to
+///   each device in each second.
 pub(super) fn policy_figures(
     runs: &[(&str, &RunReport)],
     states: &[&serde_json::Value],
@@ -244,6 +247,61 @@ pub(super) fn policy_figures(
             "policy-btrfs.svg",
             format!("btrfs: metadata space reserved and delayed refs, each second{of_seed}"),
             "bytes (MiB)",
+            series,
+            panel_of,
+        ));
+    }
+    // RAID1: where the read policy sent the reads, each second.
+    let mut series = Vec::new();
+    let mut panel_of = Vec::new();
+    for ((name, _), state) in runs.iter().zip(states) {
+        let Some(rows) = state["volume"]["mirror_reads_series"].as_array() else {
+            continue;
+        };
+        let mut rows: Vec<Vec<f64>> = rows
+            .iter()
+            .filter_map(|r| {
+                Some(
+                    r.as_array()?
+                        .iter()
+                        .filter_map(serde_json::Value::as_f64)
+                        .collect(),
+                )
+            })
+            .collect();
+        let devices = rows
+            .first()
+            .map_or(0, |r: &Vec<f64>| r.len().saturating_sub(1));
+        if devices == 0 {
+            continue;
+        }
+        // No read was sent before the run started.
+        rows.insert(0, vec![0.0; devices + 1]);
+        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        for d in 0..devices {
+            // Reads in each second: the counts' difference over the
+            // sample's interval.
+            let points = rows
+                .windows(2)
+                .map(|w| {
+                    let secs = ((w[1][0] - w[0][0]) / 1e3).max(1e-3);
+                    (w[1][0] / 1e3, (w[1][d + 1] - w[0][d + 1]) / secs)
+                })
+                .collect();
+            let label = if d == 0 {
+                format!("{name}: devid {}", d + 1)
+            } else {
+                format!("devid {}", d + 1)
+            };
+            series.push((label, points));
+            panel_of.push(panel);
+        }
+    }
+    if !series.is_empty() {
+        out.push(over_time(
+            "policy-raid1.svg",
+            format!("RAID1 reads: where the read policy sent them, each second{of_seed}"),
+            "reads sent to the device (reads/s)",
             series,
             panel_of,
         ));

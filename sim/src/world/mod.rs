@@ -299,6 +299,9 @@ pub(crate) struct World<P: Policy> {
     /// btrfs's volume: the chunk map and read policy (`None`: no btrfs,
     /// one device addressed directly). Set together with `btrfs`.
     pub raid: Option<Raid>,
+    /// With a volume: each device's reads sent by the read policy so far,
+    /// once a second with btrfs's series (`[ms, device 0, device 1, …]`).
+    pub mirror_reads_series: Vec<Vec<u64>>,
     /// btrfs's flush model and its glue (`--fs btrfs`, any `--volume`).
     pub btrfs: Option<Box<btrfs::BtrfsState>>,
     /// CPUs of the machine (job `k` submits on CPU `k mod cpus`).
@@ -420,6 +423,7 @@ impl<P: Policy> World<P> {
             files: Vec::new(),
             journal,
             raid: None,
+            mirror_reads_series: Vec::new(),
             btrfs: None,
             cpus: 1,
             host_io_ns: 0,
@@ -762,6 +766,7 @@ impl<P: Policy> World<P> {
                 "supers_before_log": r.supers_before_log,
                 "commits": self.commit.stats,
                 "devices": self.devs.iter().map(|d| d.part).collect::<Vec<_>>(),
+                "mirror_reads_series": self.mirror_reads_series,
             })),
             "page_cache": {
                 "capacity_pages": self.cache.capacity,

@@ -881,6 +881,12 @@ impl<P: Policy> World<P> {
     /// Samples the series once a second while jobs run.
     pub(crate) fn btrfs_on_sample(&mut self, now: Ns) {
         let dirty = self.cache.nr_dirty;
+        if self.raid.is_some() {
+            let mut row = Vec::with_capacity(self.devs.len() + 1);
+            row.push(now / 1_000_000);
+            row.extend(self.devs.iter().map(|d| d.part.mirror_reads));
+            self.mirror_reads_series.push(row);
+        }
         let Some(fs) = self.btrfs.as_mut() else {
             return;
         };
