@@ -94,6 +94,32 @@ struct Figure {
     panel_of: Vec<usize>,
 }
 
+/// A figure of lines over time in stacked panels on a shared scale:
+/// `panel_of` gives each series' panel, or is empty for a panel per
+/// series.
+fn over_time(
+    file: String,
+    title: String,
+    x_desc: &str,
+    y_desc: &'static str,
+    series: Vec<(String, Vec<(f64, f64)>)>,
+    panel_of: Vec<usize>,
+) -> Figure {
+    Figure {
+        file,
+        title,
+        x_desc: x_desc.to_owned(),
+        y_desc,
+        log_x: false,
+        percentile: false,
+        series,
+        bars: Vec::new(),
+        x_names: Vec::new(),
+        panels: true,
+        panel_of,
+    }
+}
+
 /// One knob sweep of `--policies`: its text, and each point's variant
 /// name with its runs' figures, one per seed.
 pub struct Sweep<'a> {
@@ -187,23 +213,18 @@ fn figures(runs: &[(&str, &RunReport)], seed: u64) -> Vec<Figure> {
                 ((*name).to_owned(), points)
             })
             .collect();
-        out.push(Figure {
-            file: format!("read-latency-{}.svg", slug(&s.name)),
-            title: format!(
+        out.push(over_time(
+            format!("read-latency-{}.svg", slug(&s.name)),
+            format!(
                 "{}: read latency, {} ms windows{of_seed}",
                 s.name,
                 s.window_ns / 1_000_000
             ),
-            x_desc: "time since the job started (s)".to_owned(),
-            y_desc: "mean read latency in the window (ms)",
-            log_x: false,
-            percentile: false,
+            "time since the job started (s)",
+            "mean read latency in the window (ms)",
             series,
-            bars: Vec::new(),
-            x_names: Vec::new(),
-            panels: true,
-            panel_of: Vec::new(),
-        });
+            Vec::new(),
+        ));
     }
     out.extend(over_time_figures(runs, &of_seed));
     out
@@ -255,19 +276,14 @@ fn over_time_figures(runs: &[(&str, &RunReport)], of_seed: &str) -> Vec<Figure> 
                         ((*v).to_owned(), pts)
                     })
                     .collect();
-                out.push(Figure {
-                    file: format!("{kind}-{}-{}.svg", slug(name), dir.name()),
-                    title: format!("{name} {}: {what}, {bin_ms} ms bins{of_seed}", dir.name()),
-                    x_desc: "time since the job started (s)".to_owned(),
-                    y_desc: unit,
-                    log_x: false,
-                    percentile: false,
+                out.push(over_time(
+                    format!("{kind}-{}-{}.svg", slug(name), dir.name()),
+                    format!("{name} {}: {what}, {bin_ms} ms bins{of_seed}", dir.name()),
+                    "time since the job started (s)",
+                    unit,
                     series,
-                    bars: Vec::new(),
-                    x_names: Vec::new(),
-                    panels: true,
-                    panel_of: Vec::new(),
-                });
+                    Vec::new(),
+                ));
             }
         }
     }

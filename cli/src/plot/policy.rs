@@ -4,28 +4,41 @@
 
 use iolab_sim::stats::RunReport;
 
-use super::Figure;
+use super::{Figure, over_time};
 
-/// A figure of a state over the run's time, in panels.
-fn over_time(
-    file: &str,
-    title: String,
-    y_desc: &'static str,
+/// The lines of a policy figure, a panel per variant, built a panel at a
+/// time.
+#[derive(Default)]
+struct Panels {
     series: Vec<(String, Vec<(f64, f64)>)>,
     panel_of: Vec<usize>,
-) -> Figure {
-    Figure {
-        file: file.to_owned(),
-        title,
-        x_desc: "time since the run started (s)".to_owned(),
-        y_desc,
-        log_x: false,
-        percentile: false,
-        series,
-        bars: Vec::new(),
-        x_names: Vec::new(),
-        panels: true,
-        panel_of,
+    panels: usize,
+}
+
+impl Panels {
+    /// Starts the next variant's panel.
+    fn next_panel(&mut self) {
+        self.panels += 1;
+    }
+
+    /// A line in the panel started last.
+    fn line(&mut self, label: String, points: Vec<(f64, f64)>) {
+        self.series.push((label, points));
+        self.panel_of.push(self.panels.saturating_sub(1));
+    }
+
+    /// The figure, if any variant had a panel.
+    fn figure(self, file: &str, title: String, y_desc: &'static str) -> Option<Figure> {
+        (!self.series.is_empty()).then(|| {
+            over_time(
+                file.to_owned(),
+                title,
+                "time since the run started (s)",
+                y_desc,
+                self.series,
+                self.panel_of,
+            )
+        })
     }
 }
 
@@ -89,8 +102,7 @@ pub(super) fn policy_figures(
     let mut out = Vec::new();
     let secs = |rec: &serde_json::Value| rec["t_ns"].as_f64().unwrap_or(0.0) / 1e9;
     // WBT: limits and verdicts.
-    let mut series = Vec::new();
-    let mut panel_of = Vec::new();
+    let mut panels = Panels::default();
     for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(&policies) {
         let timers = records(trace, "wbt_timer");
         if timers.is_empty() {
@@ -110,7 +122,7 @@ pub(super) fn policy_figures(
             step_recs
         };
         let exceeded = timers.iter().filter(|r| r["status"] == 4).count();
-        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        panels.next_panel();
         for (key, what) in [("max", "max"), ("normal", "normal"), ("bg", "background")] {
             let changes: Vec<(f64, f64)> = step_recs
                 .iter()
@@ -124,30 +136,24 @@ pub(super) fn policy_figures(
             } else {
                 format!("{name}: {what}")
             };
-            series.push((label, steps(&changes, end_s(report))));
-            panel_of.push(panel);
+            panels.line(label, steps(&changes, end_s(report)));
         }
     }
-    if !series.is_empty() {
-        out.push(over_time(
-            "policy-wbt.svg",
-            format!("wbt: request limits each scaling step sets{of_seed}"),
-            "requests in flight allowed (requests)",
-            series,
-            panel_of,
-        ));
-    }
+    out.extend(panels.figure(
+        "policy-wbt.svg",
+        format!("wbt: request limits each scaling step sets{of_seed}"),
+        "requests in flight allowed (requests)",
+    ));
     // iocost: vrate, and each group's inuse share of the device. The
     // kernel's nominal rate is 2^37 / 10^6 vtime a µs.
     let nominal = (1u64 << 37) as f64 / 1e6;
-    let mut series = Vec::new();
-    let mut panel_of = Vec::new();
+    let mut panels = Panels::default();
     for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(&policies) {
         let recs = records(trace, "iocost_ioc_vrate_adj");
         if recs.is_empty() {
             continue;
         }
-        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        panels.next_panel();
         let changes: Vec<(f64, f64)> = recs
             .iter()
             .map(|r| {
@@ -157,11 +163,10 @@ pub(super) fn policy_figures(
                 )
             })
             .collect();
-        series.push((
+        panels.line(
             format!("{name}: vrate, % of nominal"),
             steps(&changes, end_s(report)),
-        ));
-        panel_of.push(panel);
+        );
         // Each group's hweight (inuse) at each period's end, by name.
         let periods = policy["group_periods"]
             .as_array()
@@ -188,25 +193,19 @@ pub(super) fn policy_figures(
                 .collect();
             let shown = if group.is_empty() { "root" } else { group };
             // The panel's first line names the variant.
-            series.push((
+            panels.line(
                 format!("{shown}: hweight (inuse), % of the device"),
                 steps(&changes, end_s(report)),
-            ));
-            panel_of.push(panel);
+            );
         }
     }
-    if !series.is_empty() {
-        out.push(over_time(
-            "policy-iocost.svg",
-            format!("iocost: vrate and each group's share at each period{of_seed}"),
-            "percent (%)",
-            series,
-            panel_of,
-        ));
-    }
+    out.extend(panels.figure(
+        "policy-iocost.svg",
+        format!("iocost: vrate and each group's share at each period{of_seed}"),
+        "percent (%)",
+    ));
     // btrfs: the metadata space and the delayed refs over time.
-    let mut series = Vec::new();
-    let mut panel_of = Vec::new();
+    let mut panels = Panels::default();
     for ((name, _), state) in runs.iter().zip(states) {
         let b = &state["btrfs"];
         let (Some(cols), Some(rows)) = (b["series_columns"].as_array(), b["series"].as_array())
@@ -225,7 +224,7 @@ pub(super) fn policy_figures(
         let at = |r: &serde_json::Value, k: usize| r[k].as_f64().unwrap_or(0.0);
         let most_waiting = rows.iter().map(|r| at(r, tickets)).fold(0.0, f64::max);
         let commits = b["commits"].as_u64().unwrap_or(0);
-        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        panels.next_panel();
         for (k, what) in [(may_use, "may_use"), (refs, "delayed refs")] {
             let points = rows
                 .iter()
@@ -238,22 +237,16 @@ pub(super) fn policy_figures(
             } else {
                 format!("{name}: {what}")
             };
-            series.push((label, points));
-            panel_of.push(panel);
+            panels.line(label, points);
         }
     }
-    if !series.is_empty() {
-        out.push(over_time(
-            "policy-btrfs.svg",
-            format!("btrfs: metadata space reserved and delayed refs, each second{of_seed}"),
-            "bytes (MiB)",
-            series,
-            panel_of,
-        ));
-    }
+    out.extend(panels.figure(
+        "policy-btrfs.svg",
+        format!("btrfs: metadata space reserved and delayed refs, each second{of_seed}"),
+        "bytes (MiB)",
+    ));
     // RAID1: where the read policy sent the reads, each second.
-    let mut series = Vec::new();
-    let mut panel_of = Vec::new();
+    let mut panels = Panels::default();
     for ((name, _), state) in runs.iter().zip(states) {
         let Some(rows) = state["volume"]["mirror_reads_series"].as_array() else {
             continue;
@@ -277,7 +270,7 @@ pub(super) fn policy_figures(
         }
         // No read was sent before the run started.
         rows.insert(0, vec![0.0; devices + 1]);
-        let panel = panel_of.last().map_or(0, |&p| p + 1);
+        panels.next_panel();
         for d in 0..devices {
             // Reads in each second: the counts' difference over the
             // sample's interval.
@@ -293,18 +286,13 @@ pub(super) fn policy_figures(
             } else {
                 format!("devid {}", d + 1)
             };
-            series.push((label, points));
-            panel_of.push(panel);
+            panels.line(label, points);
         }
     }
-    if !series.is_empty() {
-        out.push(over_time(
-            "policy-raid1.svg",
-            format!("RAID1 reads: where the read policy sent them, each second{of_seed}"),
-            "reads sent to the device (reads/s)",
-            series,
-            panel_of,
-        ));
-    }
+    out.extend(panels.figure(
+        "policy-raid1.svg",
+        format!("RAID1 reads: where the read policy sent them, each second{of_seed}"),
+        "reads sent to the device (reads/s)",
+    ));
     out
 }
