@@ -13,6 +13,22 @@ pub const MS: Ns = 1_000_000;
 /// One second in [`Ns`].
 pub const SEC: Ns = 1_000_000_000;
 
+/// The civil date `(year, month 1–12, day 1–31)` of a day counted from
+/// 1970-01-01 (the proleptic Gregorian calendar), for the dates the
+/// reports print.
+pub fn civil_date(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month as u32, day as u32)
+}
+
 /// Time to move `bytes` at `bytes_per_sec`, rounded up to whole nanoseconds.
 ///
 /// Rounding up keeps a transfer from ever taking zero time.

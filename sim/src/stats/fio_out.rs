@@ -584,16 +584,7 @@ fn ctime(secs: u64) -> String {
     ];
     let days = secs / 86_400;
     let rem = secs % 86_400;
-    // Days to a civil date (proleptic Gregorian), from 1970-01-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = crate::time::civil_date(days as i64);
     format!(
         "{} {} {:>2} {:02}:{:02}:{:02} {}",
         DAYS[(days % 7) as usize],
