@@ -858,12 +858,18 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
 
 /// The committed device files (`kernel/calibrated/NAME.toml`), each
 /// with its measurement (`NAME.probes/`).
-const CALIBRATED: [&str; 4] = [
+const CALIBRATED: [&str; 6] = [
     "loop-disk",
     "loop-shm",
     "loop-disk-2026-12-03",
     "loop-shm-2026-12-03",
+    "loop-disk-2026-12-04",
+    "loop-disk-2026-12-07",
 ];
+
+/// The one committed measurement with the repeated probes (the run
+/// factor's).
+const REPEATED: &str = "loop-disk-2026-12-07";
 
 /// Each committed device file is what `iolab calibrate --from` fits from
 /// the measurement kept beside it, byte for byte: the file is the tool's
@@ -892,6 +898,22 @@ fn the_calibrated_device_files_are_refitted_exactly_from_their_kept_probes() {
         let inline = if dev == "loop-shm-2026-12-03" { 2 } else { 0 };
         assert_eq!(said(&stderr(&o)), inline, "{dev}: {}", stderr(&o));
         assert_eq!(said(&committed), inline, "{dev}: the file's comments");
+        // Only a measurement with the repeats fits a run factor; the
+        // others say on stderr that they have none.
+        let device = iolab_sim::device::DeviceConfig::from_toml(&committed).expect("loads");
+        let runs = device.loop_dev.as_ref().expect("a loop device");
+        let repeated = dev == REPEATED;
+        assert_eq!(
+            runs.run_sigma > 0.0 && runs.write_run_sigma > 0.0,
+            repeated,
+            "{dev}: run factor"
+        );
+        assert_eq!(
+            stderr(&o).contains("no repeated probes"),
+            !repeated,
+            "{dev}: {}",
+            stderr(&o)
+        );
         assert_eq!(
             fitted, committed,
             "{dev}: refit differs from the committed file"
@@ -948,6 +970,16 @@ fn a_broken_kept_measurement_is_refused_at_its_file() {
         &refit(),
         "device.json: \"runtime\" must be an integer from 1 to 600",
     );
+    copy();
+    std::fs::write(kept.join("read-1m-qd8.json"), "{\"jobs\": []}").expect("empty");
+    refused(&refit(), "read-1m-qd8.json: no figures");
+    // The repeated probes are all there or none.
+    copy();
+    let again = root().join(format!("kernel/calibrated/{REPEATED}.probes"));
+    for name in ["randread-4k-qd1.again-1.json", "write-1m-qd8.again-1.json"] {
+        std::fs::copy(again.join(name), kept.join(name)).expect("copy");
+    }
+    refused(&refit(), "randread-4k-qd1.again-2.json: missing");
     copy();
     std::fs::write(kept.join("read-1m-qd8.json"), "{\"jobs\": []}").expect("empty");
     refused(&refit(), "read-1m-qd8.json: no figures");

@@ -886,12 +886,18 @@ fn device_toml(model: Model, name: &str, source: &str, fitted: &[Fitted]) -> Str
     s
 }
 
+/// `job` on `device` at seed 1, the device at its fitted speed: a run
+/// factor ([`RUN_SPREAD`]) would move every probe by seed 1's draw.
 fn simulate(job: &Path, device: &DeviceConfig) -> Result<Measured, Failure> {
     let path = job.to_str().unwrap_or_default();
+    let mut device = device.clone();
+    if let Some(l) = device.loop_dev.as_mut() {
+        (l.run_sigma, l.write_run_sigma) = (0.0, 0.0);
+    }
     let jobfile = crate::load::jobs(&[path.to_owned()], &[], 4 << 30, 2)?;
     let scenario = Scenario {
         jobs: jobfile.jobs,
-        device: device.clone(),
+        device,
         mem_bytes: 4 << 30,
         seed: 1,
         fs: FsKind::Raw,
@@ -927,6 +933,8 @@ fn pct(sim: f64, real: f64) -> f64 {
 struct Probed {
     real: Vec<(&'static str, Measured)>,
     json: Vec<String>,
+    /// The probes of [`RUN_SPREAD`] run again, [`REPEATS`] rounds.
+    again: Vec<Again>,
     size: u64,
     write_cache: bool,
     fua: bool,
@@ -937,6 +945,76 @@ struct Probed {
     source: String,
     /// A loop device this command made (the default model is `loop`).
     made_loop: bool,
+}
+
+/// How many times the probes of [`RUN_SPREAD`] run again, after every
+/// probe has run once.
+const REPEATS: u32 = 3;
+
+/// The run factors' σ and the probe each is read from: a run's spread
+/// in IOPS over the probe's runs (the first and [`REPEATS`] more).
+const RUN_SPREAD: [(&str, &str); 2] = [
+    ("run_sigma", "randread-4k-qd1"),
+    ("write_run_sigma", "write-1m-qd8"),
+];
+
+/// The file stem of probe `name`'s run again in `round`.
+fn again_stem(name: &str, round: u32) -> String {
+    format!("{name}.again-{round}")
+}
+
+/// A probe of [`RUN_SPREAD`] run again.
+struct Again {
+    name: &'static str,
+    round: u32,
+    m: Measured,
+    /// fio's JSON as it wrote it.
+    json: String,
+}
+
+/// The probe of this name.
+fn probe(name: &str) -> &'static Probe {
+    PROBES.iter().find(|p| p.name == name).expect("a probe")
+}
+
+/// The run factors' entries: for each of [`RUN_SPREAD`], the sample
+/// standard deviation of the log of the probe's IOPS over its runs, to
+/// three places (what a 5 s probe's own noise adds is well under a
+/// percent for these two); 0, saying why, without repeats.
+fn run_spreads(real: &[(&'static str, Measured)], again: &[Again]) -> Vec<Fitted> {
+    RUN_SPREAD
+        .iter()
+        .map(|&(key, name)| {
+            let runs: Vec<f64> = of(real, name)
+                .map(|m| m.iops)
+                .into_iter()
+                .chain(again.iter().filter(|a| a.name == name).map(|a| a.m.iops))
+                .filter(|&x| x > 0.0)
+                .collect();
+            if runs.len() < 2 {
+                return Fitted {
+                    key,
+                    value: "0".into(),
+                    from: format!("{name} was not run again: every run alike"),
+                };
+            }
+            let logs: Vec<f64> = runs.iter().map(|x| x.ln()).collect();
+            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+            let var =
+                logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
+            let sigma = (var.sqrt() * 1000.0).round() / 1000.0;
+            let list: Vec<String> = runs.iter().map(|x| format!("{x:.0}")).collect();
+            Fitted {
+                key,
+                value: format!("{}", sigma.min(2.0)),
+                from: format!(
+                    "{name} run {} times: IOPS {}; the standard deviation of their logs",
+                    runs.len(),
+                    list.join(" / ")
+                ),
+            }
+        })
+        .collect()
 }
 
 /// The smallest device a kept measurement may describe: the 300 MiB a
@@ -1116,26 +1194,47 @@ fn run_probes(
     let filled = fio(&fill, &scratch.join("fill.json"));
     check()?;
     filled?;
-    let (mut real, mut json) = (Vec::new(), Vec::new());
-    for p in PROBES {
+    let mut probe_once = |p: &Probe, stem: &str| -> Result<(Measured, String), Failure> {
         check()?;
-        eprintln!("iolab: probe {} ({} s)", p.name, args.runtime);
-        let job = scratch.join(format!("{}.fio", p.name));
+        let job = scratch.join(format!("{stem}.fio"));
         std::fs::write(&job, job_text(p, &t.node, t.size, args.runtime))
             .map_err(|e| sys(format!("{}: {e}", job.display())))?;
-        let out = fio(&job, &scratch.join(format!("{}.json", p.name)));
+        let out = fio(&job, &scratch.join(format!("{stem}.json")));
         check()?;
         let (v, text) = out?;
-        let m =
-            measured(&v).ok_or_else(|| sys(format!("fio's JSON for {} has no figures", p.name)))?;
+        let m = measured(&v).ok_or_else(|| sys(format!("fio's JSON for {stem} has no figures")))?;
+        Ok((m, text))
+    };
+    let (mut real, mut json) = (Vec::new(), Vec::new());
+    for p in PROBES {
+        eprintln!("iolab: probe {} ({} s)", p.name, args.runtime);
+        let (m, text) = probe_once(p, p.name)?;
         real.push((p.name, m));
         json.push(text);
+    }
+    // The run-to-run spread: the same probes again, after all the others.
+    let mut again = Vec::new();
+    for round in 1..=REPEATS {
+        for (_, name) in RUN_SPREAD {
+            eprintln!(
+                "iolab: probe {name} again ({round} of {REPEATS}, {} s)",
+                args.runtime
+            );
+            let (m, text) = probe_once(probe(name), &again_stem(name, round))?;
+            again.push(Again {
+                name,
+                round,
+                m,
+                json: text,
+            });
+        }
     }
     let q = |k: &str| undo::read(&t.queue.join(k)).unwrap_or_default();
     let kernel = undo::read(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
     let probed = Probed {
         real,
         json,
+        again,
         size: t.size,
         write_cache: q("write_cache") == "write back",
         fua: q("fua") == "1",
@@ -1163,6 +1262,13 @@ fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
     for ((name, _), text) in p.real.iter().zip(&p.json) {
         std::fs::write(dir.join(format!("{name}.json")), text).map_err(err)?;
     }
+    for a in &p.again {
+        std::fs::write(
+            dir.join(format!("{}.json", again_stem(a.name, a.round))),
+            &a.json,
+        )
+        .map_err(err)?;
+    }
     let facts = serde_json::json!({
         "size": p.size,
         "write_cache": p.write_cache,
@@ -1176,6 +1282,56 @@ fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
     std::fs::write(dir.join(FACTS), text + "\n").map_err(err)
 }
 
+/// A kept file: its path, its text and its JSON.
+type KeptFile = (PathBuf, String, Value);
+
+/// The repeated probes of a kept measurement: none (kept before they
+/// existed, said on stderr) or every one of them.
+fn read_again(
+    dir: &Path,
+    read: impl Fn(&str) -> Result<KeptFile, Failure>,
+) -> Result<Vec<Again>, Failure> {
+    let files: Vec<(&'static str, u32, String)> = (1..=REPEATS)
+        .flat_map(|round| {
+            RUN_SPREAD
+                .iter()
+                .map(move |&(_, name)| (name, round, format!("{}.json", again_stem(name, round))))
+        })
+        .collect();
+    let present = files.iter().filter(|f| dir.join(&f.2).exists()).count();
+    if present == 0 {
+        eprintln!(
+            "iolab: --from {}: no repeated probes (kept before they were added): every run of the fitted device is alike (run_sigma and write_run_sigma 0), and the file says so",
+            dir.display()
+        );
+        return Ok(Vec::new());
+    }
+    let mut again = Vec::new();
+    for (name, round, file) in files {
+        if !dir.join(&file).exists() {
+            return Err(Failure::input(format!(
+                "--from: {}: missing, though other repeated probes are there (a measurement keeps all {} or none)",
+                dir.join(&file).display(),
+                REPEATS as usize * RUN_SPREAD.len()
+            )));
+        }
+        let (path, text, v) = read(&file)?;
+        let m = measured(&v).ok_or_else(|| {
+            Failure::input(format!(
+                "--from: {}: no figures (fio's jobs[0] with read and write)",
+                path.display()
+            ))
+        })?;
+        again.push(Again {
+            name,
+            round,
+            m,
+            json: text,
+        });
+    }
+    Ok(again)
+}
+
 /// Probes added after measurements were first kept: a kept measurement
 /// may lack them.
 const LATER_PROBES: [&str; 2] = ["fsync-under-randread-qd32", "randwrite-4k-qd32"];
@@ -1184,7 +1340,7 @@ const LATER_PROBES: [&str; 2] = ["fsync-under-randread-qd32", "randwrite-4k-qd32
 /// those of [`LATER_PROBES`] (said on stderr when missing); an error
 /// names the file and what is wrong with it.
 fn read_kept(dir: &Path) -> Result<Probed, Failure> {
-    let read = |name: &str| -> Result<(PathBuf, String, Value), Failure> {
+    let read = |name: &str| -> Result<KeptFile, Failure> {
         let path = dir.join(name);
         let text =
             crate::load::read_text(&path).map_err(|e| Failure::input(format!("--from: {e}")))?;
@@ -1254,9 +1410,11 @@ fn read_kept(dir: &Path) -> Result<Probed, Failure> {
         real.push((p.name, m));
         json.push(text);
     }
+    let again = read_again(dir, read)?;
     Ok(Probed {
         real,
         json,
+        again,
         size,
         write_cache,
         fua,
@@ -1288,6 +1446,21 @@ fn fit_file(args: &CalibrateArgs, p: &Probed, scratch: &Path) -> Result<(String,
     )?;
     for note in notes {
         eprintln!("iolab: {note}");
+    }
+    let mut fitted = fitted;
+    match model {
+        Model::Loop => {
+            let at = fitted
+                .iter()
+                .position(|f| f.key == "write_cache")
+                .unwrap_or(fitted.len());
+            let runs = run_spreads(&p.real, &p.again);
+            fitted.splice(at..at, runs);
+        }
+        Model::Ssd if !p.again.is_empty() => eprintln!(
+            "iolab: the ssd model has no run factor: the repeated probes are kept, not fitted"
+        ),
+        Model::Ssd => {}
     }
     let name = Path::new(&args.out)
         .file_stem()
@@ -1367,7 +1540,6 @@ fn fit_all(
         Model::Loop => fit_loop(real, size, wc, fua, depth, s),
         Model::Ssd => fit(real, size, wc, fua, depth, s.link, s.second),
     };
-    let probe = |name: &str| PROBES.iter().find(|p| p.name == name).expect("a probe");
     let read_bw = of(real, "read-1m-qd8").map_or(0.0, |m| m.bw);
     let link = if read_bw > 0.0 {
         let mb = read_bw / 1e6;
@@ -1955,6 +2127,40 @@ mod tests {
         let drains = fitted.iter().find(|f| f.key == "flush_drains");
         assert_eq!(drains.map(|f| f.value.as_str()), Some("true"));
         assert_reproduces(Model::Loop, &fitted, &real, size, &dir);
+    }
+
+    #[test]
+    fn a_run_factor_is_the_spread_of_a_probes_runs() {
+        let at = |iops: f64| Measured {
+            iops,
+            ..Measured::default()
+        };
+        let real = [("randread-4k-qd1", at(1000.0)), ("write-1m-qd8", at(500.0))];
+        let again: Vec<Again> = [1100.0, 900.0, 1000.0]
+            .into_iter()
+            .enumerate()
+            .map(|(i, iops)| Again {
+                name: "randread-4k-qd1",
+                round: i as u32 + 1,
+                m: at(iops),
+                json: String::new(),
+            })
+            .collect();
+        let fitted = run_spreads(&real, &again);
+        // ln 1000, ln 1100, ln 900, ln 1000: sample standard deviation 0.0818.
+        assert_eq!(value_of(&fitted, "run_sigma"), 0.082);
+        assert!(
+            fitted[0]
+                .from
+                .contains("run 4 times: IOPS 1000 / 1100 / 900 / 1000")
+        );
+        // The write probe was not run again: no factor, and why.
+        assert_eq!(value_of(&fitted, "write_run_sigma"), 0.0);
+        assert!(
+            fitted[1].from.contains("not run again"),
+            "{}",
+            fitted[1].from
+        );
     }
 
     #[test]

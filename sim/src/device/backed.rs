@@ -30,6 +30,13 @@
 //! (the host's disk and page cache are fast or slow for milliseconds at a
 //! time, not per command).
 //!
+//! A run as a whole may be slower or faster than the fitted device, as
+//! repeated runs of the same job on a real loop device are: one standard
+//! normal `z` per run, drawn from the seed, scales both directions' fixed
+//! times and divides their speeds by `exp(run_sigma · z)` for reads and
+//! `exp(write_run_sigma · z)` for writes (one `z`: the host's disk is slow
+//! or fast for both at once). The FLUSH's time stays as fitted.
+//!
 //! With a volatile write cache a FLUSH (the backing file's fsync) takes
 //! `flush_us` (no spread: it is fitted as a mean) and no command submitted
 //! after it starts before it ends. That is the loop driver's worker of
@@ -115,6 +122,24 @@ pub struct LoopDev {
     write_speed: Option<Speed>,
 }
 
+/// This run's factors of the reads' and the writes' times: `exp(σ·z)`
+/// for each direction's σ and one standard normal `z` drawn from a stream
+/// forked only when a σ is set (a file without them draws what it drew
+/// before they existed).
+fn run_factors(p: &LoopParams, stream: &mut Stream) -> (f64, f64) {
+    if p.run_sigma <= 0.0 && p.write_run_sigma <= 0.0 {
+        return (1.0, 1.0);
+    }
+    let z = jitter::normal_draw(&mut stream.fork());
+    ((p.run_sigma * z).exp(), (p.write_run_sigma * z).exp())
+}
+
+/// A speed of `mb_s` 10^6 B/s in a run whose times are `factor` times the
+/// fitted ones (at least 1 B/s).
+fn run_rate(mb_s: u64, factor: f64) -> Rate {
+    Rate::new(((mb_s as f64 * 1e6 / factor).round() as u64).max(1))
+}
+
 /// Servers that each keep their own queue, dealt commands in turn.
 #[derive(Debug, Clone)]
 struct Servers {
@@ -161,15 +186,16 @@ impl LoopDev {
         };
         let read_speed = speed(p.transfer_sigma);
         let write_speed = speed(p.write_transfer_sigma);
+        let (read_run, write_run) = run_factors(p, &mut stream);
         LoopDev {
             gate: Gate::new(p.queue_depth, true),
             capacity: p.capacity_gb * 1_000_000_000,
-            t_read: ns(p.read_us),
-            t_write: ns(p.write_us),
+            t_read: ns(p.read_us * read_run),
+            t_write: ns(p.write_us * write_run),
             t_flush: ns(p.flush_us),
             flush_drains: p.flush_drains,
-            read_rate: Rate::new(p.read_mb_s * 1_000_000),
-            write_rate: Rate::new(p.write_mb_s * 1_000_000),
+            read_rate: run_rate(p.read_mb_s, read_run),
+            write_rate: run_rate(p.write_mb_s, write_run),
             write_cache: p.write_cache,
             fua: p.fua,
             reads: Servers::new(p.units),

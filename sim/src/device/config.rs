@@ -151,6 +151,16 @@ pub struct LoopParams {
     /// σ of the spread of the channel's speed for writes.
     #[serde(default)]
     pub write_transfer_sigma: f64,
+    /// σ of the log-normal factor (median 1) by which one run's reads are
+    /// slower or faster than the fitted ones: drawn once per run from the
+    /// seed, it scales `read_us` and divides `read_mb_s`. 0 (the default,
+    /// for files fitted without repeated probes): every run alike.
+    #[serde(default)]
+    pub run_sigma: f64,
+    /// The same for writes (`write_us`, `write_mb_s`), from the same draw:
+    /// a run slow to read is slow to write.
+    #[serde(default)]
+    pub write_run_sigma: f64,
 }
 
 /// How the SSD model charges garbage collection.
@@ -583,6 +593,8 @@ const LOOP_DOCS: &[(&str, &str, &str)] = &[
     ("write_sigma", "", "measured (iolab calibrate)"),
     ("transfer_sigma", "", "measured (iolab calibrate)"),
     ("write_transfer_sigma", "", "measured (iolab calibrate)"),
+    ("run_sigma", "", "measured (iolab calibrate)"),
+    ("write_run_sigma", "", "measured (iolab calibrate)"),
 ];
 
 const NULL_DOCS: &[(&str, &str, &str)] = &[
@@ -1029,6 +1041,8 @@ fn validate_loop(p: &LoopParams) -> Result<(), DeviceError> {
         ("loop.write_sigma", p.write_sigma),
         ("loop.transfer_sigma", p.transfer_sigma),
         ("loop.write_transfer_sigma", p.write_transfer_sigma),
+        ("loop.run_sigma", p.run_sigma),
+        ("loop.write_run_sigma", p.write_run_sigma),
     ] {
         if !(v.is_finite() && (0.0..=2.0).contains(&v)) {
             return Err(invalid(k, "must be between 0 and 2"));

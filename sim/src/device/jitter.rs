@@ -114,6 +114,13 @@ impl Jitter {
     }
 }
 
+/// One standard normal draw from `stream`: the quantile of a uniform
+/// index, as a spread draws its factors.
+pub(crate) fn normal_draw(stream: &mut Stream) -> f64 {
+    let i = stream.below(N as u64) as usize;
+    normal_quantiles(N)[i]
+}
+
 /// `t` times a factor of [`Jitter::factor`].
 #[inline]
 pub(crate) fn times(t: Ns, factor: u64) -> Ns {
@@ -160,6 +167,16 @@ mod tests {
         f.sort_unstable();
         let p50 = f[20_000] as f64 / ONE as f64;
         assert!((p50 - 1.377).abs() < 0.04, "median {p50}");
+    }
+
+    #[test]
+    fn a_normal_draw_is_standard() {
+        let mut s = Stream::new(11, Entity::Device(0));
+        let z: Vec<f64> = (0..4000).map(|_| normal_draw(&mut s)).collect();
+        let mean = z.iter().sum::<f64>() / z.len() as f64;
+        let var = z.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (z.len() - 1) as f64;
+        assert!(mean.abs() < 0.05, "mean {mean}");
+        assert!((var.sqrt() - 1.0).abs() < 0.05, "sd {}", var.sqrt());
     }
 
     #[test]

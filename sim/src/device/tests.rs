@@ -1095,3 +1095,65 @@ fn a_loop_channels_speed_wanders_per_epoch_and_keeps_its_mean() {
         now = end;
     }
 }
+
+/// One factor per run (`run_sigma`, `write_run_sigma`): a seed's reads
+/// and writes are slower or faster together, by log-normal factors of
+/// the two σ from one draw, and the same seed draws the same run.
+#[test]
+fn a_loop_runs_factor_spreads_runs_by_seed() {
+    let text = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 1\nwrite_units = 0\nread_us = 100.0\nwrite_us = 200.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nflush_drains = false\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\nrun_sigma = 0.2\nwrite_run_sigma = 0.1\n";
+    let cfg = DeviceConfig::from_toml(text).expect("loads");
+    // One 4 KiB read and one 1 MiB write on an idle device of `seed`.
+    let one = |seed: u64, op: DevOp, len: u64| {
+        let mut d = Device::seeded(&cfg, seed, 0).expect("builds");
+        let mut ctx = Collect::default();
+        let cmd = DevCmd {
+            tag: 0,
+            op,
+            offset: 0,
+            len,
+            fua: false,
+        };
+        d.submit(0, cmd, &mut ctx);
+        ctx.done.last().expect("done").0 as f64
+    };
+    // Exact times: 100 µs + 4096 B at 1 GB/s; 200 µs + 1 MiB at 500 MB/s.
+    let (read0, write0) = (100_000.0 + 4_096.0, 200_000.0 + 2_097_152.0);
+    let mut logs = Vec::new();
+    for seed in 1..=400 {
+        let (r, w) = (
+            one(seed, DevOp::Read, 4096),
+            one(seed, DevOp::Write, 1 << 20),
+        );
+        let (lr, lw) = ((r / read0).ln(), (w / write0).ln());
+        // One draw: the write's factor is the read's to the power σw/σr.
+        assert!((lw - lr / 2.0).abs() < 1e-4, "seed {seed}: {lr} {lw}");
+        logs.push(lr);
+    }
+    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+    let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 399.0).sqrt();
+    assert!(mean.abs() < 0.03, "median factor exp({mean})");
+    assert!((sd - 0.2).abs() < 0.02, "σ of the runs {sd}");
+    assert_eq!(one(7, DevOp::Read, 4096), one(7, DevOp::Read, 4096));
+    // Without the keys every seed runs the fitted device.
+    let exact = DeviceConfig::from_toml(
+        &text
+            .replace("run_sigma = 0.2\n", "")
+            .replace("write_run_sigma = 0.1\n", ""),
+    )
+    .expect("loads");
+    let mut d = Device::seeded(&exact, 3, 0).expect("builds");
+    let mut ctx = Collect::default();
+    d.submit(
+        0,
+        DevCmd {
+            tag: 0,
+            op: DevOp::Read,
+            offset: 0,
+            len: 4096,
+            fua: false,
+        },
+        &mut ctx,
+    );
+    assert_eq!(ctx.done.last().expect("done").0, 104_096);
+}
