@@ -1282,14 +1282,11 @@ fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
     std::fs::write(dir.join(FACTS), text + "\n").map_err(err)
 }
 
-/// A kept file: its path, its text and its JSON.
-type KeptFile = (PathBuf, String, Value);
-
 /// The repeated probes of a kept measurement: none (kept before they
 /// existed, said on stderr) or every one of them.
 fn read_again(
     dir: &Path,
-    read: impl Fn(&str) -> Result<KeptFile, Failure>,
+    read: impl Fn(&str) -> Result<(Measured, String), Failure>,
 ) -> Result<Vec<Again>, Failure> {
     let files: Vec<(&'static str, u32, String)> = (1..=REPEATS)
         .flat_map(|round| {
@@ -1315,13 +1312,7 @@ fn read_again(
                 REPEATS as usize * RUN_SPREAD.len()
             )));
         }
-        let (path, text, v) = read(&file)?;
-        let m = measured(&v).ok_or_else(|| {
-            Failure::input(format!(
-                "--from: {}: no figures (fio's jobs[0] with read and write)",
-                path.display()
-            ))
-        })?;
+        let (m, text) = read(&file)?;
         again.push(Again {
             name,
             round,
@@ -1340,7 +1331,7 @@ const LATER_PROBES: [&str; 2] = ["fsync-under-randread-qd32", "randwrite-4k-qd32
 /// those of [`LATER_PROBES`] (said on stderr when missing); an error
 /// names the file and what is wrong with it.
 fn read_kept(dir: &Path) -> Result<Probed, Failure> {
-    let read = |name: &str| -> Result<KeptFile, Failure> {
+    let read = |name: &str| -> Result<(PathBuf, String, Value), Failure> {
         let path = dir.join(name);
         let text =
             crate::load::read_text(&path).map_err(|e| Failure::input(format!("--from: {e}")))?;
@@ -1390,6 +1381,17 @@ fn read_kept(dir: &Path) -> Result<Probed, Failure> {
         .ok_or_else(|| bad("source", "a string"))?
         .to_owned();
     let (write_cache, fua, made_loop) = (flag("write_cache")?, flag("fua")?, flag("loop_device")?);
+    // A probe's figures and fio's JSON as it wrote it.
+    let read_probe = |file: &str| -> Result<(Measured, String), Failure> {
+        let (path, text, v) = read(file)?;
+        let m = measured(&v).ok_or_else(|| {
+            Failure::input(format!(
+                "--from: {}: no figures (fio's jobs[0] with read and write)",
+                path.display()
+            ))
+        })?;
+        Ok((m, text))
+    };
     let (mut real, mut json) = (Vec::new(), Vec::new());
     for p in PROBES {
         let file = format!("{}.json", p.name);
@@ -1400,17 +1402,11 @@ fn read_kept(dir: &Path) -> Result<Probed, Failure> {
             );
             continue;
         }
-        let (path, text, v) = read(&file)?;
-        let m = measured(&v).ok_or_else(|| {
-            Failure::input(format!(
-                "--from: {}: no figures (fio's jobs[0] with read and write)",
-                path.display()
-            ))
-        })?;
+        let (m, text) = read_probe(&file)?;
         real.push((p.name, m));
         json.push(text);
     }
-    let again = read_again(dir, read)?;
+    let again = read_again(dir, read_probe)?;
     Ok(Probed {
         real,
         json,

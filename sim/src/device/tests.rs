@@ -1103,9 +1103,9 @@ fn a_loop_channels_speed_wanders_per_epoch_and_keeps_its_mean() {
 fn a_loop_runs_factor_spreads_runs_by_seed() {
     let text = "name = \"l\"\nkind = \"loop\"\n[loop]\ncapacity_gb = 8\nqueue_depth = 64\nunits = 1\nwrite_units = 0\nread_us = 100.0\nwrite_us = 200.0\nread_mb_s = 1000\nwrite_mb_s = 500\nflush_us = 100.0\nflush_drains = false\nwrite_cache = true\nfua = false\nservice_sigma = 0.0\nwrite_sigma = 0.0\nrun_sigma = 0.2\nwrite_run_sigma = 0.1\n";
     let cfg = DeviceConfig::from_toml(text).expect("loads");
-    // One 4 KiB read and one 1 MiB write on an idle device of `seed`.
-    let one = |seed: u64, op: DevOp, len: u64| {
-        let mut d = Device::seeded(&cfg, seed, 0).expect("builds");
+    // One command's end on an idle device of `seed`.
+    let first = |cfg: &DeviceConfig, seed: u64, op: DevOp, len: u64| {
+        let mut d = Device::seeded(cfg, seed, 0).expect("builds");
         let mut ctx = Collect::default();
         let cmd = DevCmd {
             tag: 0,
@@ -1117,6 +1117,7 @@ fn a_loop_runs_factor_spreads_runs_by_seed() {
         d.submit(0, cmd, &mut ctx);
         ctx.done.last().expect("done").0 as f64
     };
+    let one = |seed, op, len| first(&cfg, seed, op, len);
     // Exact times: 100 µs + 4096 B at 1 GB/s; 200 µs + 1 MiB at 500 MB/s.
     let (read0, write0) = (100_000.0 + 4_096.0, 200_000.0 + 2_097_152.0);
     let mut logs = Vec::new();
@@ -1142,18 +1143,5 @@ fn a_loop_runs_factor_spreads_runs_by_seed() {
             .replace("write_run_sigma = 0.1\n", ""),
     )
     .expect("loads");
-    let mut d = Device::seeded(&exact, 3, 0).expect("builds");
-    let mut ctx = Collect::default();
-    d.submit(
-        0,
-        DevCmd {
-            tag: 0,
-            op: DevOp::Read,
-            offset: 0,
-            len: 4096,
-            fua: false,
-        },
-        &mut ctx,
-    );
-    assert_eq!(ctx.done.last().expect("done").0, 104_096);
+    assert_eq!(first(&exact, 3, DevOp::Read, 4096), read0);
 }
