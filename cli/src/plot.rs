@@ -620,7 +620,9 @@ fn draw_panels(f: &Figure) -> DrawResult<String> {
             .collect()
     };
     let n = groups.len().max(1);
-    let height = (150 * n as u32 + 60).max(SIZE.1);
+    // Each panel tall enough for its legend, a line a series.
+    let most = groups.iter().map(Vec::len).max().unwrap_or(1) as u32;
+    let height = (150.max(20 * most + 30) * n as u32 + 60).max(SIZE.1);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();

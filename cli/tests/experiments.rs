@@ -589,14 +589,19 @@ fn the_iocost_figure_draws_each_variants_vrate() {
     let without = compare(j, policies, &["--output-format", "json"]);
     assert!(with.stdout == without.stdout, "--plot changes no output");
     let svg = std::fs::read_to_string(plots.join("policy-iocost.svg")).expect("figure");
-    for label in ["vrate", "seed 1", "a: hweight (inuse), % of the device"] {
+    for label in [
+        "vrate",
+        "seed 1",
+        "a: hweight (inuse), % of the device",
+        "(no group in debt at the end of any period)",
+    ] {
         assert!(svg.contains(label), "{label}");
     }
     // The legends: a line of text each.
     let line = |text: &str| svg.lines().any(|l| l.trim() == text);
     assert!(
-        line("iocost: vrate, % of nominal")
-            && line("iocost-v5.4: vrate, % of nominal")
+        line("iocost: vrate, % of nominal (no group in debt at the end of any period)")
+            && line("iocost-v5.4: vrate, % of nominal (no group in debt at the end of any period)")
             && !svg.contains("none:")
     );
     // Two panels, each with vrate and the two groups' shares: three
@@ -653,6 +658,29 @@ fn the_btrfs_figure_draws_each_variants_space() {
         let want = if k < 2 { 4 } else { 0 };
         assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
     }
+    // What the flushers did: tickets queued and granted and the commits
+    // each second, a panel per variant (no flush state was entered).
+    let svg = std::fs::read_to_string(plots.join("policy-btrfs-flush.svg")).expect("figure");
+    for label in [
+        "flush=catch-up: tickets queued (0 in all)",
+        "flush=on-demand: tickets queued (0 in all)",
+        "tickets granted (0)",
+        "per s",
+    ] {
+        assert!(svg.contains(label), "{label}");
+    }
+    assert!(!svg.contains("FLUSH_"), "no flush state was entered");
+    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+        let want = if k < 3 { 4 } else { 0 };
+        assert_eq!(
+            svg.matches(&stroke).count(),
+            want,
+            "flush figure colour {k}"
+        );
+    }
+    // One device: no RAID1 figure.
+    assert!(!plots.join("policy-raid1.svg").exists());
 }
 
 /// RAID1's reads: the reads each device got each second, a panel per

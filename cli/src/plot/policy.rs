@@ -1,6 +1,6 @@
 //! The policies' own state over time, from each variant's first run:
-//! `policy-wbt.svg`, `policy-iocost.svg`, `policy-btrfs.svg`,
-//! `policy-raid1.svg`.
+//! `policy-wbt.svg`, `policy-iocost.svg` (and `policy-iocost-debt.svg`),
+//! `policy-btrfs.svg` and `policy-btrfs-flush.svg`, `policy-raid1.svg`.
 
 use iolab_sim::stats::RunReport;
 
@@ -59,6 +59,41 @@ fn steps(changes: &[(f64, f64)], end: f64) -> Vec<(f64, f64)> {
     pts
 }
 
+/// Rows of counts so far (`[ms, count, …]`, numbers) as each count's
+/// change per second over each row's interval, the run starting from
+/// zero: a line per count.
+fn per_second(rows: &[serde_json::Value]) -> Vec<Vec<(f64, f64)>> {
+    let mut rows: Vec<Vec<f64>> = rows
+        .iter()
+        .filter_map(|r| {
+            Some(
+                r.as_array()?
+                    .iter()
+                    .filter_map(serde_json::Value::as_f64)
+                    .collect(),
+            )
+        })
+        .collect();
+    let counts = rows
+        .first()
+        .map_or(0, |r: &Vec<f64>| r.len().saturating_sub(1));
+    // Nothing was counted before the run started.
+    rows.insert(0, vec![0.0; counts + 1]);
+    (0..counts)
+        .map(|c| {
+            rows.windows(2)
+                .map(|w| {
+                    let secs = ((w[1][0] - w[0][0]) / 1e3).max(1e-3);
+                    (w[1][0] / 1e3, (w[1][c + 1] - w[0][c + 1]) / secs)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A count's name, its total and its line of changes per second.
+type Counted = (String, u64, Vec<(f64, f64)>);
+
 /// The records of `event` in a trace, in order.
 fn records<'t>(trace: &'t serde_json::Value, event: &str) -> Vec<&'t serde_json::Value> {
     trace
@@ -80,12 +115,17 @@ fn records<'t>(trace: &'t serde_json::Value, event: &str) -> Vec<&'t serde_json:
 ///   missed the target (`wbt_timer`'s `LAT_EXCEEDED`);
 /// - `policy-iocost.svg`: the device's vrate (`iocost_ioc_vrate_adj`), in
 ///   % of the nominal rate, and each group's hierarchical inuse weight at
-///   each period's end, in % of the device;
+///   each period's end, in % of the device; the vrate's label says how
+///   many periods ended with a group in debt;
+/// - `policy-iocost-debt.svg`, when any did: each group's debt at each
+///   period's end, in ms of device time at the nominal rate;
 /// - `policy-btrfs.svg`: the metadata space's `may_use` and the delayed
 ///   refs' reserve each second, with the most tickets waiting at a
 ///   sample and the commits in the legend;
-/// - `policy-raid1.svg`: on a volume, the reads the read policy sent to
-///   each device in each second.
+/// - `policy-btrfs-flush.svg`: tickets queued and granted, each flush
+///   state entered and the commits, each second, with their totals;
+/// - `policy-raid1.svg`: on a volume of two devices or more, the reads
+///   the read policy sent to each device in each second.
 pub(super) fn policy_figures(
     runs: &[(&str, &RunReport)],
     states: &[&serde_json::Value],
@@ -148,6 +188,7 @@ pub(super) fn policy_figures(
     // kernel's nominal rate is 2^37 / 10^6 vtime a µs.
     let nominal = (1u64 << 37) as f64 / 1e6;
     let mut panels = Panels::default();
+    let mut debt_panels = Panels::default();
     for (((name, report), trace), policy) in runs.iter().zip(&traces).zip(&policies) {
         let recs = records(trace, "iocost_ioc_vrate_adj");
         if recs.is_empty() {
@@ -163,11 +204,8 @@ pub(super) fn policy_figures(
                 )
             })
             .collect();
-        panels.line(
-            format!("{name}: vrate, % of nominal"),
-            steps(&changes, end_s(report)),
-        );
-        // Each group's hweight (inuse) at each period's end, by name.
+        // Each group's hweight (inuse) and debt at each period's end, by
+        // name.
         let periods = policy["group_periods"]
             .as_array()
             .map_or(&[][..], Vec::as_slice);
@@ -180,29 +218,74 @@ pub(super) fn policy_figures(
                 }
             }
         }
-        for group in names {
-            let changes: Vec<(f64, f64)> = periods
+        let of_group = |group: &str, key: &str, scale: f64| -> Vec<(f64, f64)> {
+            periods
                 .iter()
                 .filter_map(|p| {
                     let g = p["groups"]
                         .as_array()?
                         .iter()
                         .find(|g| g["name"].as_str() == Some(group))?;
-                    Some((secs(p), g["hwi_pct"].as_f64()?))
+                    Some((secs(p), g[key].as_f64()? * scale))
                 })
-                .collect();
+                .collect()
+        };
+        // Debt in ms of device time at the nominal rate.
+        let debts: Vec<(&str, Vec<(f64, f64)>)> = names
+            .iter()
+            .map(|&g| (g, of_group(g, "debt", 1.0 / nominal / 1e3)))
+            .collect();
+        let in_debt = periods
+            .iter()
+            .filter(|p| {
+                p["groups"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|g| g["debt"].as_f64().unwrap_or(0.0) > 0.0)
+            })
+            .count();
+        let debt_word = match (periods.is_empty(), in_debt) {
+            (true, _) => String::new(),
+            (false, 0) => " (no group in debt at the end of any period)".to_owned(),
+            (false, n) => format!(
+                " (a group in debt at the end of {n} of {} periods: policy-iocost-debt.svg)",
+                periods.len()
+            ),
+        };
+        panels.line(
+            format!("{name}: vrate, % of nominal{debt_word}"),
+            steps(&changes, end_s(report)),
+        );
+        for &group in &names {
             let shown = if group.is_empty() { "root" } else { group };
             // The panel's first line names the variant.
             panels.line(
                 format!("{shown}: hweight (inuse), % of the device"),
-                steps(&changes, end_s(report)),
+                steps(&of_group(group, "hwi_pct", 1.0), end_s(report)),
             );
+        }
+        if in_debt > 0 {
+            debt_panels.next_panel();
+            for (k, (group, points)) in debts.into_iter().enumerate() {
+                let shown = if group.is_empty() { "root" } else { group };
+                let label = match k {
+                    0 => format!("{name}: {shown}"),
+                    _ => shown.to_owned(),
+                };
+                debt_panels.line(label, steps(&points, end_s(report)));
+            }
         }
     }
     out.extend(panels.figure(
         "policy-iocost.svg",
         format!("iocost: vrate and each group's share at each period{of_seed}"),
         "percent (%)",
+    ));
+    out.extend(debt_panels.figure(
+        "policy-iocost-debt.svg",
+        format!("iocost: each group's debt at each period's end{of_seed}"),
+        "device time owed at the nominal rate (ms)",
     ));
     // btrfs: the metadata space and the delayed refs over time.
     let mut panels = Panels::default();
@@ -245,42 +328,85 @@ pub(super) fn policy_figures(
         format!("btrfs: metadata space reserved and delayed refs, each second{of_seed}"),
         "bytes (MiB)",
     ));
+    // btrfs: what the flushers did, each second.
+    let mut panels = Panels::default();
+    for ((name, _), state) in runs.iter().zip(states) {
+        let b = &state["btrfs"];
+        let (Some(cols), Some(rows)) = (
+            b["flush_series_columns"].as_array(),
+            b["flush_series"].as_array(),
+        ) else {
+            continue;
+        };
+        // Each count's name, its total and its line.
+        let last = rows.last().and_then(|r| r.as_array());
+        let total = |k: usize| last.and_then(|r| r.get(k)?.as_u64()).unwrap_or(0);
+        let mut lines: Vec<Counted> = cols
+            .iter()
+            .enumerate()
+            .skip(1)
+            .zip(per_second(rows))
+            .map(|((k, c), points)| {
+                // The flush states by the kernel's names.
+                let c = c.as_str().unwrap_or("");
+                let what = match c.strip_prefix("tickets_") {
+                    Some(rest) => format!("tickets {rest}"),
+                    None => c.to_owned(),
+                };
+                (what, total(k), points)
+            })
+            .collect();
+        // The commits, from the space series sampled at the same times.
+        if let (Some(space_cols), Some(space)) =
+            (b["series_columns"].as_array(), b["series"].as_array())
+            && let (Some(ms), Some(commits)) = (
+                space_cols.iter().position(|c| c == "ms"),
+                space_cols.iter().position(|c| c == "commits"),
+            )
+        {
+            let rows: Vec<serde_json::Value> = space
+                .iter()
+                .map(|r| serde_json::json!([r[ms], r[commits]]))
+                .collect();
+            let commits = b["commits"].as_u64().unwrap_or(0);
+            lines.extend(
+                per_second(&rows)
+                    .into_iter()
+                    .map(|points| ("commits".to_owned(), commits, points)),
+            );
+        }
+        if lines.first().is_none_or(|l| l.2.is_empty()) {
+            continue;
+        }
+        panels.next_panel();
+        for (k, (what, total, points)) in lines.into_iter().enumerate() {
+            // Each line's total in its label: a rare state's line lies
+            // along the axis beside the tickets' thousands.
+            let label = match k {
+                0 => format!("{name}: {what} ({total} in all)"),
+                _ => format!("{what} ({total})"),
+            };
+            panels.line(label, points);
+        }
+    }
+    out.extend(panels.figure(
+        "policy-btrfs-flush.svg",
+        format!("btrfs: tickets, flush states entered and commits, each second{of_seed}"),
+        "events each second (per s)",
+    ));
     // RAID1: where the read policy sent the reads, each second.
     let mut panels = Panels::default();
     for ((name, _), state) in runs.iter().zip(states) {
         let Some(rows) = state["volume"]["mirror_reads_series"].as_array() else {
             continue;
         };
-        let mut rows: Vec<Vec<f64>> = rows
-            .iter()
-            .filter_map(|r| {
-                Some(
-                    r.as_array()?
-                        .iter()
-                        .filter_map(serde_json::Value::as_f64)
-                        .collect(),
-                )
-            })
-            .collect();
-        let devices = rows
-            .first()
-            .map_or(0, |r: &Vec<f64>| r.len().saturating_sub(1));
-        if devices == 0 {
+        let lines = per_second(rows);
+        // One device (btrfs's `single` profile) has no choice to draw.
+        if lines.len() < 2 {
             continue;
         }
-        // No read was sent before the run started.
-        rows.insert(0, vec![0.0; devices + 1]);
         panels.next_panel();
-        for d in 0..devices {
-            // Reads in each second: the counts' difference over the
-            // sample's interval.
-            let points = rows
-                .windows(2)
-                .map(|w| {
-                    let secs = ((w[1][0] - w[0][0]) / 1e3).max(1e-3);
-                    (w[1][0] / 1e3, (w[1][d + 1] - w[0][d + 1]) / secs)
-                })
-                .collect();
+        for (d, points) in lines.into_iter().enumerate() {
             let label = if d == 0 {
                 format!("{name}: devid {}", d + 1)
             } else {
@@ -295,4 +421,99 @@ pub(super) fn policy_figures(
         "reads sent to the device (reads/s)",
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(f: &Figure) -> Vec<&str> {
+        f.series.iter().map(|(l, _)| l.as_str()).collect()
+    }
+
+    /// A group in debt at a period's end gets the debt figure, its debt in
+    /// ms of device time at the nominal rate; the vrate's label says how
+    /// many periods ended in debt.
+    #[test]
+    fn a_group_in_debt_is_drawn_in_ms_of_device_time() {
+        let nominal = (1u64 << 37) as f64 / 1e6;
+        let state = serde_json::json!({
+            "policy_report": {
+                "trace": [
+                    {"event": "iocost_ioc_vrate_adj", "t_ns": 0, "vrate": nominal},
+                    {"event": "iocost_ioc_vrate_adj", "t_ns": 50_000_000u64, "vrate": nominal / 2.0},
+                ],
+                "group_periods": [
+                    {"t_ns": 50_000_000u64, "groups": [
+                        {"name": "a", "hwi_pct": 25.0, "debt": 0},
+                        {"name": "b", "hwi_pct": 75.0, "debt": 0},
+                    ]},
+                    {"t_ns": 100_000_000u64, "groups": [
+                        {"name": "a", "hwi_pct": 25.0, "debt": (3.0 * nominal * 1e3) as u64},
+                        {"name": "b", "hwi_pct": 75.0, "debt": 0},
+                    ]},
+                ],
+            },
+        });
+        let report = RunReport::default();
+        let figures = policy_figures(&[("iocost", &report)], &[&state], ", seed 1");
+        let names: Vec<&str> = figures.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(names, ["policy-iocost.svg", "policy-iocost-debt.svg"]);
+        assert!(
+            labels(&figures[0])[0].contains("a group in debt at the end of 1 of 2 periods"),
+            "{:?}",
+            labels(&figures[0])
+        );
+        let debt = &figures[1];
+        assert_eq!(labels(debt), ["iocost: a", "b"]);
+        // Held from each period's end: 0 ms, then 3 ms.
+        let a = &debt.series[0].1;
+        assert_eq!(a.first(), Some(&(0.05, 0.0)));
+        assert!(
+            a.iter().any(|&(t, v)| t == 0.1 && (v - 3.0).abs() < 1e-3),
+            "{a:?}"
+        );
+        // No debt: no debt figure, and the label says so.
+        let mut clear = state.clone();
+        clear["policy_report"]["group_periods"][1]["groups"][0]["debt"] = 0.into();
+        let figures = policy_figures(&[("iocost", &report)], &[&clear], "");
+        assert_eq!(figures.len(), 1);
+        assert!(labels(&figures[0])[0].contains("no group in debt"));
+    }
+
+    /// The flushers' counts so far become events each second, each line
+    /// with its total, the flush states by the kernel's names; the
+    /// commits come from the space series.
+    #[test]
+    fn the_flush_figure_draws_each_count_per_second() {
+        let state = serde_json::json!({
+            "btrfs": {
+                "commits": 1,
+                "series_columns": ["ms", "may_use", "delayed_refs_size", "tickets_waiting", "commits"],
+                "series": [[1000, 1, 1, 0, 0], [2000, 1, 1, 0, 1]],
+                "flush_series_columns": ["ms", "tickets_queued", "tickets_granted", "preempt FLUSH_DELALLOC"],
+                "flush_series": [[1000, 10, 8, 0], [2000, 30, 30, 4]],
+            },
+            "volume": {"mirror_reads_series": [[1000, 5], [2000, 9]]},
+        });
+        let report = RunReport::default();
+        let figures = policy_figures(&[("flush=on-demand", &report)], &[&state], "");
+        let flush = figures
+            .iter()
+            .find(|f| f.file == "policy-btrfs-flush.svg")
+            .expect("the flush figure");
+        assert_eq!(
+            labels(flush),
+            [
+                "flush=on-demand: tickets queued (30 in all)",
+                "tickets granted (30)",
+                "preempt FLUSH_DELALLOC (4)",
+                "commits (1)"
+            ]
+        );
+        assert_eq!(flush.series[0].1, [(1.0, 10.0), (2.0, 20.0)]);
+        assert_eq!(flush.series[3].1, [(1.0, 0.0), (2.0, 1.0)]);
+        // One device: no RAID1 figure.
+        assert!(figures.iter().all(|f| f.file != "policy-raid1.svg"));
+    }
 }

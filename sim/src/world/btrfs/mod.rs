@@ -149,6 +149,28 @@ pub(crate) struct BtrfsStats {
     /// (ms, may_use, delayed_refs size, delayed_refs reserved, normal
     /// tickets waiting, commits so far, dirty pages)
     pub series: Vec<[u64; 7]>,
+    /// Tickets granted so far.
+    pub tickets_granted: u64,
+    /// Flush states entered so far, at [`flush_slot`].
+    pub flush_calls: [u64; FLUSH_SLOTS],
+    /// Sampled with `series`: ms, tickets queued and granted so far, then
+    /// `flush_calls`.
+    pub flush_series: Vec<[u64; 3 + FLUSH_SLOTS]>,
+}
+
+/// A counter per flush state and flusher (the reclaim worker or a
+/// reserver, and the preemptive worker).
+pub(crate) const FLUSH_SLOTS: usize = 2 * FlushState::ALL.len();
+
+/// Where `state` entered by the preemptive worker (`preempt`) or not is
+/// counted in [`BtrfsStats::flush_calls`]: the kernel's order, each state's
+/// two counters side by side.
+fn flush_slot(state: FlushState, preempt: bool) -> usize {
+    let i = FlushState::ALL
+        .iter()
+        .position(|&s| s == state)
+        .unwrap_or(0);
+    2 * i + usize::from(preempt)
 }
 
 /// The btrfs flush state of a run.
@@ -578,10 +600,9 @@ impl<P: Policy> World<P> {
         while let Some(rec) = fs.model.poll_trace() {
             match rec {
                 TraceRecord::Flush { actor, state, .. } => {
-                    *fs.stats
-                        .flush_space
-                        .entry((state, actor == Actor::Preempt))
-                        .or_default() += 1;
+                    let preempt = actor == Actor::Preempt;
+                    *fs.stats.flush_space.entry((state, preempt)).or_default() += 1;
+                    fs.stats.flush_calls[flush_slot(state, preempt)] += 1;
                 }
                 TraceRecord::ChunkAlloc { .. } => {
                     // The model counted a new chunk; the volume's allocator
@@ -591,6 +612,7 @@ impl<P: Policy> World<P> {
                     }
                 }
                 TraceRecord::TicketGranted { waited_ns, .. } => {
+                    fs.stats.tickets_granted += 1;
                     fs.stats.ticket_wait_ns.record(waited_ns);
                 }
                 TraceRecord::TxnBlocked { now, .. } => {
@@ -900,6 +922,10 @@ impl<P: Policy> World<P> {
             fs.stats.commits,
             dirty,
         ]);
+        let mut row = [0; 3 + FLUSH_SLOTS];
+        row[..3].copy_from_slice(&[now / 1_000_000, fs.stats.tickets, fs.stats.tickets_granted]);
+        row[3..].copy_from_slice(&fs.stats.flush_calls);
+        fs.stats.flush_series.push(row);
         if !self.stop {
             self.q.push(now + SAMPLE_NS, Ev::FsSample);
         }
@@ -912,6 +938,22 @@ impl<P: Policy> World<P> {
         };
         let waits = &fs.stats.ticket_wait_ns;
         let pct = |q: f64| -> u64 { waits.hist.as_ref().map_or(0, |h| h.value_at_quantile(q)) };
+        // The flush series' columns: its slot and name, the flush states
+        // only where entered at all.
+        let mut flush_columns: Vec<(usize, String)> = ["ms", "tickets_queued", "tickets_granted"]
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| (k, n.to_owned()))
+            .collect();
+        for state in FlushState::ALL {
+            for preempt in [false, true] {
+                let slot = flush_slot(state, preempt);
+                if fs.stats.flush_calls[slot] > 0 {
+                    let who = if preempt { "preempt " } else { "" };
+                    flush_columns.push((3 + slot, format!("{who}{}", state.kernel_name())));
+                }
+            }
+        }
         // Ticket waits per bucket: up to 100 µs, 1 ms, 10 ms, 100 ms, 1 s,
         // and above.
         let edges = [
@@ -1014,6 +1056,10 @@ impl<P: Policy> World<P> {
             },
             "series_columns": ["ms", "may_use", "delayed_refs_size", "delayed_refs_reserved", "tickets_waiting", "commits", "dirty_pages"],
             "series": fs.stats.series,
+            "flush_series_columns": flush_columns.iter().map(|(_, name)| name).collect::<Vec<_>>(),
+            "flush_series": fs.stats.flush_series.iter().map(|row| {
+                flush_columns.iter().map(|(k, _)| row[*k]).collect::<Vec<_>>()
+            }).collect::<Vec<_>>(),
         })
     }
 }
