@@ -957,6 +957,13 @@ fn draw(
     )?;
     // Say what was drawn, or that nothing was: a job without IO has no
     // figure to draw.
+    if variants.len() > plot::MOST_DRAWN {
+        eprintln!(
+            "iolab: --plot {dir}: the figures over time and the policy figures draw the first {} of the {} variants; the sweep figures draw every one",
+            plot::MOST_DRAWN,
+            variants.len()
+        );
+    }
     match written.len() {
         0 => eprintln!("iolab: --plot {dir}: no figure (no entry did any IO)"),
         n => eprintln!(

@@ -52,6 +52,12 @@ const COLOURS: [RGBColor; 8] = [
 
 const SIZE: (u32, u32) = (800, 500);
 
+/// The most variants the figures over time and the policy figures draw,
+/// the first of the plan's (a sweep's figures draw every point): more
+/// panels than this are no figure to read, and each variant drawn keeps
+/// its first run whole until the end.
+pub const MOST_DRAWN: usize = 40;
+
 /// Series `i`'s colour: the eight above, then hues a golden angle apart
 /// at two lightnesses, so no two of a sweep's series share one.
 fn colour(i: usize) -> RGBColor {

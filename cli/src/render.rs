@@ -119,7 +119,8 @@ pub struct Fold<'v> {
     seeds: Option<Vec<u64>>,
     formats: Formats,
     per_variant: usize,
-    /// `--plot`: keep each variant's first report whole.
+    /// `--plot`: keep each variant's first report whole (the first
+    /// [`crate::plot::MOST_DRAWN`] variants').
     keep_firsts: bool,
     /// The policy traces were recorded for `--plot` alone: left out of
     /// the JSON (`null`, as without `--trace`).
@@ -207,7 +208,7 @@ impl<'v> Fold<'v> {
         }
         // A variant's first run's state, for --plot (taken before the
         // trace leaves the report).
-        let state = if self.keep_firsts && (k == 0 || self.is_single()) {
+        let state = if self.keeps_first() && (k == 0 || self.is_single()) {
             serde_json::json!({
                 "policy_report": o.extra["policy_report"],
                 "btrfs": o.extra["btrfs"],
@@ -231,7 +232,7 @@ impl<'v> Fold<'v> {
         }
         if self.is_single() {
             self.figures.push(vec![figures_of(&o)]);
-            if self.keep_firsts {
+            if self.keeps_first() {
                 self.firsts.push(o.report.clone());
                 self.first_states.push(state);
             }
@@ -280,7 +281,7 @@ impl<'v> Fold<'v> {
         }
         if k == 0 {
             self.figures.push(Vec::with_capacity(self.per_variant));
-            if self.keep_firsts {
+            if self.keeps_first() {
                 self.firsts.push(o.report.clone());
                 self.first_states.push(state);
             }
@@ -311,6 +312,13 @@ impl<'v> Fold<'v> {
             self.volume.push((label, o.extra["volume"].clone()));
         }
         Ok(())
+    }
+
+    /// Whether the next variant's first run is kept for `--plot`: at most
+    /// [`crate::plot::MOST_DRAWN`] are, so that a sweep's memory stays
+    /// bounded whatever its points.
+    fn keeps_first(&self) -> bool {
+        self.keep_firsts && self.firsts.len() < crate::plot::MOST_DRAWN
     }
 
     /// What `--plot` draws.

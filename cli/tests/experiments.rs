@@ -724,3 +724,39 @@ fn the_raid1_figure_draws_where_each_policy_sent_the_reads() {
         assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
     }
 }
+
+/// A sweep of more variants than the figures over time draw: the first
+/// forty are drawn there (each kept whole until the end, so no more are
+/// kept), every point in the sweep's own figures, and stderr says so.
+#[test]
+fn the_figures_over_time_draw_the_first_forty_variants() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("iolab-plot-cap");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let job = dir.join("short.fio");
+    std::fs::write(
+        &job,
+        "[r]\nioengine=libaio\ndirect=1\nbs=4k\niodepth=4\nruntime=200ms\ntime_based=1\nsize=64m\nrw=randread\n",
+    )
+    .expect("job");
+    let points: Vec<String> = (1..=41).map(|i| i.to_string()).collect();
+    let policies = format!("none,wbt:lat={{{}}}ms", points.join(","));
+    let plots = dir.join("plots");
+    let p = plots.to_str().expect("utf-8");
+    let o = compare(job.to_str().expect("utf-8"), &policies, &["--plot", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("draw the first 40 of the 42 variants"),
+        "{}",
+        stderr(&o)
+    );
+    let over_time = std::fs::read_to_string(plots.join("bw-r-read.svg")).expect("figure");
+    assert!(over_time.contains("wbt:lat=39ms") && !over_time.contains("wbt:lat=40ms"));
+    // The sweep's figure has a point for each of its 41.
+    let sweep = std::fs::read_to_string(plots.join("sweep-1-r-read-bw.svg")).expect("figure");
+    let [r, g, b] = PLOT_COLOURS[0];
+    let dots = sweep
+        .matches(&format!("fill=\"#{r:02X}{g:02X}{b:02X}\" stroke=\"none\""))
+        .count();
+    assert_eq!(dots, 41, "the sweep's points");
+}
