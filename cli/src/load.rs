@@ -40,7 +40,7 @@ pub(crate) fn read_bytes_up_to(path: &Path, max: u64) -> Result<Vec<u8>, String>
 /// Opens the input `path`, refused before anything is read when it is not
 /// a regular file (a FIFO, a device, a directory) or holds more than
 /// `max` bytes; noted as an input of the command.
-fn open_input(path: &Path, max: u64) -> Result<std::fs::File, String> {
+pub(crate) fn open_input(path: &Path, max: u64) -> Result<std::fs::File, String> {
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("{shown}: {e}"))?;
     if !meta.is_file() {

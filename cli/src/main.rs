@@ -393,9 +393,8 @@ fn real_main(cli: Cli) -> Result<(), Failure> {
                 m.formats,
                 plot.is_some(),
             );
-            for o in m.outs.into_iter().flatten() {
-                fold.push(o, &mut |text| out.write(text))?;
-            }
+            m.runs
+                .for_each_run(|o| fold.push(o, &mut |text| out.write(text)))?;
             if let Some(dir) = &plot {
                 draw(dir, &m.policies, &m.variants, &fold.plotted())?;
             }
@@ -539,14 +538,10 @@ fn run_or_compare(
         )
     };
     if let Some((i, n)) = slice {
-        let mut outs = Vec::new();
-        run(
-            &mut |index, o| {
-                outs.push((index, o));
-                Ok(())
-            },
-            &mut claims,
-        )?;
+        // Each run's line written as it ends, in plan order.
+        let (mut doc, head) = shard::Writer::start(i, n, total);
+        out.write(&head)?;
+        run(&mut |index, o| out.write(&doc.run(index, o)), &mut claims)?;
         // Every job file's bytes, each after its length, so two
         // commands whose files split the same bytes differently differ.
         let mut job = Vec::new();
@@ -564,7 +559,7 @@ fn run_or_compare(
             job_hash: shard::fnv_hex(&job),
             inputs_digest: outputs::inputs_digest(),
         };
-        out.write(&shard::document(&cmd, i, n, total, outs))?;
+        out.write(&doc.finish(&cmd))?;
         return out.finish();
     }
     // Each run folded in as it ends, its JSON written at once.

@@ -54,12 +54,41 @@ pub fn inputs_digest() -> String {
 
 /// FNV-1a, 64 bits.
 pub fn fnv(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    let mut h = Fnv::new();
+    h.feed(bytes);
+    h.0
+}
+
+/// FNV-1a, 64 bits, fed a piece at a time.
+pub struct Fnv(pub u64);
+
+impl Fnv {
+    pub fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
     }
-    h
+
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// FNV-1a of the file `path`, read a block at a time.
+fn fnv_file(path: &Path) -> std::io::Result<u64> {
+    use std::io::Read as _;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Fnv::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Ok(h.0),
+            Ok(n) => h.feed(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// This build of iolab: its version and a digest of its executable, so
@@ -68,8 +97,8 @@ pub fn fnv(bytes: &[u8]) -> u64 {
 pub fn build_id() -> String {
     static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     ID.get_or_init(|| {
-        let exe = std::fs::read("/proc/self/exe")
-            .map(|b| format!("{:016x}", fnv(&b)))
+        let exe = fnv_file(Path::new("/proc/self/exe"))
+            .map(|h| format!("{h:016x}"))
             .unwrap_or_else(|_| "unknown".to_owned());
         format!("{} {exe}", env!("CARGO_PKG_VERSION"))
     })

@@ -18,10 +18,11 @@ use iolab_sim::{RunOutput, Variant};
 
 use crate::Failure;
 use crate::formats::Formats;
+use crate::outputs::Fnv;
 use crate::render::Kind;
 
-/// Version of the shard document.
-const VERSION: u64 = 1;
+/// Version of the shard document (2: JSON Lines, a run a line).
+const VERSION: u64 = 2;
 
 /// The most slices a command is cut into.
 pub const MAX_SHARDS: usize = 100_000;
@@ -70,99 +71,173 @@ pub fn fnv_hex(bytes: &[u8]) -> String {
     format!("{:016x}", crate::outputs::fnv(bytes))
 }
 
-/// The shard document of slice `shard` of `of`, with its runs (plan
-/// index, output).
-pub fn document(
-    cmd: &Command,
-    shard: usize,
-    of: usize,
-    total: usize,
-    runs: Vec<(usize, RunOutput)>,
-) -> String {
-    let runs: Vec<serde_json::Value> = runs
-        .into_iter()
-        .map(|(index, o)| {
-            serde_json::json!({
-                "index": index,
-                "report": serde_json::to_value(&o.report).unwrap_or(serde_json::Value::Null),
-                "extra": o.extra,
-                "sim_ns": o.sim_ns,
-                "events": o.events,
-            })
-        })
-        .collect();
-    let runs = serde_json::Value::Array(runs);
-    let digest = runs_digest(&runs);
-    let mut text = serde_json::json!({
-        "iolab_shard": VERSION,
-        "iolab_build": crate::outputs::build_id(),
-        "runs_digest": digest,
-        "command": {
-            "kind": cmd.kind.name(),
-            "policies": cmd.policies,
-            "seeds": cmd.seeds,
-            "output_format": cmd.formats.name(),
-            "identity": cmd.identity,
-            "job_hash": cmd.job_hash,
-            "inputs_digest": cmd.inputs_digest,
-        },
-        "shard": shard,
-        "of": of,
-        "runs_total": total,
-        "runs": runs,
-    })
-    .to_string();
-    text.push('\n');
-    text
+/// A shard document, written a line at a time as its runs end (JSON
+/// Lines): a head (the version, the build, the slice), a line per run in
+/// plan order (its index and output whole), and a tail (the command, the
+/// number of runs and a digest of their lines), so neither the sharded
+/// command nor `merge` holds more than one run.
+pub struct Writer {
+    digest: Fnv,
+    runs: usize,
 }
 
-/// Digest of a shard's runs as serialized: a document edited after it
-/// was written no longer matches it.
-fn runs_digest(runs: &serde_json::Value) -> String {
-    format!("{:016x}", crate::outputs::fnv(runs.to_string().as_bytes()))
+impl Writer {
+    /// The document's head line, and the writer of the rest.
+    pub fn start(shard: usize, of: usize, total: usize) -> (Writer, String) {
+        let mut head = serde_json::json!({
+            "iolab_shard": VERSION,
+            "iolab_build": crate::outputs::build_id(),
+            "shard": shard,
+            "of": of,
+            "runs_total": total,
+        })
+        .to_string();
+        head.push('\n');
+        let w = Writer {
+            digest: Fnv::new(),
+            runs: 0,
+        };
+        (w, head)
+    }
+
+    /// The line of the run of plan index `index`.
+    pub fn run(&mut self, index: usize, o: RunOutput) -> String {
+        let mut line = serde_json::json!({
+            "index": index,
+            "report": serde_json::to_value(&o.report).unwrap_or(serde_json::Value::Null),
+            "extra": o.extra,
+            "sim_ns": o.sim_ns,
+            "events": o.events,
+        })
+        .to_string();
+        line.push('\n');
+        self.digest.feed(line.as_bytes());
+        self.runs += 1;
+        line
+    }
+
+    /// The tail line: the command, and how many runs and their digest.
+    pub fn finish(self, cmd: &Command) -> String {
+        let mut tail = serde_json::json!({
+            "command": {
+                "kind": cmd.kind.name(),
+                "policies": cmd.policies,
+                "seeds": cmd.seeds,
+                "output_format": cmd.formats.name(),
+                "identity": cmd.identity,
+                "job_hash": cmd.job_hash,
+                "inputs_digest": cmd.inputs_digest,
+            },
+            "runs": self.runs,
+            "runs_digest": format!("{:016x}", self.digest.0),
+        })
+        .to_string();
+        tail.push('\n');
+        tail
+    }
 }
 
 /// The largest shard document read.
-const MAX_SHARD_BYTES: u64 = 1 << 30;
+const MAX_SHARD_BYTES: u64 = 1 << 40;
 
-/// One shard file read back.
-struct Read {
+/// The longest line of one: a run's output whole.
+const MAX_LINE_BYTES: u64 = 1 << 30;
+
+/// One shard file, checked whole before any of its runs is used.
+struct Checked {
     path: String,
     command: serde_json::Value,
     shard: usize,
     of: usize,
     total: usize,
-    runs: Vec<(usize, RunOutput)>,
+    /// Where its first run's line starts.
+    runs_at: u64,
 }
 
-fn read(path: &str) -> Result<Read, Failure> {
-    let bad = |why: String| Failure::input(format!("{path}: {why}"));
-    // Bounded, regular files only (a FIFO or a device is refused, not
-    // read for ever).
-    let text = crate::load::read_text_up_to(std::path::Path::new(path), MAX_SHARD_BYTES)
-        .map_err(Failure::input)?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not an iolab shard document ({e})")))?;
-    if v["iolab_shard"] != VERSION {
-        return Err(bad(format!(
-            "not an iolab shard document of version {VERSION} (a sharded run's output)"
+/// The next line of `r` (without its end), `None` at the end of the file;
+/// a line above [`MAX_LINE_BYTES`] or not UTF-8 is refused.
+fn next_line(r: &mut impl std::io::BufRead, path: &str) -> Result<Option<String>, Failure> {
+    use std::io::{BufRead as _, Read as _};
+    let mut bytes = Vec::new();
+    let n = r
+        .by_ref()
+        .take(MAX_LINE_BYTES + 1)
+        .read_until(b'\n', &mut bytes)
+        .map_err(|e| Failure::input(format!("{path}: {e}")))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if n as u64 > MAX_LINE_BYTES {
+        return Err(Failure::input(format!(
+            "{path}: a line above {MAX_LINE_BYTES} bytes: not an iolab shard document"
         )));
+    }
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Failure::input(format!("{path}: not an iolab shard document (not UTF-8)")))
+}
+
+/// A run's line as its plan index and output; `want` is the index it
+/// must have.
+fn run_of(line: &str, want: usize, path: &str) -> Result<RunOutput, Failure> {
+    let bad = |why: String| Failure::input(format!("{path}: {why}"));
+    let r: serde_json::Value = serde_json::from_str(line)
+        .map_err(|e| bad(format!("run {want}: not an iolab shard document ({e})")))?;
+    if r["index"].as_u64() != Some(want as u64) {
+        return Err(bad(format!(
+            "a run's index is not the next of its shard's ({want})"
+        )));
+    }
+    let num = |key: &str| {
+        r[key]
+            .as_u64()
+            .ok_or_else(|| bad(format!("run {want}: '{key}' is missing")))
+    };
+    let (sim_ns, events) = (num("sim_ns")?, num("events")?);
+    let mut r = r;
+    let report: RunReport =
+        serde_json::from_value(r["report"].take()).map_err(|e| bad(format!("run {want}: {e}")))?;
+    Ok(RunOutput {
+        report,
+        extra: r["extra"].take(),
+        sim_ns,
+        events,
+        status: Vec::new(),
+    })
+}
+
+/// Reads a shard document through once, checking every line: its head,
+/// each run (its index the next of the slice's, its output whole), the
+/// digest of the runs and the tail.
+fn check(path: &str) -> Result<Checked, Failure> {
+    let bad = |why: String| Failure::input(format!("{path}: {why}"));
+    // Regular files only (a FIFO or a device is refused, not read for
+    // ever), bounded.
+    let file = crate::load::open_input(std::path::Path::new(path), MAX_SHARD_BYTES)
+        .map_err(Failure::input)?;
+    let mut r = std::io::BufReader::new(file);
+    let not_ours = || {
+        bad(format!(
+            "not an iolab shard document of version {VERSION} (a sharded run's output)"
+        ))
+    };
+    let head_line = next_line(&mut r, path)?.ok_or_else(not_ours)?;
+    let head: serde_json::Value = serde_json::from_str(&head_line).map_err(|_| not_ours())?;
+    if head["iolab_shard"] != VERSION {
+        return Err(not_ours());
     }
     let build = crate::outputs::build_id();
-    if v["iolab_build"] != build.as_str() {
+    if head["iolab_build"] != build.as_str() {
         return Err(bad(format!(
             "written by iolab build '{}', not this one ('{build}'); merge with the build that ran the shards",
-            v["iolab_build"].as_str().unwrap_or("(none)")
+            head["iolab_build"].as_str().unwrap_or("(none)")
         )));
     }
-    if v["runs_digest"] != runs_digest(&v["runs"]).as_str() {
-        return Err(bad(
-            "its runs do not match the digest written with them: the document was changed after it was written"
-                .into(),
-        ));
-    }
     let count = |key: &str| {
-        v[key]
+        head[key]
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| bad(format!("'{key}' is missing or not a count")))
@@ -171,65 +246,111 @@ fn read(path: &str) -> Result<Read, Failure> {
     if of == 0 || of > MAX_SHARDS || shard >= of {
         return Err(bad(format!("shard {shard}/{of} is not a slice")));
     }
-    let mut runs = Vec::new();
-    for r in v["runs"].as_array().into_iter().flatten() {
-        let index = r["index"]
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|&i| i < total && i % of == shard)
-            .ok_or_else(|| bad(format!("a run's index is not one of shard {shard}/{of}'s")))?;
-        let report: RunReport = serde_json::from_value(r["report"].clone())
-            .map_err(|e| bad(format!("run {index}: {e}")))?;
-        let num = |key: &str| {
-            r[key]
-                .as_u64()
-                .ok_or_else(|| bad(format!("run {index}: '{key}' is missing")))
-        };
-        runs.push((
-            index,
-            RunOutput {
-                report,
-                extra: r["extra"].clone(),
-                sim_ns: num("sim_ns")?,
-                events: num("events")?,
-                status: Vec::new(),
-            },
-        ));
-    }
+    let runs_at = head_line.len() as u64 + 1;
+    let mut digest = Fnv::new();
+    let mut runs = 0usize;
+    let tail = loop {
+        let line = next_line(&mut r, path)?
+            .ok_or_else(|| bad("it ends before its last line: not written whole".into()))?;
+        // The tail names the command; every line before it is a run.
+        if line.starts_with("{\"command\"") {
+            break line;
+        }
+        let want = shard + runs * of;
+        if want >= total {
+            return Err(bad(format!(
+                "shard {shard}/{of} holds more than its runs of {total}"
+            )));
+        }
+        run_of(&line, want, path)?;
+        digest.feed(line.as_bytes());
+        digest.feed(b"\n");
+        runs += 1;
+    };
+    let tail: serde_json::Value = serde_json::from_str(&tail).map_err(|e| {
+        bad(format!(
+            "its last line is not an iolab shard document's ({e})"
+        ))
+    })?;
     let expected = (shard..total).step_by(of).count();
-    if runs.len() != expected {
+    if runs != expected || tail["runs"].as_u64() != Some(runs as u64) {
         return Err(bad(format!(
-            "shard {shard}/{of} holds {} runs of its {expected}",
-            runs.len()
+            "shard {shard}/{of} holds {runs} runs of its {expected}"
         )));
     }
-    Ok(Read {
+    if tail["runs_digest"] != format!("{:016x}", digest.0).as_str() {
+        return Err(bad(
+            "its runs do not match the digest written with them: the document was changed after it was written"
+                .into(),
+        ));
+    }
+    if next_line(&mut r, path)?.is_some_and(|l| !l.is_empty()) {
+        return Err(bad(
+            "more after its last line: the document was changed after it was written".into(),
+        ));
+    }
+    Ok(Checked {
         path: path.to_owned(),
-        command: v["command"].clone(),
+        command: tail["command"].clone(),
         shard,
         of,
         total,
-        runs,
+        runs_at,
     })
 }
 
-/// What `merge` put back together: the command and its outputs by
-/// variant, then seed, as the unsharded command had them.
+/// What `merge` put back together: the command, and its shard documents
+/// to read the runs from in plan order (by variant, then seed).
 pub struct Merged {
     pub kind: Kind,
     pub policies: String,
     pub variants: Vec<Variant>,
     pub seeds: Option<Vec<u64>>,
     pub formats: Formats,
-    pub outs: Vec<Vec<RunOutput>>,
+    pub runs: Runs,
 }
 
-/// `iolab merge FILES…`: the unsharded command's outputs, from its N
-/// shard documents.
+/// The runs of a merge, still in their documents.
+pub struct Runs {
+    /// By slice: each document and where its next run's line starts.
+    shards: Vec<(String, u64)>,
+    total: usize,
+}
+
+impl Runs {
+    /// Hands each run to `f` in plan order, read from its document one
+    /// line at a time: a run read, handed on and dropped before the next.
+    /// A document changed since it was checked is refused at the run.
+    pub fn for_each_run(
+        mut self,
+        mut f: impl FnMut(RunOutput) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        use std::io::{BufRead as _, Seek as _};
+        let of = self.shards.len();
+        for i in 0..self.total {
+            let (path, at) = &mut self.shards[i % of];
+            let io = |e: std::io::Error| Failure::input(format!("{path}: {e}"));
+            let mut file = std::fs::File::open(&*path).map_err(io)?;
+            file.seek(std::io::SeekFrom::Start(*at)).map_err(io)?;
+            let mut r = std::io::BufReader::new(file);
+            let mut line = String::new();
+            let n = r
+                .read_line(&mut line)
+                .map_err(|e| Failure::input(format!("{path}: {e}")))?;
+            *at += n as u64;
+            let o = run_of(line.trim_end_matches('\n'), i, path)?;
+            f(o)?;
+        }
+        Ok(())
+    }
+}
+
+/// `iolab merge FILES…`: the unsharded command and where its runs lie,
+/// from its N shard documents, each read through and checked first.
 pub fn merge(paths: &[String]) -> Result<Merged, Failure> {
     let mut shards = Vec::with_capacity(paths.len());
     for p in paths {
-        shards.push(read(p)?);
+        shards.push(check(p)?);
     }
     let Some(first) = shards.first() else {
         return Err(Failure::input("merge: give the shard files".to_owned()));
@@ -290,25 +411,17 @@ pub fn merge(paths: &[String]) -> Result<Merged, Failure> {
     if variants.len() * per_variant != total {
         return Err(bad("its run count does not match its variants and seeds"));
     }
-    let mut slots: Vec<Option<RunOutput>> = (0..total).map(|_| None).collect();
-    for s in shards {
-        for (i, o) in s.runs {
-            slots[i] = Some(o);
-        }
-    }
-    let mut flat = slots.into_iter();
-    let mut outs = Vec::with_capacity(variants.len());
-    for _ in &variants {
-        let per: Option<Vec<RunOutput>> = flat.by_ref().take(per_variant).collect();
-        outs.push(per.ok_or_else(|| bad("a run is missing"))?);
-    }
+    shards.sort_by_key(|s| s.shard);
     Ok(Merged {
         kind,
         policies: policies.to_owned(),
         variants,
         seeds,
         formats,
-        outs,
+        runs: Runs {
+            shards: shards.into_iter().map(|s| (s.path, s.runs_at)).collect(),
+            total,
+        },
     })
 }
 

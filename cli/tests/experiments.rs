@@ -299,11 +299,21 @@ fn four_shards_run_by_xargs_merge_into_the_unsharded_output() {
         if format == "json" {
             continue;
         }
-        // Each slice ran its own runs: 9 runs in 4 slices of 3, 2, 2, 2.
-        let doc: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&s0).expect("shard")).expect("JSON");
-        assert_eq!(doc["runs"].as_array().map(Vec::len), Some(3));
-        assert_eq!(doc["runs_total"], 9);
+        // Each slice ran its own runs: 9 runs in 4 slices of 3, 2, 2, 2,
+        // a line each between the document's head and tail.
+        let text = std::fs::read_to_string(&s0).expect("shard");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        assert_eq!(lines.len(), 1 + 3 + 1);
+        assert_eq!(lines[0]["runs_total"], 9);
+        let indexes: Vec<u64> = lines[1..4]
+            .iter()
+            .map(|r| r["index"].as_u64().expect("index"))
+            .collect();
+        assert_eq!(indexes, [0, 4, 8]);
+        assert_eq!(lines[4]["runs"], 3);
         // What merge refuses.
         for (files, says) in [
             (vec![s0.clone(), s1.clone()], "shards 2, 3 of 4 missing"),
