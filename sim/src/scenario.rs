@@ -878,9 +878,9 @@ fn file_call_of(spec: &JobSpec) -> Result<Option<workload::FileCall>, SimError> 
 
 /// `create_on_open` and `openfiles`: what iolab simulates of them. A data
 /// engine's files are made before the run and all open at once; a
-/// metadata engine handles one file at a time. A job that only reads,
-/// with `create_on_open`, reads files of its own that it creates empty
-/// (see [`empty_read_error`]).
+/// metadata engine handles one file at a time. A job that reads, with
+/// `create_on_open`, reads files of its own that it creates empty and
+/// that grow as it writes them (see [`empty_read_error`]).
 /// Whether another job of the run names one of `spec`'s files.
 fn shares_files(scenario: &Scenario, spec: &JobSpec) -> bool {
     !spec.filename.is_empty()
@@ -890,22 +890,27 @@ fn shares_files(scenario: &Scenario, spec: &JobSpec) -> bool {
             .any(|o| !std::ptr::eq(o, spec) && o.filename.iter().any(|f| spec.filename.contains(f)))
 }
 
-/// A job that only reads files it creates on open (`create_on_open`)
-/// finds them empty: each read returns no data. fio then fails a
-/// synchronous engine's first read (`EIO`: the read came back short) and,
-/// with `verify`, an asynchronous engine's first reads (`EILSEQ`: no
-/// header to check); an asynchronous engine without verify goes on
-/// reading nothing (fio 3.33 here, `rw=read size=16m create_on_open=1`:
-/// psync ends with error 5 after one read; libaio with `verify=crc32c`
-/// with error 84; libaio alone issues 4,096 reads of 0 bytes). `None`
-/// for a job that reads data; `Some(0)` when no error ends it.
+/// A job that reads files it creates on open (`create_on_open`) finds
+/// each empty until it writes it: a read from the furthest its writes
+/// have reached on returns no data. fio then fails a synchronous engine's
+/// first such read (`EIO`: the read came back short) and, in a job that
+/// only reads, with `verify`, an asynchronous engine's first reads
+/// (`EILSEQ`: no header to check); an asynchronous engine otherwise goes
+/// on, counting the read as an IO of no bytes (fio 3.33 here, `size=16m
+/// create_on_open=1`: `rw=read` with psync ends with error 5 after one
+/// read, with libaio and `verify=crc32c` with error 84, with libaio alone
+/// issues 4,096 reads of 0 bytes; `rw=randrw bs=4k fallocate=none` with
+/// psync ends with error 5 at its first read, with libaio (direct or not,
+/// with verify or not) reads 1,992 times, 4 of them before the writes
+/// had reached them). `None` for a job that reads data; `Some(0)` when no
+/// error ends it.
 fn empty_read_error(spec: &JobSpec, meta: bool) -> Option<i32> {
-    if meta || !spec.create_on_open || !spec.rw.mode.reads() || spec.rw.mode.writes() {
+    if meta || !spec.create_on_open || !spec.rw.mode.reads() {
         return None;
     }
     Some(if !spec.ioengine.is_async() {
         5
-    } else if spec.verifies() && spec.do_verify {
+    } else if spec.verifies() && spec.do_verify && !spec.rw.mode.writes() {
         84
     } else {
         0
@@ -922,14 +927,15 @@ fn check_file_options(
     }
     if spec.create_on_open
         && (spec.rw.mode.reads() || !spec.replay_logs.is_empty())
-        && (spec.rw.mode.writes() || !spec.replay_logs.is_empty() || shares_files(scenario, spec))
+        && (!spec.replay_logs.is_empty() || shares_files(scenario, spec))
     {
         return Err(job_err(
             spec,
             "create_on_open",
-            "a job that reads what it or another job writes to a file created as it opens \
-             it is not simulated; create_on_open is simulated for jobs that only write, and \
-             for jobs that only read files of their own (which they find empty)",
+            "a job that reads what another job writes to a file created as it opens it, or \
+             replays a log on one, is not simulated; create_on_open is simulated for jobs \
+             that write, and for jobs that read files of their own (which they find empty \
+             until they write them)",
         ));
     }
     if let Some(n) = spec.openfiles

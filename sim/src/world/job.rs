@@ -236,6 +236,10 @@ pub(crate) struct Job {
     pub eof: Vec<bool>,
     /// `create_on_open`: the job's files it has opened (created).
     pub opened: Vec<bool>,
+    /// A job that reads files it creates on open (`plan.empty_reads`):
+    /// how far into each its writes have reached, its size; a read from
+    /// there on finds nothing.
+    pub written_end: Vec<u64>,
     pub files_at_eof: usize,
     /// The job's data IOs issued and not completed (fio's `cur_depth`).
     pub in_flight: u32,
@@ -669,18 +673,28 @@ impl<P: Policy> World<P> {
         } = io;
         self.count_issue(j, io);
         self.ctxs[c as usize].before = self.before_issue(c, j);
+        if self.jobs[j].plan.empty_reads.is_some() {
+            let end = &mut self.jobs[j].written_end[fi];
+            match dir {
+                // The file grows as the job writes it.
+                Dir::Write => *end = (*end).max(offset + len),
+                // Past its end: the read returns at once with nothing.
+                Dir::Read if offset >= *end => {
+                    let ctx = &mut self.ctxs[c as usize];
+                    ctx.op_start = now;
+                    ctx.op = OpKind::Io { dir, bytes: 0 };
+                    self.ctx_timer(now + EMPTY_READ_NS, c, Phase::Cpu);
+                    return;
+                }
+                _ => {}
+            }
+        }
         let plan = &self.jobs[j].plan;
         let file = self.jobs[j].file_ids[fi];
         let engine = plan.engine;
         let direct = plan.direct;
         let ctx = &mut self.ctxs[c as usize];
         ctx.op_start = now;
-        if dir == Dir::Read && plan.empty_reads.is_some() {
-            // An empty file: the read returns at once with nothing.
-            ctx.op = OpKind::Io { dir, bytes: 0 };
-            self.ctx_timer(now + EMPTY_READ_NS, c, Phase::Cpu);
-            return;
-        }
         if engine == EngineKind::Null || plan.null_device {
             ctx.op = OpKind::Io { dir, bytes: len };
             let ns = if plan.null_device {
@@ -984,7 +998,10 @@ impl<P: Policy> World<P> {
                     s.record_io(d, now, lat, before, bytes);
                 }
                 self.latency_completed(now, j, lat);
-                if let Some(error) = self.jobs[j].plan.empty_reads
+                // A read that found nothing past the file's end.
+                if dir == Dir::Read
+                    && bytes == 0
+                    && let Some(error) = self.jobs[j].plan.empty_reads
                     && error != 0
                 {
                     self.job_failed(now, j, error);
@@ -1356,6 +1373,7 @@ impl Job {
             flow_issued: 0,
             eof: vec![false; nfiles],
             opened: vec![false; nfiles],
+            written_end: vec![0; nfiles],
             files_at_eof: 0,
             in_flight: 0,
             rate_gate: None,
