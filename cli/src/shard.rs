@@ -325,7 +325,7 @@ impl Runs {
         mut self,
         mut f: impl FnMut(RunOutput) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
-        use std::io::{BufRead as _, Seek as _};
+        use std::io::Seek as _;
         let of = self.shards.len();
         for i in 0..self.total {
             let (path, at) = &mut self.shards[i % of];
@@ -333,12 +333,9 @@ impl Runs {
             let mut file = std::fs::File::open(&*path).map_err(io)?;
             file.seek(std::io::SeekFrom::Start(*at)).map_err(io)?;
             let mut r = std::io::BufReader::new(file);
-            let mut line = String::new();
-            let n = r
-                .read_line(&mut line)
-                .map_err(|e| Failure::input(format!("{path}: {e}")))?;
-            *at += n as u64;
-            let o = run_of(line.trim_end_matches('\n'), i, path)?;
+            let line = next_line(&mut r, path)?.unwrap_or_default();
+            *at += line.len() as u64 + 1;
+            let o = run_of(&line, i, path)?;
             f(o)?;
         }
         Ok(())

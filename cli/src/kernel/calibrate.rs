@@ -2157,6 +2157,10 @@ mod tests {
             "{}",
             fitted[1].from
         );
+        // Each repeated probe is one of the probes.
+        for (_, name) in RUN_SPREAD {
+            assert!(PROBES.iter().any(|p| p.name == name), "{name}");
+        }
     }
 
     #[test]
