@@ -20,6 +20,18 @@ const US: u64 = 1_000;
 /// The variants, as the simulator's `--policies` names them.
 const VARIANTS: [(&str, Variant); 2] = [("modern", Variant::Modern), ("v5.4", Variant::V5_4)];
 
+/// A 4 KiB read of `group` at `sector`.
+fn read_4k(id: u64, group: GroupId, sector: u64, must_issue: bool) -> Bio {
+    Bio {
+        id,
+        group,
+        op: Op::Read,
+        bytes: 4096,
+        sector,
+        must_issue,
+    }
+}
+
 /// A controller of `variant` with `n` groups, each activated by one IO at
 /// `now`.
 fn with_groups(variant: Variant, n: u64, now: u64) -> (IoCost, Vec<GroupId>) {
@@ -33,14 +45,7 @@ fn with_groups(variant: Variant, n: u64, now: u64) -> (IoCost, Vec<GroupId>) {
     let groups: Vec<GroupId> = (1..=n).map(|cg| ioc.add_group(0, cg)).collect();
     ioc.write_qos(0, QOS).expect("a valid qos line");
     for (i, &g) in groups.iter().enumerate() {
-        let bio = Bio {
-            id: i as u64,
-            group: g,
-            op: Op::Read,
-            bytes: 4096,
-            sector: i as u64 * 8,
-            must_issue: false,
-        };
+        let bio = read_4k(i as u64, g, i as u64 * 8, false);
         if let Admit::Go { cost, .. } = ioc.on_submit(now, &bio) {
             ioc.on_done(
                 now + 100 * US,
@@ -71,14 +76,7 @@ fn issue_path(c: &mut Criterion) {
                 // 10 µs apart: well inside any group's budget, so every IO goes.
                 now += 10 * US;
                 id += 1;
-                let bio = Bio {
-                    id,
-                    group: grp,
-                    op: Op::Read,
-                    bytes: 4096,
-                    sector: id.wrapping_mul(7919) % (1 << 30),
-                    must_issue: false,
-                };
+                let bio = read_4k(id, grp, id.wrapping_mul(7919) % (1 << 30), false);
                 let cost = match ioc.on_submit(now, black_box(&bio)) {
                     Admit::Go { cost, .. } => cost,
                     Admit::Wait => {
@@ -131,14 +129,7 @@ fn period_timer(c: &mut Criterion) {
                         now = now.max(at);
                         for &grp in &groups {
                             id += 1;
-                            let bio = Bio {
-                                id,
-                                group: grp,
-                                op: Op::Read,
-                                bytes: 4096,
-                                sector: id * 8,
-                                must_issue: true,
-                            };
+                            let bio = read_4k(id, grp, id * 8, true);
                             let _ = ioc.on_submit(now, &bio);
                         }
                         while ioc.poll_release().is_some() {}
