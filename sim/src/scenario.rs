@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::block::{Cgroup, NoPolicy, Policy};
 use crate::cache::dirty::BdpMode;
-use crate::device::{Device, DeviceConfig};
+use crate::device::{Device, DeviceConfig, ZonedParams};
 use crate::fio::iolog::LogAction;
 use crate::fio::{self, JobSpec};
 use crate::fs::btrfs::transaction::FULL_COMMIT_STREAM;
@@ -458,34 +458,81 @@ fn zone_units_in_bytes(spec: &JobSpec) -> Result<JobSpec, SimError> {
 }
 
 /// `zonemode=zbd`: the job's device file simulated as a host-managed
-/// zoned disk with zones of `zonesize`, refused where fio would fail the
-/// job on such a disk (its `zbd_setup_files`, `zbd_verify_bs`,
-/// `init_zone_info`) or where iolab does not simulate it.
+/// zoned disk, in the device's own zones when its file has `[zoned]`
+/// (`zonesize`, if given, must be theirs, and `max_open_zones` at most
+/// the device's limit, which it defaults to: fio's `parse_zone_info` and
+/// `zbd_set_max_open_zones`), else in zones of `zonesize`; refused where
+/// fio would fail the job on such a disk (its `zbd_setup_files`,
+/// `zbd_verify_bs`, `init_zone_info`) or where iolab does not simulate
+/// it. On a zoned device a job that writes without zonemode=zbd is
+/// refused: its writes would miss the write pointers.
 fn zbd_of(
     spec: &JobSpec,
     direct: bool,
     verify: bool,
+    device: Option<&ZonedParams>,
 ) -> Result<Option<workload::ZbdPlan>, SimError> {
     if spec.zonemode != Some(fio::ZoneMode::Zbd) {
-        if spec.ioengine == fio::Engine::Libzbc {
+        if spec.ioengine == fio::Engine::Libzbc && device.is_none() {
             return Err(job_err(
                 spec,
                 "ioengine",
                 "libzbc opens a zoned disk, and the simulated device is zoned only under \
-                 zonemode=zbd (fio's libzbc fails on a disk that is not zoned)",
+                 zonemode=zbd or with [zoned] in its file (fio's libzbc fails on a disk that \
+                 is not zoned)",
+            ));
+        }
+        if device.is_some() && spec.rw.mode.writes() {
+            return Err(job_err(
+                spec,
+                "zonemode",
+                "the device is zoned ([zoned] in its file): a job that writes to it needs \
+                 zonemode=zbd (without it fio writes where the zones' write pointers are not, \
+                 and the device fails those writes)",
             ));
         }
         return Ok(None);
     }
-    let z = spec.zonesize;
-    if z == 0 {
-        return Err(job_err(
-            spec,
-            "zonesize",
-            "zonemode=zbd needs a zonesize here: the simulated device has no zones of its own, \
-             so the zone size is the job's (fio requires it too on a disk that is not zoned)",
-        ));
-    }
+    let z = match (spec.zonesize, device) {
+        (0, None) => {
+            return Err(job_err(
+                spec,
+                "zonesize",
+                "zonemode=zbd needs a zonesize here: the simulated device has no zones of its \
+                 own (no [zoned] in its file), so the zone size is the job's (fio requires it \
+                 too on a disk that is not zoned)",
+            ));
+        }
+        (0, Some(d)) => d.zone_size_mib << 20,
+        (z, Some(d)) if z != d.zone_size_mib << 20 => {
+            return Err(job_err(
+                spec,
+                "zonesize",
+                format!(
+                    "{z} bytes is not the device's zone size, {} bytes (fio: job parameter \
+                     zonesize does not match disk zone size)",
+                    d.zone_size_mib << 20
+                ),
+            ));
+        }
+        (z, _) => z,
+    };
+    let max_open_zones = match device.map_or(0, |d| d.max_open_zones) {
+        0 => spec.max_open_zones,
+        limit if spec.max_open_zones == 0 => limit,
+        limit if spec.max_open_zones <= limit => spec.max_open_zones,
+        limit => {
+            return Err(job_err(
+                spec,
+                "max_open_zones",
+                format!(
+                    "{} is more than the device's limit of {limit} open zones (fio: Specified \
+                     --max_open_zones is larger than max)",
+                    spec.max_open_zones
+                ),
+            ));
+        }
+    };
     if z < 512 || !z.is_multiple_of(512) {
         return Err(job_err(
             spec,
@@ -546,7 +593,7 @@ fn zbd_of(
              sequential job finishes)",
         ));
     }
-    if spec.job_max_open_zones > 0 && spec.max_open_zones == 0 {
+    if spec.job_max_open_zones > 0 && max_open_zones == 0 {
         return Err(job_err(
             spec,
             "job_max_open_zones",
@@ -554,19 +601,19 @@ fn zbd_of(
              count (fio: 'job_max_open_zones' cannot be used without a global open zones limit)",
         ));
     }
-    if spec.job_max_open_zones > spec.max_open_zones && spec.max_open_zones > 0 {
+    if spec.job_max_open_zones > max_open_zones && max_open_zones > 0 {
         return Err(job_err(
             spec,
             "job_max_open_zones",
             format!(
                 "{} is above max_open_zones={}: the job cannot open more than the device",
-                spec.job_max_open_zones, spec.max_open_zones
+                spec.job_max_open_zones, max_open_zones
             ),
         ));
     }
     Ok(Some(workload::ZbdPlan {
         zone_size: z,
-        max_open_zones: spec.max_open_zones,
+        max_open_zones,
         job_max_open_zones: spec.job_max_open_zones,
         read_beyond_wp: spec.read_beyond_wp,
         reset_threshold: spec.zone_reset_threshold,
@@ -705,8 +752,10 @@ fn check_zbd(scenario: &Scenario, plans: &[JobPlan]) -> Result<(), SimError> {
             })
             .and_then(|o| o.zbd)
             .expect("the job itself shares its files");
-        if z.max_open_zones > 0 && z.max_open_zones != first.max_open_zones {
-            let spec = &scenario.jobs[p.section as usize];
+        // A job that sets none takes the device's (the plan's value is
+        // then the device file's limit, or 0).
+        let spec = &scenario.jobs[p.section as usize];
+        if spec.max_open_zones > 0 && z.max_open_zones != first.max_open_zones {
             return Err(job_err(
                 spec,
                 "max_open_zones",
@@ -1128,7 +1177,12 @@ pub fn plan_jobs(
         };
         let direct = spec.ioengine.forced_direct().unwrap_or(spec.direct);
         let verify = verify_of(spec, matches!(spec.ioengine, fio::Engine::Meta(_)))?;
-        let zbd = zbd_of(spec, direct, verify.is_some())?;
+        let zbd = zbd_of(
+            spec,
+            direct,
+            verify.is_some(),
+            scenario.device.zoned.as_ref(),
+        )?;
         let meta = match spec.ioengine {
             fio::Engine::Meta(m) => Some(m),
             _ => None,

@@ -231,3 +231,64 @@ fn what_fio_refuses_on_a_zoned_disk_is_refused_naming_the_option() {
     let e = plain("[w]\nfilename=/dev/sdb\nrw=write\nsize=32m\nioengine=libzbc\n");
     assert!(e.contains("zonemode=zbd"), "{e}");
 }
+
+/// A device file with `[zoned]` is zoned by itself, as a ZNS drive is:
+/// a zonemode=zbd job takes its zone size and open-zone limit (the same
+/// random writes as above reset as many zones without `zonesize` or
+/// `max_open_zones`); a job's `zonesize` must be the device's and its
+/// `max_open_zones` at most the device's, and a job that writes without
+/// zonemode=zbd is refused.
+#[test]
+fn a_zoned_device_file_gives_the_zones_and_their_limit() {
+    let zns = DeviceConfig::from_toml(
+        "name = \"zns\"\nbase = \"nvme\"\n[zoned]\nzone_size_mib = 4\nmax_open_zones = 4\n",
+    )
+    .expect("loads");
+    assert!(zns.describe().contains("zoned.zone_size_mib"));
+    let on_zns = |jobs: &str| {
+        let text = format!("[global]\nfilename=/dev/sdb\ndirect=1\nioengine=psync\n{jobs}");
+        let parsed = parse_reading(&text, &[], 1 << 30).expect("parses");
+        let s = scenario_of(parsed, zns.clone(), 1 << 30, 1);
+        run(&s, &parse_variant("none").expect("none"), &mut |_| {})
+    };
+    let out =
+        on_zns("[w]\nzonemode=zbd\nrw=randwrite\nbs=256k\nsize=64m\nio_size=256m\n").expect("runs");
+    let resets = out.report.jobs[0].zone_resets.expect("a zoned job");
+    assert!((48..=52).contains(&resets), "{resets}");
+    for (jobs, says) in [
+        (
+            "[w]\nzonemode=zbd\nzonesize=8m\nrw=randwrite\nbs=256k\nsize=64m\n",
+            "not the device's zone size, 4194304 bytes",
+        ),
+        (
+            "[w]\nzonemode=zbd\nmax_open_zones=8\nrw=randwrite\nbs=256k\nsize=64m\n",
+            "more than the device's limit of 4 open zones",
+        ),
+        (
+            "[w]\nrw=randwrite\nbs=256k\nsize=64m\n",
+            "a job that writes to it needs zonemode=zbd",
+        ),
+    ] {
+        let e = on_zns(jobs)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains(says), "{jobs}: {e}");
+    }
+    // A reader needs no zone mode.
+    on_zns("[r]\nrw=randread\nbs=4k\nsize=64m\n").expect("reads");
+    // A zone larger than the device, or more open zones than fio tracks.
+    for (text, key) in [
+        (
+            "name = \"z\"\nbase = \"nvme\"\n[zoned]\nzone_size_mib = 100000000\n",
+            "zoned.zone_size_mib",
+        ),
+        (
+            "name = \"z\"\nbase = \"nvme\"\n[zoned]\nzone_size_mib = 4\nmax_open_zones = 5000\n",
+            "zoned.max_open_zones",
+        ),
+    ] {
+        let e = DeviceConfig::from_toml(text).expect_err("refused");
+        assert!(e.to_string().contains(key), "{e}");
+    }
+}

@@ -87,7 +87,30 @@ pub struct DeviceConfig {
     /// `slat` at QD32); the presets leave it at 0, so their `slat` is 0.
     #[serde(default)]
     pub host_submit_us: f64,
+    /// The device is host-managed zoned (`[zoned]`): its zones are its
+    /// own, so a `zonemode=zbd` job need not give `zonesize` (and must
+    /// give this one if it does), and its open-zone limit bounds the
+    /// job's `max_open_zones`. `None`: not zoned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoned: Option<ZonedParams>,
 }
+
+/// A host-managed zoned device's zones: every zone
+/// sequential-write-required, as the zoned model of `world::zbd` has
+/// them.
+#[derive(Deserialize, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ZonedParams {
+    /// Zone size, MiB (1 MiB = 2^20 bytes).
+    pub zone_size_mib: u64,
+    /// The most zones open at once (the device's limit, as a ZNS drive
+    /// reports it); 0: no limit.
+    #[serde(default)]
+    pub max_open_zones: u32,
+}
+
+/// fio's `ZBD_MAX_OPEN_ZONES`: the most open zones it tracks.
+pub const MAX_OPEN_ZONES: u32 = 4096;
 
 /// null_blk-like device.
 #[derive(Deserialize, Serialize, Clone, Debug, PartialEq)]
@@ -671,6 +694,7 @@ impl DeviceConfig {
             host_io_us: 0.0,
             host_wake_us: 0.0,
             host_submit_us: 0.0,
+            zoned: None,
         };
         match name {
             "nvme" => cfg.ssd = Some(nvme()),
@@ -704,7 +728,9 @@ impl DeviceConfig {
                     .into(),
             ));
         }
-        let merged = match user.remove("base") {
+        // `[zoned]` is a table no preset has: it is added, not merged.
+        let zoned = user.remove("zoned");
+        let mut merged = match user.remove("base") {
             Some(toml::Value::String(base)) => {
                 let preset = DeviceConfig::preset(&base)
                     .ok_or_else(|| DeviceError::UnknownPreset(base.clone()))?;
@@ -725,6 +751,9 @@ impl DeviceConfig {
             Some(_) => return Err(invalid("base", "must be a preset name string")),
             None => user,
         };
+        if let Some(z) = zoned {
+            merged.insert("zoned".to_string(), z);
+        }
         let cfg: DeviceConfig = merged.try_into().map_err(|e: toml::de::Error| {
             // The deserializer puts the table on a line of its own.
             let msg = e.to_string();
@@ -793,6 +822,28 @@ impl DeviceConfig {
         }
         if let Some(p) = &self.loop_dev {
             validate_loop(p)?;
+        }
+        if let Some(z) = &self.zoned {
+            nonzero("zoned.zone_size_mib", z.zone_size_mib)?;
+            let gb = match (&self.null, &self.ssd, &self.hdd, &self.loop_dev) {
+                (Some(p), ..) => p.capacity_gb,
+                (_, Some(p), ..) => p.capacity_gb,
+                (_, _, Some(p), _) => p.capacity_gb,
+                (.., Some(p)) => p.capacity_gb,
+                _ => 0,
+            };
+            let capacity = gb.saturating_mul(1_000_000_000);
+            if z.zone_size_mib.saturating_mul(1 << 20) > capacity {
+                return Err(invalid(
+                    "zoned.zone_size_mib",
+                    format!("is larger than the device ({capacity} bytes)"),
+                ));
+            }
+            at_most(
+                "zoned.max_open_zones",
+                u64::from(z.max_open_zones),
+                u64::from(MAX_OPEN_ZONES),
+            )?;
         }
         Ok(())
     }
@@ -883,6 +934,18 @@ impl DeviceConfig {
                     "us"
                 );
             }
+        }
+        if let Some(z) = &self.zoned {
+            let _ = writeln!(
+                out,
+                "{:<24} {:>12} {:<8} host-managed zoned: every zone sequential-write-required",
+                "zoned.zone_size_mib", z.zone_size_mib, "MiB"
+            );
+            let _ = writeln!(
+                out,
+                "{:<24} {:>12} {:<8} the device's open-zone limit (0: none)",
+                "zoned.max_open_zones", z.max_open_zones, "zones"
+            );
         }
         out
     }

@@ -32,7 +32,7 @@ mod timeline;
 pub use backed::LoopDev;
 pub use config::{
     DeviceConfig, DeviceKind, GcMode, HddParams, LoopParams, NullParams, Precondition, SsdParams,
-    line_of_key,
+    ZonedParams, line_of_key,
 };
 pub use hdd::HddDev;
 pub use null::NullDev;
