@@ -578,12 +578,31 @@ fn zbd_of(
         ));
     }
     if verify {
-        return Err(job_err(
-            spec,
-            "verify",
-            "verify on a zoned disk is not simulated (fio replays the writes in each zone's \
-             order, resetting zones before the pass)",
-        ));
+        // fio's zbd_verify_bs; and its zbd_adjust_block asserts that no
+        // zone is reset while a verifying job writes.
+        if let Some(bs) = spec
+            .bs
+            .iter()
+            .flat_map(|b| [b.min, b.max])
+            .find(|&b| b > 0 && z % b != 0)
+        {
+            return Err(job_err(
+                spec,
+                "bs",
+                format!(
+                    "{bs} bytes is not a divisor of the zone size, {z} (fio: block size is not \
+                     a divisor of the zone size, with verify)"
+                ),
+            ));
+        }
+        if spec.zone_reset_frequency > 0.0 {
+            return Err(job_err(
+                spec,
+                "zone_reset_frequency",
+                "resets zones while the job writes what verify reads back (fio stops on an \
+                 assertion: no zone may be reset while a verifying job writes)",
+            ));
+        }
     }
     if spec.zoneskip > 0 {
         return Err(job_err(

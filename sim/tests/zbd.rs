@@ -203,7 +203,6 @@ fn what_fio_refuses_on_a_zoned_disk_is_refused_naming_the_option() {
             "[w]\nrw=write\nsize=32m\njob_max_open_zones=2\n",
             "max_open_zones",
         ),
-        ("[w]\nrw=write\nsize=32m\nverify=crc32c\n", "verify"),
         ("[w]\nrw=write\nsize=2m\n", "at least one zone"),
         ("[w]\nrw=write\nsize=32m\nzoneskip=1z\n", "zoneskip"),
     ];
@@ -290,5 +289,46 @@ fn a_zoned_device_file_gives_the_zones_and_their_limit() {
     ] {
         let e = DeviceConfig::from_toml(text).expect_err("refused");
         assert!(e.to_string().contains(key), "{e}");
+    }
+}
+
+/// verify on a zoned device: the writes go to the write pointers, and
+/// each block written is read back once, from where it went; a second
+/// verifying writer on the same zones resets them before it writes (fio's
+/// `zbd_file_reset`), and no zone is reset while it writes. Refused as
+/// fio refuses or stops: a block size that does not divide the zone
+/// size, and zone resets asked for while writing.
+#[test]
+fn verify_reads_back_each_block_written_to_the_zones() {
+    let out = run_none(&scenario(
+        &text(
+            "verify=crc32c\nbs=256k\nsize=16m\n[a]\nrw=randwrite\n\
+             [b]\nstonewall\nrw=write\n",
+        ),
+        "nvme",
+        1 << 30,
+        1,
+    ));
+    for (k, resets) in [(0, 0), (1, 4)] {
+        let job = &out.report.jobs[k];
+        let (r, w) = (job.dir(Dir::Read), job.dir(Dir::Write));
+        assert_eq!(w.io_bytes, 16 << 20, "job {k}");
+        assert_eq!(r.io_bytes, w.io_bytes, "job {k}: every block read back");
+        assert_eq!(r.total_ios, w.total_ios, "job {k}");
+        assert_eq!(job.zone_resets, Some(resets), "job {k}");
+        assert_eq!(job.error, 0);
+    }
+    for (jobs, says) in [
+        (
+            "verify=crc32c\n[w]\nrw=randwrite\nbs=384k\nsize=16m\n",
+            "not a divisor of the zone size",
+        ),
+        (
+            "verify=crc32c\n[w]\nrw=randwrite\nbs=256k\nsize=16m\nzone_reset_frequency=0.5\n",
+            "zone_reset_frequency",
+        ),
+    ] {
+        let e = refusal(jobs);
+        assert!(e.contains(says), "{jobs}: {e}");
     }
 }

@@ -336,6 +336,8 @@ impl<P: Policy> World<P> {
         job.stats = Some(job.stats_from(job.ramp_end));
         job.stats_depth();
         job.verify_cursor = super::verify::cursor_of(job);
+        self.zbd_verify_start(j as usize);
+        let job = &mut self.jobs[j as usize];
         if job.plan.ramp > 0 {
             self.q.push(job.ramp_end, Ev::RampEnd { job: j });
         }

@@ -86,10 +86,16 @@ impl<P: Policy> World<P> {
             return;
         };
         job.unverified -= 1;
-        let read = PlannedIo {
+        let zoned = job.plan.zbd.is_some();
+        let mut read = PlannedIo {
             dir: Dir::Read,
             ..io
         };
+        if zoned {
+            // On a zoned device the write went to a write pointer, not to
+            // the offset replayed.
+            read = self.zbd_verify_place(j, read);
+        }
         self.issue_io(now, c, j, read);
         // A read-back is not part of the job's size: fio's `do_io` adds
         // the size again to what it issues when it verifies as it goes.

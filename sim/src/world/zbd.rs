@@ -51,6 +51,9 @@ pub(crate) struct Zone {
     pub open: bool,
     /// A reset is due before the next write (`zone_reset_frequency`).
     pub reset: bool,
+    /// Blocks of the zone a verifying job has read back (fio's
+    /// `verify_block`; a reset zeroes it).
+    pub verify_block: u64,
     /// The job whose IOs hold the zone, and how many (fio's zone mutex
     /// is recursive: one job may hold it for several IOs).
     holder: u32,
@@ -136,6 +139,7 @@ impl ZonedDisk {
                     wp: i * zs,
                     open: false,
                     reset: false,
+                    verify_block: 0,
                     holder: FREE,
                     holds: 0,
                     waiters: Vec::new(),
@@ -222,8 +226,13 @@ impl ZonedDisk {
 
     /// fio's `zbd_open_zone`: whether job `j` may write zone `z`, opening
     /// it if it was not (false past a limit, or when it is open but
-    /// filled by writes in flight).
-    fn open_zone(&mut self, z: u32, job_open: &mut u32, job_max: u32) -> bool {
+    /// filled by writes in flight; with verify, `Some(min_bs)`, false for
+    /// a zone without room for a block: resetting it would lose what
+    /// verify reads back).
+    fn open_zone(&mut self, z: u32, job_open: &mut u32, job_max: u32, verify: Option<u64>) -> bool {
+        if verify.is_some_and(|min_bs| self.full(z, min_bs)) {
+            return false;
+        }
         if self.max_open == 0 {
             return true;
         }
@@ -258,6 +267,7 @@ impl ZonedDisk {
         let zone = &mut self.zones[z as usize];
         let data = zone.wp - start;
         zone.wp = start;
+        zone.verify_block = 0;
         self.with_data -= data;
         data
     }
@@ -304,6 +314,7 @@ impl ZonedDisk {
         job_open: &mut u32,
         job_max: u32,
         in_flight: bool,
+        verify: Option<u64>,
     ) -> Convert {
         let limited = self.max_open > 0 || job_max > 0;
         let mut z = if limited {
@@ -356,7 +367,7 @@ impl ZonedDisk {
             if self.zones[z as usize].open {
                 continue;
             }
-            if self.open_zone(z, job_open, job_max) {
+            if self.open_zone(z, job_open, job_max, verify) {
                 return Convert::Zone(z);
             }
         }
@@ -411,6 +422,65 @@ impl<P: Policy> World<P> {
                 }
             }
         }
+    }
+
+    /// A verifying job that writes a zoned device starts by resetting
+    /// every zone of its region that holds data, as fio's
+    /// `zbd_file_reset` does before the writes (so that no zone has to be
+    /// reset while it writes, losing what it will read back). The resets
+    /// are counted; they take no device time here.
+    pub(crate) fn zbd_verify_start(&mut self, j: usize) {
+        let job = &self.jobs[j];
+        if job.plan.zbd.is_none() || job.plan.verify.is_none() || !job.plan.writes {
+            return;
+        }
+        let mut resets = 0;
+        let mut open = job.open_zones;
+        for fi in 0..job.file_ids.len() {
+            let og = &job.gens[fi];
+            let file = job.file_ids[fi] as usize;
+            let disk = &mut self.zoned[self.zoned_of[file] as usize];
+            let r = disk.region(og.base, og.size);
+            for z in r.min..r.max {
+                disk.close_zone(z, &mut open);
+                if disk.reset(z) > 0 {
+                    resets += 1;
+                }
+            }
+        }
+        let job = &mut self.jobs[j];
+        job.open_zones = open;
+        job.zone_resets += resets;
+    }
+
+    /// Where job `j` reads back the write `io` replays: in the zone of
+    /// its offset, the next block not yet read back there (fio's
+    /// `zbd_replay_write_order`: the zone's start plus `verify_block`
+    /// blocks, counted up), or, when that zone has none left (the write
+    /// went elsewhere), in the nearest zone of the region that has one:
+    /// each block written is read back once.
+    pub(crate) fn zbd_verify_place(&mut self, j: usize, mut io: PlannedIo) -> PlannedIo {
+        let job = &self.jobs[j];
+        let min_bs = job.plan.bs[Dir::Write as usize].0.max(1);
+        let og = &job.gens[io.fi];
+        let file = job.file_ids[io.fi] as usize;
+        let disk = &mut self.zoned[self.zoned_of[file] as usize];
+        let r = disk.region(og.base, og.size);
+        let unread = |disk: &ZonedDisk, z: u32| {
+            let zone = &disk.zones[z as usize];
+            disk.start(z) + (zone.verify_block + 1) * min_bs <= zone.wp
+        };
+        let zb = disk.idx(io.offset).clamp(r.min, r.max.saturating_sub(1));
+        let span = i64::from(r.max) - i64::from(r.min);
+        let z = (0..span.max(1))
+            .map(|k| (i64::from(zb) - i64::from(r.min) + k).rem_euclid(span.max(1)) as u32 + r.min)
+            .find(|&z| unread(disk, z))
+            .unwrap_or(zb);
+        let zone = &mut disk.zones[z as usize];
+        io.offset = u64::from(z) * disk.zone_size + zone.verify_block * min_bs;
+        zone.verify_block += 1;
+        io.len = min_bs;
+        io
     }
 
     /// Context `c` of job `j` places `io` on the zoned device and issues
@@ -559,8 +629,9 @@ impl<P: Policy> World<P> {
                 }
                 let job = &mut self.jobs[j];
                 let job_max = plan.job_max_open_zones;
+                let verify = job.plan.verify.is_some().then_some(min_bs);
                 let mut z = zb;
-                if !disk.open_zone(zb, &mut job.open_zones, job_max) {
+                if !disk.open_zone(zb, &mut job.open_zones, job_max, verify) {
                     if let Some(w) = disk.unlock(zb) {
                         self.zone_wakes.push(w);
                     }
@@ -572,6 +643,7 @@ impl<P: Policy> World<P> {
                         &mut job.open_zones,
                         job_max,
                         in_flight,
+                        verify,
                     ) {
                         Convert::Zone(found) => {
                             if !disk.lock(found, j as u32, c) {
@@ -820,6 +892,24 @@ mod tests {
         )
     }
 
+    /// With verify a zone without room for a block is never opened, even
+    /// with no limit; a reset makes room again and zeroes what was read
+    /// back.
+    #[test]
+    fn a_verifying_writer_opens_no_full_zone() {
+        let mut d = disk(0);
+        let mut open = 0;
+        d.zones[0].wp = 1 << 20;
+        d.zones[0].verify_block = 3;
+        d.with_data = 1 << 20;
+        assert!(!d.open_zone(0, &mut open, 0, Some(4096)));
+        assert!(d.open_zone(0, &mut open, 0, None), "without verify it may");
+        assert!(d.open_zone(1, &mut open, 0, Some(4096)));
+        assert_eq!(d.reset(0), 1 << 20);
+        assert_eq!(d.zones[0].verify_block, 0);
+        assert!(d.open_zone(0, &mut open, 0, Some(4096)));
+    }
+
     #[test]
     fn a_freed_zone_goes_to_the_context_that_waited_longest() {
         let mut d = disk(0);
@@ -844,16 +934,16 @@ mod tests {
     fn open_zones_are_limited_per_device_and_per_job() {
         let mut d = disk(2);
         let (mut a, mut b) = (0u32, 0u32);
-        assert!(d.open_zone(0, &mut a, 1));
+        assert!(d.open_zone(0, &mut a, 1, None));
         // The job's own limit of 1.
-        assert!(!d.open_zone(1, &mut a, 1));
-        assert!(d.open_zone(1, &mut b, 0));
+        assert!(!d.open_zone(1, &mut a, 1, None));
+        assert!(d.open_zone(1, &mut b, 0, None));
         // The device's limit of 2.
-        assert!(!d.open_zone(2, &mut b, 0));
+        assert!(!d.open_zone(2, &mut b, 0, None));
         assert_eq!(d.open, [0, 1]);
         // A zone filled by writes in flight counts as full.
         d.zones[1].wp = d.cap_end(1);
-        assert!(!d.open_zone(1, &mut b, 0));
+        assert!(!d.open_zone(1, &mut b, 0, None));
         d.close_zone(1, &mut b);
         assert_eq!((d.open.clone(), b), (vec![0], 0));
     }
@@ -863,23 +953,23 @@ mod tests {
         let mut d = disk(1);
         let r = d.region(0, 16 << 20);
         let mut open = 0;
-        assert!(d.open_zone(5, &mut open, 0));
+        assert!(d.open_zone(5, &mut open, 0, None));
         // A write drawn for zone 9 goes to the open zone 5.
         assert!(matches!(
-            d.convert(0, 9 << 20, r, 4096, &mut open, 0, false),
+            d.convert(0, 9 << 20, r, 4096, &mut open, 0, false, None),
             Convert::Zone(5)
         ));
         // Zone 5 held by job 1: job 0 waits for it before it looks.
         assert!(d.lock(5, 1, 7));
         assert!(matches!(
-            d.convert(0, 9 << 20, r, 4096, &mut open, 0, false),
+            d.convert(0, 9 << 20, r, 4096, &mut open, 0, false, None),
             Convert::WaitFor(5)
         ));
         // Zone 5 full and the limit reached: the IOs in flight first.
         d.unlock(5);
         d.zones[5].wp = d.cap_end(5);
         assert!(matches!(
-            d.convert(0, 9 << 20, r, 4096, &mut open, 0, true),
+            d.convert(0, 9 << 20, r, 4096, &mut open, 0, true, None),
             Convert::Quiesce
         ));
     }
