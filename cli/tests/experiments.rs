@@ -358,6 +358,17 @@ const PLOT_COLOURS: [[u8; 3]; 4] = [
     [0xff, 0x7f, 0x0e],
 ];
 
+/// In `svg`, each of the first `colours` plot colours draws `strokes`
+/// lines of width 2 (a series' line and its legend mark, in each panel
+/// it is drawn in), the other colours none.
+fn assert_strokes(svg: &str, colours: usize, strokes: usize, what: &str) {
+    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
+        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
+        let want = if k < colours { strokes } else { 0 };
+        assert_eq!(svg.matches(&stroke).count(), want, "{what}: colour {k}");
+    }
+}
+
 /// Renders an SVG to pixels; returns (pixels not white, pixels of each
 /// plot colour).
 fn render(svg: &str) -> (usize, [usize; 4]) {
@@ -432,11 +443,7 @@ fn plots_render_one_series_per_variant() {
                 assert!(svg.contains(label), "{name}: {label}");
             }
             assert!(!svg.contains("none:"), "{name}");
-            for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
-                let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-                let want = if k < 3 { 4 } else { 0 };
-                assert_eq!(svg.matches(&stroke).count(), want, "{name}: colour {k}");
-            }
+            assert_strokes(&svg, 3, 4, name);
             continue;
         }
         // The percentile figures' axis: its percent labels, the tail's
@@ -447,11 +454,7 @@ fn plots_render_one_series_per_variant() {
             }
         }
         // Each series is a line and its legend mark, in its own colour.
-        for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
-            let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-            let want = if k < 3 { 2 } else { 0 };
-            assert_eq!(svg.matches(&stroke).count(), want, "{name}: colour {k}");
-        }
+        assert_strokes(&svg, 3, 2, name);
         let (inked, per) = render(&svg);
         assert!(inked > 8_000, "{name}: {inked} pixels drawn");
         // The writers' completions take 1 µs under every variant, so their
@@ -616,11 +619,7 @@ fn the_iocost_figure_draws_each_variants_vrate() {
     );
     // Two panels, each with vrate and the two groups' shares: three
     // colours, a line and a legend mark each in both panels.
-    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
-        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-        let want = if k < 3 { 4 } else { 0 };
-        assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
-    }
+    assert_strokes(&svg, 3, 4, "policy-iocost.svg");
     assert!(!plots.join("policy-wbt.svg").exists());
 }
 
@@ -663,11 +662,7 @@ fn the_btrfs_figure_draws_each_variants_space() {
     ] {
         assert!(svg.contains(label), "{label}");
     }
-    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
-        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-        let want = if k < 2 { 4 } else { 0 };
-        assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
-    }
+    assert_strokes(&svg, 2, 4, "policy-btrfs.svg");
     // What the flushers did: tickets queued and granted and the commits
     // each second, a panel per variant (no flush state was entered).
     let svg = std::fs::read_to_string(plots.join("policy-btrfs-flush.svg")).expect("figure");
@@ -680,15 +675,7 @@ fn the_btrfs_figure_draws_each_variants_space() {
         assert!(svg.contains(label), "{label}");
     }
     assert!(!svg.contains("FLUSH_"), "no flush state was entered");
-    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
-        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-        let want = if k < 3 { 4 } else { 0 };
-        assert_eq!(
-            svg.matches(&stroke).count(),
-            want,
-            "flush figure colour {k}"
-        );
-    }
+    assert_strokes(&svg, 3, 4, "policy-btrfs-flush.svg");
     // One device: no RAID1 figure.
     assert!(!plots.join("policy-raid1.svg").exists());
 }
@@ -728,11 +715,7 @@ fn the_raid1_figure_draws_where_each_policy_sent_the_reads() {
     ] {
         assert!(svg.contains(label), "{label}");
     }
-    for (k, [r, g, b]) in PLOT_COLOURS.iter().enumerate() {
-        let stroke = format!("stroke=\"#{r:02X}{g:02X}{b:02X}\" stroke-width=\"2\"");
-        let want = if k < 2 { 4 } else { 0 };
-        assert_eq!(svg.matches(&stroke).count(), want, "colour {k}");
-    }
+    assert_strokes(&svg, 2, 4, "policy-raid1.svg");
 }
 
 /// A sweep of more variants than the figures over time draw: the first

@@ -999,10 +999,8 @@ fn run_spreads(real: &[(&'static str, Measured)], again: &[Again]) -> Vec<Fitted
                 };
             }
             let logs: Vec<f64> = runs.iter().map(|x| x.ln()).collect();
-            let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-            let var =
-                logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (logs.len() - 1) as f64;
-            let sigma = (var.sqrt() * 1000.0).round() / 1000.0;
+            let sd = stats::stddev(&logs, stats::StddevForm::Sample);
+            let sigma = (sd * 1000.0).round() / 1000.0;
             let list: Vec<String> = runs.iter().map(|x| format!("{x:.0}")).collect();
             Fitted {
                 key,

@@ -1131,8 +1131,8 @@ fn a_loop_runs_factor_spreads_runs_by_seed() {
         assert!((lw - lr / 2.0).abs() < 1e-4, "seed {seed}: {lr} {lw}");
         logs.push(lr);
     }
-    let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-    let sd = (logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 399.0).sqrt();
+    let mean = crate::stats::amean(&logs);
+    let sd = crate::stats::stddev(&logs, crate::stats::StddevForm::Sample);
     assert!(mean.abs() < 0.03, "median factor exp({mean})");
     assert!((sd - 0.2).abs() < 0.02, "σ of the runs {sd}");
     assert_eq!(one(7, DevOp::Read, 4096), one(7, DevOp::Read, 4096));
