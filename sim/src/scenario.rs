@@ -1910,6 +1910,13 @@ fn build_raid(scenario: &Scenario, variant: &Variant) -> Result<Option<Raid>, Si
             spec.devices.len()
         )));
     }
+    if let Some(cfg) = spec.devices.iter().find(|d| d.zoned.is_some()) {
+        return Err(SimError::Volume(format!(
+            "device '{}' is zoned ([zoned] in its file): btrfs on a zoned device is not \
+             simulated",
+            cfg.name
+        )));
+    }
     let mut members = Vec::with_capacity(spec.devices.len());
     for (i, cfg) in spec.devices.iter().enumerate() {
         let d = Device::new(cfg)?;

@@ -843,3 +843,22 @@ fn an_fsync_that_falls_back_to_a_full_commit_waits_for_it_instead_of_logging() {
         "same seed, same draws"
     );
 }
+
+/// btrfs on zoned devices is not simulated: a volume with a member zoned
+/// by its file (`[zoned]`) is refused, naming the device.
+#[test]
+fn a_volume_of_zoned_devices_is_refused() {
+    let zns =
+        DeviceConfig::from_toml("name = \"zns\"\nbase = \"nvme\"\n[zoned]\nzone_size_mib = 256\n")
+            .expect("loads");
+    let mut s = on_volume(
+        "[r]\nrw=randread\nsize=16m\n",
+        Profile::Raid1,
+        &["nvme", "nvme"],
+    );
+    if let Some(v) = s.volume.as_mut() {
+        v.devices[1] = zns;
+    }
+    let e = err_of(&s, "none");
+    assert!(e.contains("device 'zns' is zoned"), "{e}");
+}
