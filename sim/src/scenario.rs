@@ -1284,6 +1284,9 @@ pub fn plan_jobs(
             .filter(|m| m.creates())
             .map(|_| spec.bs[0].min.max(PAGE));
         let kept = log_size_for(capacity) + crate::fs::HEADER_BYTES;
+        // Where a device (`filename=/dev/…`) ends for each of its files:
+        // the simulated device less what the model keeps on it.
+        let device_end = capacity.saturating_sub(kept) / u64::from(nrfiles) / PAGE * PAGE;
         let known = || {
             let sizes: Option<Vec<u64>> = spec
                 .filename
@@ -1304,10 +1307,7 @@ pub fn plan_jobs(
             // fio takes a block device's own size: the simulated
             // device (the CLI says so), less the headers and the log the
             // model keeps on it.
-            None if spec.sized_by_device().is_some() => {
-                let free = capacity.saturating_sub(kept);
-                free / u64::from(nrfiles) / PAGE * PAGE
-            }
+            None if spec.sized_by_device().is_some() => device_end,
             None if !spec.filename.is_empty() && known().is_some() => known().unwrap_or(PAGE),
             None => {
                 return Err(job_err(
@@ -1329,7 +1329,7 @@ pub fn plan_jobs(
             }
             *known = (*known).max(whole_file);
         }
-        let file_size = region_of(spec, 0, whole_file, capacity)?.1;
+        let file_size = region_of(spec, 0, whole_file, device_end)?.1;
         if file_size < PAGE {
             return Err(job_err(
                 spec,
@@ -1429,7 +1429,7 @@ pub fn plan_jobs(
             })
             .collect();
         for clone in 0..spec.numjobs.max(1) {
-            let (start, region) = region_of(spec, clone, whole_file, capacity)?;
+            let (start, region) = region_of(spec, clone, whole_file, device_end)?;
             let (start, region) = match zbd {
                 Some(z) if mode.writes() || mode.trims() => in_whole_zones(spec, z, start, region)?,
                 _ => (start, region),
@@ -1679,14 +1679,16 @@ fn file_size_of(spec: &fio::JobSpec, size: Option<u64>, nrfiles: u32) -> Option<
 /// start made from a percent rounded up to `offset_align=` (else the
 /// smallest block size); with `filesize=` the file keeps its size and the
 /// region ends with it, otherwise the region is `size=`'s share and the
-/// file grows to hold it. A percent is of the file's size before the run:
-/// a device's (`filename=/dev/…`), or, for a file fio creates, nothing,
-/// which fio would take as 0 and iolab refuses.
+/// file grows to hold it. On a device (`filename=/dev/…`, ending at
+/// `device_end`) the start must be inside it and the region ends with it,
+/// as fio 3.33 does on a block device. A percent is of the file's size
+/// before the run: a device's, or, for a file fio creates, nothing, which
+/// fio would take as 0 and iolab refuses.
 fn region_of(
     spec: &fio::JobSpec,
     clone: u32,
     file_size: u64,
-    capacity: u64,
+    device_end: u64,
 ) -> Result<(u64, u64), SimError> {
     let device = spec.filename.iter().any(|f| f.starts_with("/dev/"));
     let mut align = false;
@@ -1695,7 +1697,7 @@ fn region_of(
         Some(fio::SizeSpec::Bytes(b)) => Ok(b),
         Some(fio::SizeSpec::Percent(p)) if device => {
             align = true;
-            Ok((u128::from(capacity) * u128::from(p) / 100) as u64)
+            Ok((u128::from(device_end) * u128::from(p) / 100) as u64)
         }
         Some(fio::SizeSpec::Percent(p)) => Err(job_err(
             spec,
@@ -1762,15 +1764,23 @@ fn region_of(
     if start.checked_add(region).is_none() {
         return Err(beyond(blame));
     }
-    if device && start + region > capacity {
+    // On a device fio needs the start inside it ("you need to specify
+    // valid offset=") and ends the region with the device.
+    if device && start >= device_end {
         return Err(job_err(
             spec,
             blame,
             format!(
-                "clone {clone}'s IO from byte {start} for {region} bytes would end beyond the device ({capacity} bytes)"
+                "clone {clone} would start at byte {start}, beyond the device's {device_end} bytes \
+                 (fio: \"you need to specify valid offset=\")"
             ),
         ));
     }
+    let region = if device {
+        region.min(device_end - start)
+    } else {
+        region
+    };
     Ok((start, region))
 }
 

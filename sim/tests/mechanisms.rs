@@ -100,6 +100,65 @@ fn offsets_place_each_clones_region() {
 }
 
 #[test]
+fn a_region_past_the_device_ends_with_the_device() {
+    // As fio 3.33 on a 64 MiB loop device: `offset=1m` with no size writes
+    // the 63 MiB after it, a clone starting beyond the end is refused
+    // ("you need to specify valid offset=").
+    let mut device = iolab_sim::device::DeviceConfig::preset("nvme").expect("nvme");
+    device.ssd.as_mut().expect("an ssd").capacity_gb = 1;
+    let v = iolab_sim::parse_variant("none").expect("none parses");
+    let run = |extra: &str| {
+        let jobs = common::parse_reading(
+            &format!(
+                "[w]
+rw=write
+bs=1m
+direct=1
+filename=/dev/x
+{extra}"
+            ),
+            &[],
+            1024 * MIB,
+        )
+        .expect("parses");
+        let s = common::scenario_of(jobs, device.clone(), 1024 * MIB, 1);
+        iolab_sim::run(&s, &v, &mut |_| {})
+            .map(|out| total_ios(&out, Dir::Write) * MIB)
+            .map_err(|e| e.to_string())
+    };
+    let whole = run("").expect("the whole device");
+    assert!((800 * MIB..1000 * MIB).contains(&whole), "{whole}");
+    assert_eq!(
+        run("offset=64m
+"),
+        Ok(whole - 64 * MIB)
+    );
+    // A size past the end is cut there too.
+    assert_eq!(
+        run("offset=64m
+size=2000m
+"),
+        Ok(whole - 64 * MIB)
+    );
+    // Each clone's region ends with the device.
+    let clones = run("offset=100m
+offset_increment=400m
+numjobs=2
+")
+    .expect("two clones");
+    assert_eq!(clones, (whole - 100 * MIB) + (whole - 500 * MIB));
+    let e = run("offset=100m
+offset_increment=500m
+numjobs=3
+")
+    .expect_err("clone 2 past the end");
+    assert!(
+        e.contains("offset_increment") && e.contains("clone 2") && e.contains("valid offset="),
+        "{e}"
+    );
+}
+
+#[test]
 fn offsets_that_fio_would_misplace_are_errors() {
     let v = iolab_sim::parse_variant("none").expect("none parses");
     let err_of = |job: &str| {

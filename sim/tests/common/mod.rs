@@ -92,12 +92,12 @@ pub fn mean_clat(out: &RunOutput, name: &str, dir: Dir) -> f64 {
     job(out, name).dir(dir).clat.mean
 }
 
-/// A number from the `iolab` object by JSON pointer.
 /// IOs done in direction `dir` by all report entries.
 pub fn total_ios(out: &RunOutput, dir: Dir) -> u64 {
     out.report.jobs.iter().map(|j| j.dir(dir).total_ios).sum()
 }
 
+/// A number from the `iolab` object by JSON pointer.
 pub fn extra_u64(out: &RunOutput, pointer: &str) -> u64 {
     out.extra
         .pointer(pointer)
