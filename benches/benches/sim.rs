@@ -48,6 +48,7 @@ fn scenario_of(job: &str, device: &str, mem_bytes: u64) -> Scenario {
         trace: false,
         volume: None,
         cpus: 4,
+        io_budget: None,
     }
 }
 

@@ -463,7 +463,7 @@ fn run_or_compare(
             "--shard: give the job file as a path, not - (every shard reads the same file)",
         ));
     }
-    let scenario = build_scenario(common)?;
+    let mut scenario = build_scenario(common)?;
     // The devices' state is allocated as they are built, by the variant
     // checks below too: weighed first.
     let devices_state: u64 = scenario_devices(&scenario)
@@ -471,7 +471,7 @@ fn run_or_compare(
         .map(|d| iolab_sim::cost::device_bytes(d).0)
         .fold(0, u64::saturating_add);
     if devices_state > iolab_sim::cost::MAX_BYTES {
-        return within_budget(&scenario, 1);
+        return within_budget(&mut scenario, 1);
     }
     // Refuse a variant that cannot run (its layout, its limits) before
     // its cost is weighed and before running the others.
@@ -487,7 +487,7 @@ fn run_or_compare(
         .transpose()?
         .map_or(1, |s| s.len());
     within_budget(
-        &scenario,
+        &mut scenario,
         jobs_flag(common.jobs)?.min(variants.len() * per_variant),
     )?;
     // Every input is read by now: the outputs are checked against them
@@ -738,9 +738,11 @@ fn scenario_devices(sc: &Scenario) -> Vec<DeviceConfig> {
 }
 
 /// What the run will cost ([`iolab_sim::cost`]), checked before it
-/// runs: refused above the bounds, said on stderr above the warnings.
-/// `at_once` runs hold their memory together.
-fn within_budget(sc: &Scenario, at_once: usize) -> Result<(), Failure> {
+/// runs: refused above the bounds, said on stderr above the warnings;
+/// a run above the IO bound only for jobs with steady-state detection
+/// gets the bound as its budget ([`Scenario::io_budget`]). `at_once`
+/// runs hold their memory together.
+fn within_budget(sc: &mut Scenario, at_once: usize) -> Result<(), Failure> {
     use iolab_sim::cost;
     let devices = scenario_devices(sc);
     let mib = |b: u64| b >> 20;
@@ -799,11 +801,24 @@ fn within_budget(sc: &Scenario, at_once: usize) -> Result<(), Failure> {
     }
     // Work: the IOs it will simulate, at most.
     let e = cost::estimate_ios(&sc.jobs, &devices);
+    // Jobs that steady-state detection may end before their runtime are
+    // held to the bound as the run goes instead: weighed without them.
+    let steady = |j: &iolab_sim::fio::JobSpec| j.steady.dur_s > 0;
+    let others: Vec<_> = sc.jobs.iter().filter(|j| !steady(j)).cloned().collect();
+    let without_steady = cost::estimate_ios(&others, &devices);
     if let Some(j) = sc.jobs.get(e.job) {
         let said = format!(
             "{}:{}: job '{}': about {:.1e} IOs in the run, this job's from {}",
             j.file, j.line, j.name, e.ios as f64, e.why
         );
+        if e.ios > cost::MAX_IOS && steady(j) && without_steady.ios <= cost::MAX_IOS {
+            eprintln!(
+                "iolab: note: {said}, if steady state (ss=) is never reached; the run stops with an error at the {:.0e} IOs a run may simulate",
+                cost::MAX_IOS as f64
+            );
+            sc.io_budget = Some(cost::MAX_IOS);
+            return Ok(());
+        }
         if e.ios > cost::MAX_IOS {
             return Err(Failure::input(format!(
                 "{said}; above the {:.0e} IOs a run may simulate (minutes of wall time): shorten runtime or size, or lower iodepth or numjobs",
@@ -1188,6 +1203,7 @@ fn build_scenario(c: &Common) -> Result<Scenario, Failure> {
         trace: c.trace.is_some() || c.plot.is_some(),
         volume,
         cpus: c.cpus,
+        io_budget: None,
     })
 }
 

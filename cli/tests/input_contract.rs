@@ -630,6 +630,34 @@ fn a_run_that_would_cost_too_much_is_refused_before_it_runs() {
     );
 }
 
+/// A job that steady-state detection may end early (fio's
+/// steadystate.fio: 300 s on /dev/null) is not refused for its runtime's
+/// IOs: the run goes on, held to the bound as it goes, and says so.
+#[test]
+fn a_steady_state_job_is_held_to_the_io_bound_as_it_runs() {
+    let job = |ss: &str| {
+        format!(
+            "[s]\nfilename=/dev/null\nsize=128m\nrw=write\nbs=128k\nruntime=30m\ntime_based\n{ss}"
+        )
+    };
+    let steady = write("steady-null.fio", &job("ss=iops:10%\nss_dur=2\n"));
+    let o = bounded(&["run", &steady, "--device", "nvme"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("if steady state (ss=) is never reached"),
+        "{}",
+        stderr(&o)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("attained=yes"), "{out}");
+    // Without ss= the same job is refused before it runs.
+    let plain = write("plain-null.fio", &job(""));
+    refused(
+        &["run", &plain, "--device", "nvme"],
+        "job 's': about 3.0e9 IOs in the run",
+    );
+}
+
 #[test]
 fn control_bytes_a_user_gave_are_shown_escaped() {
     let o = bounded(&[

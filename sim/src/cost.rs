@@ -2,7 +2,10 @@
 //! jobs' statistics and its devices' up-front state) and the IOs it will
 //! simulate, estimated from the jobs and the devices. The CLI refuses a
 //! run above [`MAX_BYTES`] or [`MAX_IOS`] and warns above [`WARN_BYTES`]
-//! or [`WARN_IOS`], naming the option or device key that makes the cost.
+//! or [`WARN_IOS`], naming the option or device key that makes the cost;
+//! a run above [`MAX_IOS`] only for jobs that steady-state detection
+//! (`ss=`) may end early is held to it as it runs instead
+//! ([`crate::Scenario::io_budget`]).
 //!
 //! The IO estimate is of the order of magnitude, not a prediction: each
 //! job does its size over its mean block size (a `bssplit`'s weighted mean)

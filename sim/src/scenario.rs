@@ -71,6 +71,10 @@ pub struct Scenario {
     /// CPUs of the simulated machine (fio's `$ncpus`; the read policies'
     /// per-CPU state, and job `k` submits on CPU `k mod cpus`).
     pub cpus: u32,
+    /// IOs after which the run stops with [`SimError::OverBudget`]: set
+    /// for a run whose estimate ([`crate::cost`]) is above the bound only
+    /// because steady-state detection (`ss=`) may end its jobs first.
+    pub io_budget: Option<u64>,
 }
 
 /// A btrfs volume over one or more devices (`--volume PROFILE:DEV,...`;
@@ -179,6 +183,19 @@ pub enum SimError {
     Livelock {
         /// Simulated time when the run was stopped.
         at_ns: Ns,
+    },
+    /// The run did the IOs it was allowed ([`Scenario::io_budget`]) with
+    /// jobs still running: steady state was not reached in time.
+    #[error(
+        "run stopped at {:.1} s of simulated time: {ios} IOs done, the most a run may simulate, \
+         before its jobs ended (steady state, ss=, was not reached): shorten runtime",
+        *at_ns as f64 / 1e9
+    )]
+    OverBudget {
+        /// Simulated time when the run was stopped.
+        at_ns: Ns,
+        /// IOs done by then.
+        ios: u64,
     },
 }
 
@@ -1549,6 +1566,7 @@ pub fn plan_jobs(
                 } else {
                     Some(io_size.or(size).unwrap_or(total) * u64::from(spec.loops.max(1)))
                 },
+                more_passes_below: io_size.filter(|_| !spec.time_based),
                 io_count_limit: (spec.number_ios > 0)
                     .then(|| spec.number_ios.saturating_mul(u64::from(spec.loops.max(1)))),
                 start_delay: {
@@ -2086,6 +2104,7 @@ pub fn run_with<P: Policy>(
     watch: Watch<'_>,
 ) -> Result<RunOutput, SimError> {
     let (mut world, cgroups) = build_world(scenario, policy, layer)?;
+    world.io_budget = scenario.io_budget.unwrap_or(u64::MAX);
     world.status_every = watch.status_every.map(|e| (e, scenario.group_bw));
     world.run(&cgroups, watch.progress);
     if let Some(broken) = world.raid.as_ref().and_then(|r| r.contract_broken.clone()) {
@@ -2099,6 +2118,12 @@ pub fn run_with<P: Policy>(
     if world.stalled {
         return Err(SimError::Stalled {
             at_ns: world.q.now(),
+        });
+    }
+    if world.over_budget {
+        return Err(SimError::OverBudget {
+            at_ns: world.q.now(),
+            ios: world.ops_done,
         });
     }
 

@@ -111,3 +111,26 @@ fn the_null_devices_use_no_device() {
         Some(0)
     );
 }
+
+#[test]
+fn a_run_with_an_io_budget_stops_at_it_unless_its_jobs_end_first() {
+    // 5,000 IOs a second: a job steady after 5 s does about 25,000 IOs;
+    // one never steady would do its 20 s, 100,000.
+    let v = parse_variant("none").expect("none parses");
+    let with_budget = |extra: &str| {
+        let mut s = scenario(&job(extra), "nvme", 1 << 30, 1);
+        s.io_budget = Some(50_000);
+        run(&s, &v, &mut |_| {})
+    };
+    let out = with_budget("ss=iops:10%\nss_dur=3\nss_ramp=1\n").expect("steady first");
+    assert_eq!(runtime_ms(&out, 0), 5_000);
+    let e = with_budget("ss=iops:0\nss_dur=3\n").expect_err("never steady");
+    match &e {
+        iolab_sim::SimError::OverBudget { at_ns, ios } => {
+            assert_eq!(*ios, 50_000);
+            assert!((9_000_000_000..11_000_000_000).contains(at_ns), "{at_ns}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(e.to_string().contains("ss="), "{e}");
+}

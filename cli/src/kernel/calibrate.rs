@@ -907,6 +907,7 @@ fn simulate(job: &Path, device: &DeviceConfig) -> Result<Measured, Failure> {
         trace: false,
         volume: None,
         cpus: 2,
+        io_budget: None,
     };
     let none = iolab_sim::parse_variant("none").map_err(|e| Failure::input(e.to_string()))?;
     let out = iolab_sim::run(&scenario, &none, &mut |_| {}).map_err(|e| Failure {

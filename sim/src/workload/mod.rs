@@ -212,8 +212,15 @@ pub struct JobPlan {
     pub replay_time_scale: u32,
     /// `random_distribution=` of a random job.
     pub distribution: crate::fio::RandomDistribution,
-    /// Stop after this many bytes (None: only the runtime stops it).
+    /// Stop after this many bytes (None: only the runtime stops it):
+    /// `io_size` (else `size`) times `loops`, over all passes, as fio's
+    /// `io_issue_bytes_exceeded`.
     pub io_limit: Option<u64>,
+    /// `io_size=` when given: once its `loops` passes are done, a job
+    /// makes more while it has done less than this by at least its
+    /// largest block (fio's `keep_running`), so `io_size` above `size`
+    /// goes over the file again.
+    pub more_passes_below: Option<u64>,
     /// Stop after issuing this many IOs, all directions (`number_ios` ×
     /// `loops`, fio's `exceeds_number_ios`); None: no such limit.
     pub io_count_limit: Option<u64>,
@@ -386,8 +393,7 @@ pub struct OffsetGen {
     /// Granularity of random offsets (the smallest block size).
     pub unit: u64,
     seq: u64,
-    /// Bytes of the current pass with holes or backwards (`rw=read:8k`,
-    /// `rw=read:-8k`).
+    /// Bytes of the current pass in strided zones.
     pass_done: u64,
     perm: Option<Permutation>,
     drawn: u64,
@@ -472,11 +478,12 @@ impl OffsetGen {
     /// Next sequential offset for `len` bytes, the next one `add` bytes
     /// after its end, as fio's `get_next_seq_offset` does: with holes
     /// (`rw=write:4k`) past the end of the file it goes on from its start,
-    /// backwards (`rw=read:-8k`) below its start from its end plus `add`;
-    /// either way a pass is the file's size in bytes (fio 3.33's
+    /// backwards (`rw=read:-8k`) below its start from its end plus `add`,
+    /// so such a pass ends only with the job's bytes (fio 3.33's
     /// `write_iolog` of `rw=read:12k bs=4k size=1m`: blocks 0, 4, …, 252,
-    /// 0, 4, …, 256 reads). Returns `None` at the end of the file or of
-    /// such a pass (the caller wraps or stops).
+    /// 0, 4, …, 256 reads; with `io_size=10m loops=2` on `size=4m` it
+    /// does 20 MiB). Returns `None` at the end of the file without holes
+    /// (the caller wraps or stops).
     pub fn next_seq(&mut self, len: u64, add: i64) -> Option<u64> {
         if let Some(z) = self.stride {
             return self.next_strided(z, len);
@@ -485,13 +492,8 @@ impl OffsetGen {
             if self.seq + len > self.size {
                 return None;
             }
-        } else {
-            if self.pass_done + len > self.size {
-                return None;
-            }
-            if self.seq + len > self.size {
-                self.seq = 0;
-            }
+        } else if self.seq + len > self.size {
+            self.seq = 0;
         }
         let at = self.seq;
         let next = i128::from(at) + i128::from(len) + i128::from(add);
@@ -500,9 +502,6 @@ impl OffsetGen {
         } else {
             next.min(i128::from(u64::MAX)) as u64
         };
-        if add != 0 {
-            self.pass_done += len;
-        }
         Some(at)
     }
 
@@ -536,12 +535,26 @@ impl OffsetGen {
         self.pass
     }
 
-    /// Rewinds the sequential cursor.
+    /// The random map has given every block of this pass (fio's
+    /// `get_next_rand_offset` failing: the file is done for the loop).
+    pub fn map_full(&self) -> bool {
+        self.run_left == 0 && self.perm.as_ref().is_some_and(|p| self.drawn >= p.len())
+    }
+
+    /// Rewinds the sequential cursor; a full random map starts its next
+    /// pass.
     pub fn rewind(&mut self) {
         self.seq = 0;
         self.pass_done = 0;
         self.zone_start = 0;
         self.zone_bytes = 0;
+        if self.map_full()
+            && let Some(perm) = &mut self.perm
+        {
+            self.drawn = 0;
+            self.pass += 1;
+            *perm = Permutation::new(perm.len(), self.key ^ self.pass);
+        }
     }
 
     /// Next random offset for an IO in direction `d`; every `run` IOs a new
@@ -608,25 +621,26 @@ mod tests {
     /// backwards, the last block never read, 16 IOs a pass.
     #[test]
     fn backwards_io_follows_fios_offsets() {
+        // The job's byte limit ends these passes: take the file's size.
+        let pass = |g: &mut OffsetGen, add: i64| -> Vec<u64> {
+            let n = g.size / 4096;
+            (0..n)
+                .map(|_| g.next_seq(4096, add).expect("holes never end a pass") / 4096)
+                .collect()
+        };
         let mut g = OffsetGen::new(64 << 10, 4096, 1, false);
-        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, -8192))
-            .map(|o| o / 4096)
-            .collect();
         assert_eq!(
-            blocks,
+            pass(&mut g, -8192),
             [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]
         );
         // Holes forward: 4 KiB read, 4 KiB skipped, past the end from the
-        // start again until a pass has the file's size, as fio 3.33's
-        // `write_iolog` of `rw=read:12k bs=4k size=1m` reads blocks 0, 4,
-        // ..., 252, 0, 4, ..., 256 reads.
+        // start again, as fio 3.33's `write_iolog` of `rw=read:12k bs=4k
+        // size=1m` reads blocks 0, 4, ..., 252, 0, 4, ..., 256 reads.
         let mut g = OffsetGen::new(32 << 10, 4096, 1, false);
-        let fwd: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 4096)).collect();
+        let fwd: Vec<u64> = pass(&mut g, 4096).iter().map(|b| b * 4096).collect();
         assert_eq!(fwd, [0, 8192, 16_384, 24_576, 0, 8192, 16_384, 24_576]);
         let mut g = OffsetGen::new(1 << 20, 4096, 1, false);
-        let blocks: Vec<u64> = std::iter::from_fn(|| g.next_seq(4096, 12_288))
-            .map(|o| o / 4096)
-            .collect();
+        let blocks = pass(&mut g, 12_288);
         assert_eq!(blocks.len(), 256);
         assert_eq!(blocks[60..68], [240, 244, 248, 252, 0, 4, 8, 12]);
         assert_eq!(blocks[255], 252);
@@ -709,15 +723,47 @@ mod tests {
         assert_eq!((b, c), (a + 4096, a + 8192));
     }
 
-    /// A pass with holes wraps at the end of the file and ends once it
-    /// has the file's size; a rewind starts a new one.
+    /// A pass with holes wraps at the end of the file and goes on; a
+    /// rewind starts a new one; without holes a pass ends with the file.
     #[test]
-    fn sequential_with_holes_wraps_until_a_pass_is_the_files_size() {
+    fn sequential_with_holes_wraps_and_goes_on() {
         let mut g = OffsetGen::new(16384, 4096, 0, false);
-        let pass: Vec<Option<u64>> = (0..5).map(|_| g.next_seq(4096, 4096)).collect();
-        assert_eq!(pass, [Some(0), Some(8192), Some(0), Some(8192), None]);
+        let pass: Vec<Option<u64>> = (0..6).map(|_| g.next_seq(4096, 4096)).collect();
+        let wraps = [
+            Some(0),
+            Some(8192),
+            Some(0),
+            Some(8192),
+            Some(0),
+            Some(8192),
+        ];
+        assert_eq!(pass, wraps);
         g.rewind();
-        assert_eq!(g.next_seq(4096, 0), Some(0));
+        let plain: Vec<Option<u64>> = (0..5).map(|_| g.next_seq(4096, 0)).collect();
+        assert_eq!(plain, [Some(0), Some(4096), Some(8192), Some(12288), None]);
+    }
+
+    #[test]
+    fn the_random_map_is_full_once_it_gave_every_block() {
+        let mut rng = Stream::new(3, Entity::Job(0));
+        let mut g = OffsetGen::new(16384, 4096, 7, true);
+        let mut seen: Vec<u64> = (0..4)
+            .map(|_| {
+                assert!(!g.map_full());
+                g.next_random(&mut rng, Dir::Write, 4096, 1)
+            })
+            .collect();
+        assert!(g.map_full());
+        seen.sort_unstable();
+        assert_eq!(seen, [0, 4096, 8192, 12288]);
+        g.rewind();
+        assert!(!g.map_full() && g.passes() == 1);
+        // Without a map it is never full.
+        let mut free = OffsetGen::new(16384, 4096, 7, false);
+        for _ in 0..8 {
+            free.next_random(&mut rng, Dir::Write, 4096, 1);
+        }
+        assert!(!free.map_full());
     }
 
     #[test]

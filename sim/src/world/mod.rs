@@ -359,6 +359,10 @@ pub(crate) struct World<P: Policy> {
     same_instant: (Ns, u64),
     /// The run was stopped because simulated time stopped advancing.
     pub livelocked: bool,
+    /// Operations after which the run stops ([`crate::Scenario::io_budget`]).
+    pub io_budget: u64,
+    /// The run was stopped at its budget.
+    pub over_budget: bool,
     /// fio's `--status-interval`: the report as it stood at every
     /// multiple of it (built there, without its latency series, so a long
     /// run keeps only the figures), and how groups sum bandwidth.
@@ -462,6 +466,8 @@ impl<P: Policy> World<P> {
             stalled: false,
             same_instant: (0, 0),
             livelocked: false,
+            io_budget: u64::MAX,
+            over_budget: false,
             status_every: None,
             status: Vec::new(),
         }
@@ -530,6 +536,10 @@ impl<P: Policy> World<P> {
                 next_progress = now + crate::time::SEC;
             }
             self.dispatch_event(now, ev);
+            if self.ops_done >= self.io_budget {
+                self.over_budget = !self.jobs.iter().all(|j| j.state == job::JobState::Done);
+                self.stop = self.over_budget;
+            }
         }
     }
 

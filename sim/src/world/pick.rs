@@ -31,6 +31,7 @@ pub(crate) struct PickState {
     files_at_eof: usize,
     loops_done: u32,
     exhausted: bool,
+    picked_bytes: u64,
 }
 
 impl PickState {
@@ -46,6 +47,7 @@ impl PickState {
             files_at_eof: job.files_at_eof,
             loops_done: job.loops_done,
             exhausted: job.exhausted,
+            picked_bytes: job.picked_bytes,
         }
     }
 
@@ -60,6 +62,7 @@ impl PickState {
         std::mem::swap(&mut self.files_at_eof, &mut job.files_at_eof);
         std::mem::swap(&mut self.loops_done, &mut job.loops_done);
         std::mem::swap(&mut self.exhausted, &mut job.exhausted);
+        std::mem::swap(&mut self.picked_bytes, &mut job.picked_bytes);
     }
 }
 
@@ -79,9 +82,29 @@ impl Job {
         }
     }
 
+    /// After its loops, whether the job goes over its files again: with
+    /// `io_size=`, while what it has picked is short of it by at least
+    /// its largest block (fio's `keep_running`: fio 3.33 does 10 MiB with
+    /// `size=4m io_size=10m`, 12 MiB with `loops=2` too).
+    fn another_pass(&self) -> bool {
+        let plan = &self.plan;
+        let Some(want) = plan.more_passes_below else {
+            return false;
+        };
+        let largest = (0..3)
+            .map(|d| {
+                let split = plan.bssplit[d].iter().map(|&(b, _)| b).max().unwrap_or(0);
+                plan.bs[d].1.max(split)
+            })
+            .max()
+            .unwrap_or(0);
+        want.saturating_sub(self.picked_bytes) >= largest.max(1)
+    }
+
     /// The next IO in direction `dir`: its size, file and offset; `None`
-    /// when a sequential job's last loop has reached the end of every
-    /// file (the job is then exhausted).
+    /// when the job's last loop has reached the end of every file (a
+    /// sequential pass its end, a random map every block; the job is
+    /// then exhausted).
     pub(crate) fn pick_rest(&mut self, dir: Dir) -> Option<Picked> {
         let d = dir as usize;
         let plan = &self.plan;
@@ -116,52 +139,55 @@ impl Job {
         // ioengines.c td_io_open_file) has its cache dropped again.
         let mut wrapped: Option<usize> = None;
         let mut all_wrapped = false;
-        let (fi, len, offset) = if plan.random {
-            let pass = og.passes();
-            let at = og.next_random(&mut self.rng, dir, len, plan.rw_suffix.max(1));
-            if og.passes() != pass {
+        // At the end of a file (a sequential pass reaching it, a random
+        // map that gave every block) go on with a file not yet finished; a
+        // loop ends when every file has reached its end.
+        let mut fi = fi;
+        let (fi, len, offset) = loop {
+            let g = &mut self.gens[fi];
+            let len = len.min(g.size.max(1));
+            if plan.random {
+                // A time-based job's map starts again as it fills.
+                if plan.time_based || !g.map_full() {
+                    let pass = g.passes();
+                    let at = g.next_random(&mut self.rng, dir, len, plan.rw_suffix.max(1));
+                    if g.passes() != pass {
+                        wrapped = Some(fi);
+                    }
+                    break (fi, len, at);
+                }
+            } else if let Some(o) = g.next_seq(len, plan.seq_add) {
+                break (fi, len, o);
+            } else if plan.time_based {
+                g.rewind();
                 wrapped = Some(fi);
+                continue;
             }
-            (fi, len, at)
-        } else {
-            // Sequential: at the end of a file go on with a file not yet
-            // finished; a loop ends when every file has reached its end.
-            let mut fi = fi;
-            loop {
-                let len = len.min(self.gens[fi].size.max(1));
-                if let Some(o) = self.gens[fi].next_seq(len, plan.seq_add) {
-                    break (fi, len, o);
-                }
-                if plan.time_based {
-                    self.gens[fi].rewind();
-                    wrapped = Some(fi);
-                    continue;
-                }
-                if !self.eof[fi] {
-                    self.eof[fi] = true;
-                    self.files_at_eof += 1;
-                }
-                if self.files_at_eof == nfiles {
-                    self.loops_done += 1;
-                    if self.loops_done >= plan.loops {
-                        self.exhausted = true;
-                        return None;
-                    }
-                    for g in &mut self.gens {
-                        g.rewind();
-                    }
-                    all_wrapped = true;
-                    self.eof.iter_mut().for_each(|e| *e = false);
-                    self.files_at_eof = 0;
-                    continue;
-                }
-                fi = (1..nfiles)
-                    .map(|k| (fi + k) % nfiles)
-                    .find(|&k| !self.eof[k])
-                    .unwrap_or(fi);
-                self.cur_file = fi;
+            if !self.eof[fi] {
+                self.eof[fi] = true;
+                self.files_at_eof += 1;
             }
+            if self.files_at_eof == nfiles {
+                self.loops_done += 1;
+                if self.loops_done >= plan.loops && !self.another_pass() {
+                    self.exhausted = true;
+                    return None;
+                }
+                for g in &mut self.gens {
+                    g.rewind();
+                }
+                all_wrapped = true;
+                self.eof.iter_mut().for_each(|e| *e = false);
+                self.files_at_eof = 0;
+                continue;
+            }
+            fi = (1..nfiles)
+                .map(|k| (fi + k) % nfiles)
+                .find(|&k| !self.eof[k])
+                .unwrap_or(fi);
+            self.cur_file = fi;
         };
+        self.picked_bytes = self.picked_bytes.saturating_add(len);
         let offset = offset + self.gens[fi].base;
         Some(Picked {
             io: PlannedIo {

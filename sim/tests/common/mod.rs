@@ -63,6 +63,7 @@ pub fn scenario_of(
         trace: false,
         volume: None,
         cpus: 4,
+        io_budget: None,
     }
 }
 

@@ -47,7 +47,7 @@ const SIMULATED: &[(&str, &str, &str, Shows)] = &[
     (
         "offset_align",
         "offset_align=64k",
-        "[j]\nrw=read\nsize=4m\nfilename=/dev/sdb\noffset=10%\n@\n",
+        "[j]\nrw=read\nsize=4m\nfilename=/dev/sdb\noffset=13%\n@\n",
         Shows::Run,
     ),
     (
@@ -540,6 +540,7 @@ fn outcome(text: &str) -> String {
         trace: false,
         volume: None,
         cpus: 4,
+        io_budget: None,
     };
     let variant = crate::parse_variant("none").expect("variant");
     let out =
