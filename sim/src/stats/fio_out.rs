@@ -151,7 +151,9 @@ fn write_job(out: &mut String, j: &JobReport) {
         for d in Dir::ALL {
             let dr = j.dir(d);
             if dr.io_bytes > 0 && dr.runtime_ms > 0 {
-                let zones = if d == Dir::Write { j.zone_resets } else { None };
+                // fio 3.33 on Linux ends every write line with its zone
+                // resets, 0 outside zonemode=zbd.
+                let zones = (d == Dir::Write).then(|| j.zone_resets.unwrap_or(0));
                 write_dir(out, d.name(), dr, j.shown, zones);
             }
         }
@@ -188,8 +190,8 @@ fn write_job(out: &mut String, j: &JobReport) {
     }
 }
 
-/// One direction's lines; `zone_resets`: the write line's tail under
-/// zonemode=zbd, as fio's `zbd_write_status` words it.
+/// One direction's lines; `zone_resets`: the write line's tail, as fio's
+/// `zbd_write_status` words it.
 fn write_dir(out: &mut String, name: &str, dr: &DirReport, shown: Shown, zone_resets: Option<u64>) {
     let runt = dr.runtime_ms;
     let bw = dr.bw_bytes;
@@ -795,10 +797,14 @@ mod tests {
     }
 
     fn small_run() -> RunReport {
+        small_run_of(Dir::Read)
+    }
+
+    fn small_run_of(dir: Dir) -> RunReport {
         let mut s = JobStats::new(0, 10 * MS, 500 * MS);
-        // 1000 reads of 4 KiB over 1 s, latency 100 µs .. 199.9 µs.
+        // 1000 IOs of 4 KiB over 1 s, latency 100 µs .. 199.9 µs.
         for i in 0..1000u64 {
-            s.record(Dir::Read, i * MS, 100 * US + i * 100, 4096);
+            s.record(dir, i * MS, 100 * US + i * 100, 4096);
         }
         s.record_sync(SEC - 1, 3 * MS);
         s.finish(SEC);
@@ -814,6 +820,18 @@ mod tests {
             }],
             GroupBwMode::Sum,
         )
+    }
+
+    /// fio 3.33 here: `write: IOPS=5688, BW=88.9MiB/s (93.2MB/s)(8192KiB/90msec); 0 zone resets`
+    /// on a plain file, no zonemode.
+    #[test]
+    fn a_write_line_ends_with_its_zone_resets() {
+        let out = normal_output(&small_run_of(Dir::Write));
+        let line = out.lines().nth(1).expect("the write line");
+        assert_eq!(
+            line,
+            "  write: IOPS=1000, BW=4000KiB/s (4096kB/s)(4000KiB/1000msec); 0 zone resets"
+        );
     }
 
     #[test]
