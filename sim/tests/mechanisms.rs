@@ -177,6 +177,12 @@ fn io_size_above_size_goes_over_the_files_again_as_fio_does() {
         ("rw=write\nbs=12k\nio_size=10m\n", 854),
         ("rw=randwrite\nnorandommap\nio_size=10m\n", 640),
         ("rw=read:-8k\nbs=4k\nsize=64k\nio_size=200k\n", 50),
+        // Read-backs count: two passes of 256 writes, each read back.
+        ("rw=write\nio_size=10m\nverify=crc32c\n", 1024),
+        (
+            "rw=write\nio_size=10m\nverify=crc32c\nverify_backlog=4\n",
+            1024,
+        ),
     ] {
         let out = run_none(&scenario(
             &format!("[j]\ndirect=1\nbs=16k\nsize=4m\n{extra}"),

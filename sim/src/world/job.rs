@@ -229,8 +229,9 @@ pub(crate) struct Job {
     /// A metadata engine's files done in the current loop.
     pub meta_done: u32,
     pub exhausted: bool,
-    /// Bytes of the IOs picked so far, all passes (read-backs not).
-    pub picked_bytes: u64,
+    /// Bytes of the IOs picked so far by direction, all passes
+    /// (read-backs not).
+    pub picked_bytes: [u64; 3],
     pub next_arrival: [Ns; 3],
     /// IOs the job issued in its flow (fio's `td->flow_counter`).
     pub flow_issued: u64,
@@ -1373,7 +1374,7 @@ impl Job {
             loops_done: 0,
             meta_done: 0,
             exhausted: false,
-            picked_bytes: 0,
+            picked_bytes: [0; 3],
             next_arrival: [0; 3],
             flow_issued: 0,
             eof: vec![false; nfiles],

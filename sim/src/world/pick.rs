@@ -31,7 +31,7 @@ pub(crate) struct PickState {
     files_at_eof: usize,
     loops_done: u32,
     exhausted: bool,
-    picked_bytes: u64,
+    picked_bytes: [u64; 3],
 }
 
 impl PickState {
@@ -83,9 +83,12 @@ impl Job {
     }
 
     /// After its loops, whether the job goes over its files again: with
-    /// `io_size=`, while what it has picked is short of it by at least
-    /// its largest block (fio's `keep_running`: fio 3.33 does 10 MiB with
-    /// `size=4m io_size=10m`, 12 MiB with `loops=2` too).
+    /// `io_size=`, while what it has done is short of it by at least its
+    /// largest block (fio's `keep_running`: fio 3.33 does 10 MiB with
+    /// `size=4m io_size=10m`, 12 MiB with `loops=2` too). What it has done
+    /// counts a verifying job's read-backs, as fio's does: each pass's
+    /// writes are read back by its end (fio 3.33 writes 8 MiB of
+    /// `size=4m io_size=10m verify=crc32c` and reads them back).
     fn another_pass(&self) -> bool {
         let plan = &self.plan;
         let Some(want) = plan.more_passes_below else {
@@ -98,7 +101,10 @@ impl Job {
             })
             .max()
             .unwrap_or(0);
-        want.saturating_sub(self.picked_bytes) >= largest.max(1)
+        let [read, write, trim] = self.picked_bytes;
+        let read_back = if plan.verify.is_some() { write } else { 0 };
+        let done = read + write + trim + read_back;
+        want.saturating_sub(done) >= largest.max(1)
     }
 
     /// The next IO in direction `dir`: its size, file and offset; `None`
@@ -187,7 +193,7 @@ impl Job {
                 .unwrap_or(fi);
             self.cur_file = fi;
         };
-        self.picked_bytes = self.picked_bytes.saturating_add(len);
+        self.picked_bytes[d] = self.picked_bytes[d].saturating_add(len);
         let offset = offset + self.gens[fi].base;
         Some(Picked {
             io: PlannedIo {
