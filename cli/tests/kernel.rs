@@ -858,18 +858,19 @@ fn the_calibrated_device_files_load_and_name_their_probes() {
 
 /// The committed device files (`kernel/calibrated/NAME.toml`), each
 /// with its measurement (`NAME.probes/`).
-const CALIBRATED: [&str; 6] = [
+const CALIBRATED: [&str; 7] = [
     "loop-disk",
     "loop-shm",
     "loop-disk-2026-12-03",
     "loop-shm-2026-12-03",
     "loop-disk-2026-12-04",
     "loop-disk-2026-12-07",
+    "loop-disk-2026-12-07-pm",
 ];
 
-/// The one committed measurement with the repeated probes (the run
-/// factor's).
-const REPEATED: &str = "loop-disk-2026-12-07";
+/// The committed measurements with the repeated probes (the run
+/// factor's): the first without the random writes' repeats.
+const REPEATED: [&str; 2] = ["loop-disk-2026-12-07", "loop-disk-2026-12-07-pm"];
 
 /// Each committed device file is what `iolab calibrate --from` fits from
 /// the measurement kept beside it, byte for byte: the file is the tool's
@@ -902,7 +903,13 @@ fn the_calibrated_device_files_are_refitted_exactly_from_their_kept_probes() {
         // others say on stderr that they have none.
         let device = iolab_sim::device::DeviceConfig::from_toml(&committed).expect("loads");
         let runs = device.loop_dev.as_ref().expect("a loop device");
-        let repeated = dev == REPEATED;
+        let repeated = REPEATED.contains(&dev);
+        assert_eq!(
+            stderr(&o).contains("randwrite-4k-qd32 was not run again"),
+            dev == REPEATED[0],
+            "{dev}: {}",
+            stderr(&o)
+        );
         assert_eq!(
             runs.run_sigma > 0.0 && runs.write_run_sigma > 0.0,
             repeated,
@@ -973,13 +980,23 @@ fn a_broken_kept_measurement_is_refused_at_its_file() {
     copy();
     std::fs::write(kept.join("read-1m-qd8.json"), "{\"jobs\": []}").expect("empty");
     refused(&refit(), "read-1m-qd8.json: no figures");
-    // The repeated probes are all there or none.
+    // The repeated probes are all there or none; the random writes',
+    // added later, each all or none.
     copy();
-    let again = root().join(format!("kernel/calibrated/{REPEATED}.probes"));
+    let again = root().join(format!("kernel/calibrated/{}.probes", REPEATED[1]));
     for name in ["randread-4k-qd1.again-1.json", "write-1m-qd8.again-1.json"] {
         std::fs::copy(again.join(name), kept.join(name)).expect("copy");
     }
     refused(&refit(), "randread-4k-qd1.again-2.json: missing");
+    for round in 1..=3 {
+        for probe in ["randread-4k-qd1", "write-1m-qd8"] {
+            let name = format!("{probe}.again-{round}.json");
+            std::fs::copy(again.join(&name), kept.join(&name)).expect("copy");
+        }
+    }
+    let name = "randwrite-4k-qd32.again-1.json";
+    std::fs::copy(again.join(name), kept.join(name)).expect("copy");
+    refused(&refit(), "randwrite-4k-qd32.again-2.json: missing");
     copy();
     std::fs::write(kept.join("read-1m-qd8.json"), "{\"jobs\": []}").expect("empty");
     refused(&refit(), "read-1m-qd8.json: no figures");

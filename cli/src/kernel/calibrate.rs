@@ -952,12 +952,25 @@ struct Probed {
 /// probe has run once.
 const REPEATS: u32 = 3;
 
-/// The run factors' σ and the probe each is read from: a run's spread
-/// in IOPS over the probe's runs (the first and [`REPEATS`] more).
-const RUN_SPREAD: [(&str, &str); 2] = [
-    ("run_sigma", "randread-4k-qd1"),
-    ("write_run_sigma", "write-1m-qd8"),
+/// The run factors' σ and the probes each is read from: a run's spread
+/// in IOPS over a probe's runs (the first and [`REPEATS`] more), the
+/// largest of its probes' (the writes': large and sequential, small and
+/// random at depth as writeback issues them).
+const RUN_SPREAD: [(&str, &[&str]); 2] = [
+    ("run_sigma", &["randread-4k-qd1"]),
+    ("write_run_sigma", &["write-1m-qd8", "randwrite-4k-qd32"]),
 ];
+
+/// The probes run again, in their order.
+fn repeated() -> impl Iterator<Item = &'static str> {
+    RUN_SPREAD
+        .iter()
+        .flat_map(|&(_, names)| names.iter().copied())
+}
+
+/// Repeated probes added after measurements were first kept with
+/// repeats: such a measurement may lack theirs.
+const LATER_REPEATS: [&str; 1] = ["randwrite-4k-qd32"];
 
 /// The file stem of probe `name`'s run again in `round`.
 fn again_stem(name: &str, round: u32) -> String {
@@ -979,38 +992,63 @@ fn probe(name: &str) -> &'static Probe {
 }
 
 /// The run factors' entries: for each of [`RUN_SPREAD`], the sample
-/// standard deviation of the log of the probe's IOPS over its runs, to
+/// standard deviation of the log of a probe's IOPS over its runs, to
 /// three places (what a 5 s probe's own noise adds is well under a
-/// percent for these two); 0, saying why, without repeats.
+/// percent for these), the largest of its probes run again; 0, saying
+/// why, without repeats.
 fn run_spreads(real: &[(&'static str, Measured)], again: &[Again]) -> Vec<Fitted> {
     RUN_SPREAD
         .iter()
-        .map(|&(key, name)| {
-            let runs: Vec<f64> = of(real, name)
-                .map(|m| m.iops)
-                .into_iter()
-                .chain(again.iter().filter(|a| a.name == name).map(|a| a.m.iops))
-                .filter(|&x| x > 0.0)
+        .map(|&(key, names)| {
+            let spreads: Vec<(f64, String)> = names
+                .iter()
+                .filter_map(|&name| {
+                    let runs: Vec<f64> = of(real, name)
+                        .map(|m| m.iops)
+                        .into_iter()
+                        .chain(again.iter().filter(|a| a.name == name).map(|a| a.m.iops))
+                        .filter(|&x| x > 0.0)
+                        .collect();
+                    if runs.len() < 2 {
+                        return None;
+                    }
+                    let logs: Vec<f64> = runs.iter().map(|x| x.ln()).collect();
+                    let sd = stats::stddev(&logs, stats::StddevForm::Sample);
+                    let list: Vec<String> = runs.iter().map(|x| format!("{x:.0}")).collect();
+                    let said =
+                        format!("{name} run {} times: IOPS {}", runs.len(), list.join(" / "));
+                    Some((sd, said))
+                })
                 .collect();
-            if runs.len() < 2 {
+            let Some(largest) = spreads.iter().map(|s| s.0).reduce(f64::max) else {
+                let from = match names {
+                    [one] => format!("{one} was not run again: every run alike"),
+                    many => format!("{} were not run again: every run alike", many.join(" and ")),
+                };
                 return Fitted {
                     key,
                     value: "0".into(),
-                    from: format!("{name} was not run again: every run alike"),
+                    from,
                 };
-            }
-            let logs: Vec<f64> = runs.iter().map(|x| x.ln()).collect();
-            let sd = stats::stddev(&logs, stats::StddevForm::Sample);
-            let sigma = (sd * 1000.0).round() / 1000.0;
-            let list: Vec<String> = runs.iter().map(|x| format!("{x:.0}")).collect();
+            };
+            let sigma = (largest * 1000.0).round() / 1000.0;
+            let from = match spreads.as_slice() {
+                [(_, one)] => format!("{one}; the standard deviation of their logs"),
+                many => {
+                    let each: Vec<String> = many
+                        .iter()
+                        .map(|(sd, said)| format!("{said} (σ {sd:.3})"))
+                        .collect();
+                    format!(
+                        "{}; the largest standard deviation of a probe's logs",
+                        each.join("; ")
+                    )
+                }
+            };
             Fitted {
                 key,
                 value: format!("{}", sigma.min(2.0)),
-                from: format!(
-                    "{name} run {} times: IOPS {}; the standard deviation of their logs",
-                    runs.len(),
-                    list.join(" / ")
-                ),
+                from,
             }
         })
         .collect()
@@ -1214,7 +1252,7 @@ fn run_probes(
     // The run-to-run spread: the same probes again, after all the others.
     let mut again = Vec::new();
     for round in 1..=REPEATS {
-        for (_, name) in RUN_SPREAD {
+        for name in repeated() {
             eprintln!(
                 "iolab: probe {name} again ({round} of {REPEATS}, {} s)",
                 args.runtime
@@ -1282,33 +1320,43 @@ fn keep_probes(dir: &Path, p: &Probed) -> Result<(), Failure> {
 }
 
 /// The repeated probes of a kept measurement: none (kept before they
-/// existed, said on stderr) or every one of them.
+/// existed, said on stderr) or every one of them, but those of
+/// [`LATER_REPEATS`], each all or none (said on stderr when none).
 fn read_again(
     dir: &Path,
     read: impl Fn(&str) -> Result<(Measured, String), Failure>,
 ) -> Result<Vec<Again>, Failure> {
-    let files: Vec<(&'static str, u32, String)> = (1..=REPEATS)
-        .flat_map(|round| {
-            RUN_SPREAD
-                .iter()
-                .map(move |&(_, name)| (name, round, format!("{}.json", again_stem(name, round))))
-        })
-        .collect();
-    let present = files.iter().filter(|f| dir.join(&f.2).exists()).count();
-    if present == 0 {
+    let stem = |name: &str, round: u32| format!("{}.json", again_stem(name, round));
+    let present = |name: &str| (1..=REPEATS).any(|r| dir.join(stem(name, r)).exists());
+    if !repeated().any(present) {
         eprintln!(
             "iolab: --from {}: no repeated probes (kept before they were added): every run of the fitted device is alike (run_sigma and write_run_sigma 0), and the file says so",
             dir.display()
         );
         return Ok(Vec::new());
     }
+    let mut files: Vec<(&'static str, u32, String)> = Vec::new();
+    for round in 1..=REPEATS {
+        for name in repeated() {
+            if LATER_REPEATS.contains(&name) && !present(name) {
+                if round == 1 {
+                    eprintln!(
+                        "iolab: --from {}: {name} was not run again (kept before it was): the run factor is fitted without it",
+                        dir.display()
+                    );
+                }
+                continue;
+            }
+            files.push((name, round, stem(name, round)));
+        }
+    }
     let mut again = Vec::new();
     for (name, round, file) in files {
         if !dir.join(&file).exists() {
             return Err(Failure::input(format!(
-                "--from: {}: missing, though other repeated probes are there (a measurement keeps all {} or none)",
+                "--from: {}: missing, though other repeated probes are there (a measurement keeps all {} rounds of each, or none)",
                 dir.join(&file).display(),
-                REPEATS as usize * RUN_SPREAD.len()
+                REPEATS
             )));
         }
         let (m, text) = read(&file)?;
@@ -2157,9 +2205,40 @@ mod tests {
             fitted[1].from
         );
         // Each repeated probe is one of the probes.
-        for (_, name) in RUN_SPREAD {
+        for name in repeated() {
             assert!(PROBES.iter().any(|p| p.name == name), "{name}");
         }
+        // Two write probes run again: the larger spread is the factor.
+        let real = [
+            ("write-1m-qd8", at(500.0)),
+            ("randwrite-4k-qd32", at(1000.0)),
+        ];
+        let again: Vec<Again> = [
+            ("write-1m-qd8", 510.0),
+            ("randwrite-4k-qd32", 1100.0),
+            ("write-1m-qd8", 490.0),
+            ("randwrite-4k-qd32", 900.0),
+            ("write-1m-qd8", 500.0),
+            ("randwrite-4k-qd32", 1000.0),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, iops))| Again {
+            name,
+            round: i as u32 / 2 + 1,
+            m: at(iops),
+            json: String::new(),
+        })
+        .collect();
+        let fitted = run_spreads(&real, &again);
+        assert_eq!(value_of(&fitted, "write_run_sigma"), 0.082);
+        let from = &fitted[1].from;
+        assert!(
+            from.contains("write-1m-qd8 run 4 times: IOPS 500 / 510 / 490 / 500 (σ 0.016)")
+                && from.contains("randwrite-4k-qd32 run 4 times")
+                && from.contains("the largest"),
+            "{from}"
+        );
     }
 
     #[test]
