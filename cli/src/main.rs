@@ -475,10 +475,18 @@ fn run_or_compare(
     }
     // Refuse a variant that cannot run (its layout, its limits) before
     // its cost is weighed and before running the others.
+    let mut said: Vec<String> = Vec::new();
     for v in &variants {
-        iolab_sim::check_variant(&scenario, v).map_err(|e| {
+        let notes = iolab_sim::check_variant(&scenario, v).map_err(|e| {
             Failure::input(format!("{e} (variant {}, seed {})", v.spec, scenario.seed))
         })?;
+        // What the plan changed of the jobs, once whatever the variants.
+        for note in notes {
+            if !said.contains(&note) {
+                eprintln!("iolab: note: {}", shown(&note));
+                said.push(note);
+            }
+        }
     }
     let per_variant = common
         .seeds
@@ -804,14 +812,16 @@ fn within_budget(sc: &mut Scenario, at_once: usize) -> Result<(), Failure> {
     // Jobs that steady-state detection may end before their runtime are
     // held to the bound as the run goes instead: weighed without them.
     let steady = |j: &iolab_sim::fio::JobSpec| j.steady.dur_s > 0;
-    let others: Vec<_> = sc.jobs.iter().filter(|j| !steady(j)).cloned().collect();
-    let without_steady = cost::estimate_ios(&others, &devices);
+    let others_within = || {
+        let others: Vec<_> = sc.jobs.iter().filter(|j| !steady(j)).cloned().collect();
+        cost::estimate_ios(&others, &devices).ios <= cost::MAX_IOS
+    };
     if let Some(j) = sc.jobs.get(e.job) {
         let said = format!(
             "{}:{}: job '{}': about {:.1e} IOs in the run, this job's from {}",
             j.file, j.line, j.name, e.ios as f64, e.why
         );
-        if e.ios > cost::MAX_IOS && steady(j) && without_steady.ios <= cost::MAX_IOS {
+        if e.ios > cost::MAX_IOS && steady(j) && others_within() {
             eprintln!(
                 "iolab: note: {said}, if steady state (ss=) is never reached; the run stops with an error at the {:.0e} IOs a run may simulate",
                 cost::MAX_IOS as f64

@@ -358,6 +358,16 @@ const PLOT_COLOURS: [[u8; 3]; 4] = [
     [0xff, 0x7f, 0x0e],
 ];
 
+/// Figure `name` of the `--plot` directory `plots`, checked to hold each
+/// of `labels`.
+fn figure_with(plots: &std::path::Path, name: &str, labels: &[&str]) -> String {
+    let svg = std::fs::read_to_string(plots.join(name)).expect(name);
+    for label in labels {
+        assert!(svg.contains(label), "{name}: {label}");
+    }
+    svg
+}
+
 /// In `svg`, each of the first `colours` plot colours draws `strokes`
 /// lines of width 2 (a series' line and its legend mark, in each panel
 /// it is drawn in), the other colours none.
@@ -601,15 +611,16 @@ fn the_iocost_figure_draws_each_variants_vrate() {
     assert!(with.status.success(), "{}", stderr(&with));
     let without = compare(j, policies, &["--output-format", "json"]);
     assert!(with.stdout == without.stdout, "--plot changes no output");
-    let svg = std::fs::read_to_string(plots.join("policy-iocost.svg")).expect("figure");
-    for label in [
-        "vrate",
-        "seed 1",
-        "a: hweight (inuse), % of the device",
-        "(no group in debt at the end of any period)",
-    ] {
-        assert!(svg.contains(label), "{label}");
-    }
+    let svg = figure_with(
+        &plots,
+        "policy-iocost.svg",
+        &[
+            "vrate",
+            "seed 1",
+            "a: hweight (inuse), % of the device",
+            "(no group in debt at the end of any period)",
+        ],
+    );
     // The legends: a line of text each.
     let line = |text: &str| svg.lines().any(|l| l.trim() == text);
     assert!(
@@ -653,27 +664,29 @@ fn the_btrfs_figure_draws_each_variants_space() {
         plots.to_str().expect("utf-8"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let svg = std::fs::read_to_string(plots.join("policy-btrfs.svg")).expect("figure");
-    for label in [
-        "flush=catch-up: may_use (",
-        "flush=on-demand: delayed refs",
-        "tickets waiting at most",
-        "MiB",
-    ] {
-        assert!(svg.contains(label), "{label}");
-    }
+    let svg = figure_with(
+        &plots,
+        "policy-btrfs.svg",
+        &[
+            "flush=catch-up: may_use (",
+            "flush=on-demand: delayed refs",
+            "tickets waiting at most",
+            "MiB",
+        ],
+    );
     assert_strokes(&svg, 2, 4, "policy-btrfs.svg");
     // What the flushers did: tickets queued and granted and the commits
     // each second, a panel per variant (no flush state was entered).
-    let svg = std::fs::read_to_string(plots.join("policy-btrfs-flush.svg")).expect("figure");
-    for label in [
-        "flush=catch-up: tickets queued (0 in all)",
-        "flush=on-demand: tickets queued (0 in all)",
-        "tickets granted (0)",
-        "per s",
-    ] {
-        assert!(svg.contains(label), "{label}");
-    }
+    let svg = figure_with(
+        &plots,
+        "policy-btrfs-flush.svg",
+        &[
+            "flush=catch-up: tickets queued (0 in all)",
+            "flush=on-demand: tickets queued (0 in all)",
+            "tickets granted (0)",
+            "per s",
+        ],
+    );
     assert!(!svg.contains("FLUSH_"), "no flush state was entered");
     assert_strokes(&svg, 3, 4, "policy-btrfs-flush.svg");
     // One device: no RAID1 figure.
@@ -706,15 +719,16 @@ fn the_raid1_figure_draws_where_each_policy_sent_the_reads() {
         plots.to_str().expect("utf-8"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let svg = std::fs::read_to_string(plots.join("policy-raid1.svg")).expect("figure");
-    for label in [
-        "read=round-robin: devid 1",
-        "read=latency: devid 1",
-        "devid 2",
-        "reads/s",
-    ] {
-        assert!(svg.contains(label), "{label}");
-    }
+    let svg = figure_with(
+        &plots,
+        "policy-raid1.svg",
+        &[
+            "read=round-robin: devid 1",
+            "read=latency: devid 1",
+            "devid 2",
+            "reads/s",
+        ],
+    );
     assert_strokes(&svg, 2, 4, "policy-raid1.svg");
 }
 

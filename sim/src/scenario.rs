@@ -1124,13 +1124,19 @@ pub const MAX_FILES: u64 = 1 << 18;
 /// state each).
 pub const MAX_CONTEXTS: u64 = 1 << 18;
 
+/// The jobs' clones planned, their cgroups, and what the plan changed of
+/// what the jobs asked, to be said (a size cut at a device's end).
+pub struct Planned {
+    pub plans: Vec<JobPlan>,
+    pub cgroups: Vec<Cgroup>,
+    pub notes: Vec<String>,
+}
+
 /// Expands job sections into clones with reporting groups, stonewall
 /// sections, files and offsets.
-pub fn plan_jobs(
-    scenario: &Scenario,
-    capacity: u64,
-) -> Result<(Vec<JobPlan>, Vec<Cgroup>), SimError> {
+pub fn plan_jobs(scenario: &Scenario, capacity: u64) -> Result<Planned, SimError> {
     let mut plans = Vec::new();
+    let mut notes = Vec::new();
     // Ordered by id (first use), so reports never depend on hash order.
     let mut cgroups: Vec<Cgroup> = Vec::new();
     let mut groupid = 0u32;
@@ -1346,7 +1352,7 @@ pub fn plan_jobs(
             }
             *known = (*known).max(whole_file);
         }
-        let file_size = region_of(spec, 0, whole_file, device_end)?.1;
+        let (_, file_size, _) = region_of(spec, 0, whole_file, device_end)?;
         if file_size < PAGE {
             return Err(job_err(
                 spec,
@@ -1445,8 +1451,16 @@ pub fn plan_jobs(
                 (l.extents(), does)
             })
             .collect();
+        // The first clone whose size, given by the job, is cut at the
+        // device's end, and how many are: fio cuts them without a word.
+        let mut cut: Option<(u32, u64, u64, u64)> = None;
+        let mut cuts = 0u32;
         for clone in 0..spec.numjobs.max(1) {
-            let (start, region) = region_of(spec, clone, whole_file, device_end)?;
+            let (start, region, asked) = region_of(spec, clone, whole_file, device_end)?;
+            if region < asked && spec.sized_by_device().is_none() {
+                cut = cut.or(Some((clone, start, asked, region)));
+                cuts += 1;
+            }
             let (start, region) = match zbd {
                 Some(z) if mode.writes() || mode.trims() => in_whole_zones(spec, z, start, region)?,
                 _ => (start, region),
@@ -1656,11 +1670,31 @@ pub fn plan_jobs(
                 global_options: spec.options[..spec.global_count.min(spec.options.len())].to_vec(),
             });
         }
+        if let Some((clone, start, asked, region)) = cut {
+            let option = if spec.filesize.is_some() {
+                "filesize"
+            } else {
+                "size"
+            };
+            let more = match cuts {
+                1 => String::new(),
+                n => format!(" (and {} more clones after it)", n - 1),
+            };
+            let message = format!(
+                "clone {clone}'s {asked} bytes from byte {start} run past the device's end \
+                 ({device_end} bytes): it uses the {region} bytes before it{more}, as fio does"
+            );
+            notes.push(job_err(spec, option, message).to_string());
+        }
     }
     check_wait_for(scenario, &plans)?;
     check_steady(scenario, &plans)?;
     check_zbd(scenario, &plans)?;
-    Ok((plans, cgroups))
+    Ok(Planned {
+        plans,
+        cgroups,
+        notes,
+    })
 }
 
 /// The averaging window of a job's logs and of its latency series when
@@ -1699,7 +1733,8 @@ fn file_size_of(spec: &fio::JobSpec, size: Option<u64>, nrfiles: u32) -> Option<
 /// region ends with it, otherwise the region is `size=`'s share and the
 /// file grows to hold it. On a device (`filename=/dev/…`, ending at
 /// `device_end`) the start must be inside it and the region ends with it,
-/// as fio 3.33 does on a block device. A percent is of the file's size
+/// as fio 3.33 does on a block device; the region before that cut is the
+/// third figure returned. A percent is of the file's size
 /// before the run: a device's, or, for a file fio creates, nothing, which
 /// fio would take as 0 and iolab refuses.
 fn region_of(
@@ -1707,7 +1742,7 @@ fn region_of(
     clone: u32,
     file_size: u64,
     device_end: u64,
-) -> Result<(u64, u64), SimError> {
+) -> Result<(u64, u64, u64), SimError> {
     let device = spec.filename.iter().any(|f| f.starts_with("/dev/"));
     let mut align = false;
     let mut bytes = |option: &'static str, v: Option<fio::SizeSpec>| match v {
@@ -1794,12 +1829,13 @@ fn region_of(
             ),
         ));
     }
+    let asked = region;
     let region = if device {
         region.min(device_end - start)
     } else {
         region
     };
-    Ok((start, region))
+    Ok((start, region, asked))
 }
 
 /// A `zoned_abs` distribution's zones must lie inside each file, for the
@@ -1871,8 +1907,10 @@ fn cgroup_of(spec: &fio::JobSpec, cgroups: &mut Vec<Cgroup>) -> Result<u16, SimE
 }
 
 /// Checks that `variant` can run on `scenario` without running it, so a
-/// comparison can refuse a bad variant before spending time on the others.
-pub fn check_variant(scenario: &Scenario, variant: &Variant) -> Result<(), SimError> {
+/// comparison can refuse a bad variant before spending time on the others;
+/// returns what the plan changed of what the jobs asked, to be said
+/// ([`plan_jobs`]'s notes).
+pub fn check_variant(scenario: &Scenario, variant: &Variant) -> Result<Vec<String>, SimError> {
     let layer = FsLayer {
         raid: build_raid(scenario, variant)?,
         flush: flush_policy(scenario, variant)?,
@@ -1881,7 +1919,7 @@ pub fn check_variant(scenario: &Scenario, variant: &Variant) -> Result<(), SimEr
     // volume's metadata chunks depend on the allocator the variant names
     // (its metadata may not fit where another variant's does). The block
     // policy plays no part in those checks, so none stands in for it.
-    build_world(scenario, NoPolicy, layer).map(drop)
+    build_world(scenario, NoPolicy, layer).map(|b| b.notes)
 }
 
 /// The chunk map and read policy of `scenario`'s btrfs volume (a
@@ -2103,7 +2141,9 @@ pub fn run_with<P: Policy>(
     variant: &str,
     watch: Watch<'_>,
 ) -> Result<RunOutput, SimError> {
-    let (mut world, cgroups) = build_world(scenario, policy, layer)?;
+    let Built {
+        mut world, cgroups, ..
+    } = build_world(scenario, policy, layer)?;
     world.io_budget = scenario.io_budget.unwrap_or(u64::MAX);
     world.status_every = watch.status_every.map(|e| (e, scenario.group_bw));
     world.run(&cgroups, watch.progress);
@@ -2145,6 +2185,14 @@ pub fn run_with<P: Policy>(
     })
 }
 
+/// A world built for a run, its cgroups, and the plan's notes
+/// ([`Planned`]).
+struct Built<P: Policy> {
+    world: World<P>,
+    cgroups: Vec<Cgroup>,
+    notes: Vec<String>,
+}
+
 /// The machine of `scenario` at time 0, ready to run, and its cgroups:
 /// the devices, the files laid out, the volume's metadata chunks, the jobs
 /// and their contexts. Every check a run makes before its first event is
@@ -2153,7 +2201,7 @@ fn build_world<P: Policy>(
     scenario: &Scenario,
     policy: P,
     layer: FsLayer,
-) -> Result<(World<P>, Vec<Cgroup>), SimError> {
+) -> Result<Built<P>, SimError> {
     let FsLayer { raid, flush } = layer;
     let btrfs = scenario.btrfs_volume();
     if btrfs.is_some() != raid.is_some() || btrfs.is_some() != flush.is_some() {
@@ -2174,7 +2222,11 @@ fn build_world<P: Policy>(
     // The files live in the volume's logical space: the data chunks' on a
     // multi-device volume, the device's bytes otherwise.
     let capacity = raid.as_ref().map_or(devices[0].capacity(), Raid::capacity);
-    let (plans, cgroups) = plan_jobs(scenario, capacity)?;
+    let Planned {
+        plans,
+        cgroups,
+        notes,
+    } = plan_jobs(scenario, capacity)?;
     let log_size = log_size_for(capacity);
     let mut layout = Layout::new(capacity, log_size);
     let volume = Volume::single(capacity);
@@ -2414,5 +2466,9 @@ fn build_world<P: Policy>(
         world.btrfs = Some(Box::new(state));
         world.btrfs_start();
     }
-    Ok((world, cgroups))
+    Ok(Built {
+        world,
+        cgroups,
+        notes,
+    })
 }

@@ -507,7 +507,7 @@ fn checking_a_variant_builds_its_metadata_chunks_without_running() {
     );
     let check = |variant: &str| {
         let v = parse_variant(variant).expect("variant parses");
-        check_variant(&s, &v).map_err(|e| e.to_string())
+        check_variant(&s, &v).map(drop).map_err(|e| e.to_string())
     };
     assert_eq!(check("alloc=stock"), Ok(()));
     let err = check("alloc=allocation-hint").expect_err("6 GiB of metadata on a 4 GB SSD");

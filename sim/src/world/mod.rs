@@ -539,6 +539,9 @@ impl<P: Policy> World<P> {
             if self.ops_done >= self.io_budget {
                 self.over_budget = !self.jobs.iter().all(|j| j.state == job::JobState::Done);
                 self.stop = self.over_budget;
+                // Every job done: what is left (writeback) runs on,
+                // unchecked.
+                self.io_budget = u64::MAX;
             }
         }
     }
